@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { address, baseEnvShape, bool, databaseEnvShape, env, int, loadEnv as load, natsEnvShape, port, str, url } from "@gateway/config";
+
+const DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789";
+
+export const EdgeEnv = z
+  .object({
+    ...baseEnvShape(),
+    HOST: str("Interface the HTTP server binds to.", "127.0.0.1"),
+    PORT: port("HTTP port of the gateway.", 8080),
+    PUBLIC_URL: z.string().url().optional().describe("Public base URL, for the OpenAPI document's `servers` and printed links."),
+    BODY_LIMIT_BYTES: int("Largest JSON body accepted; larger ones get 413.", 1_048_576, { min: 1_024, max: 100 * 1_048_576 }),
+    TRUSTED_PROXY_CIDRS: str(
+      "Comma-separated CIDRs of proxies whose CLIENT_IP_HEADER is believed; other peers are the client themselves.",
+      "127.0.0.1/32,::1/128",
+    ),
+    CLIENT_IP_HEADER: str("Header carrying the client address, set by a trusted proxy. X-Forwarded-For is never read.", "X-Connecting-IP"),
+    JWT_SECRET: env.secret("HS256 key for session access tokens, at least 32 characters; shared by all edge replicas. Required in production.", DEV_JWT_SECRET),
+    ACCESS_TOKEN_TTL_SECONDS: int("Lifetime of a session access token.", 900, { min: 60, max: 86_400 }),
+    REFRESH_TOKEN_TTL_SECONDS: int("Lifetime of a refresh token.", 30 * 86_400, { min: 3_600 }),
+    SESSION_CACHE_TTL_MS: int("How long a replica trusts its cached view of a session (revocations also arrive over NATS at once).", 30_000, {
+      min: 0,
+      max: 300_000,
+    }),
+    REDIS_URL: url("Redis for API key limits (daily quota, per-minute rate, concurrency) and key versions, shared by all edge replicas.", "redis://127.0.0.1:6379", [
+      "redis:",
+      "rediss:",
+    ]),
+    REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_]{1,32}$/)
+      .default("gateway")
+      .describe("Prefix of every Redis key, so several stacks can share one Redis."),
+    KEY_CACHE_TTL_MS: int("How long a replica keeps a verified API key in memory (rotation and revocation still apply at once).", 60_000, {
+      min: 0,
+      max: 3_600_000,
+    }),
+    CONCURRENCY_LEASE_TTL_MS: int(
+      "A concurrency slot held by a request expires after this long unless renewed, so slots of crashed replicas come back.",
+      30_000,
+      { min: 1_000 },
+    ),
+    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe("With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start (idempotent)."),
+    BOOTSTRAP_ADMIN_PASSWORD: env.optionalSecret("Password of the bootstrap platform admin (12-256 characters)."),
+    GRPC_DEADLINE_MS: int("Deadline of each unary gRPC call to a service; past it the caller gets 503.", 3_000, { min: 50 }),
+    INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, { min: 1_000 }),
+    LEDGER_GRPC_URL: address("host:port of the ledger service.", "127.0.0.1:50051"),
+    MANAGED_AI_GRPC_URL: address("host:port of the managed-ai service.", "127.0.0.1:50052"),
+    JOBS_GRPC_URL: address("host:port of the jobs service.", "127.0.0.1:50053"),
+    MESSAGING_GRPC_URL: address("host:port of the messaging service.", "127.0.0.1:50054"),
+    FILES_GRPC_URL: address("host:port of the files service.", "127.0.0.1:50055"),
+    EXPOSE_METRICS: bool("Serve GET /metrics on the public port (turn off when a sidecar scrapes elsewhere).", true),
+    ...databaseEnvShape("gateway_edge"),
+    ...natsEnvShape(),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.JWT_SECRET.length < 32) ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 characters" });
+    if (cfg.NODE_ENV === "production" && cfg.JWT_SECRET === DEV_JWT_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be set in production" });
+    }
+    if (Boolean(cfg.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(cfg.BOOTSTRAP_ADMIN_PASSWORD)) {
+      ctx.addIssue({ code: "custom", path: ["BOOTSTRAP_ADMIN_PASSWORD"], message: "set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither" });
+    }
+    const pw = cfg.BOOTSTRAP_ADMIN_PASSWORD;
+    if (pw !== undefined && (pw.length < 12 || pw.length > 256)) {
+      ctx.addIssue({ code: "custom", path: ["BOOTSTRAP_ADMIN_PASSWORD"], message: "must be 12-256 characters" });
+    }
+  });
+export type EdgeEnv = z.output<typeof EdgeEnv>;
+
+export function loadEnv(source: Record<string, string | undefined>): EdgeEnv {
+  return load(EdgeEnv, source);
+}

@@ -1,0 +1,44 @@
+import type { NextFunction, Request, Response, Router } from "express";
+import { z } from "zod";
+import { AppError, describeIssue } from "@gateway/errors";
+import { setActor } from "@gateway/logger";
+import { authorize, type Authenticators } from "./access.js";
+import type { AnyRoute } from "./route.js";
+
+function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, part: string): T {
+  if (!schema) return (part === "body" ? undefined : {}) as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const message = describeIssue(result.error);
+  throw new AppError("invalid_request", part === "body" && value === undefined ? "A JSON body is required." : `${part} ${message}`);
+}
+
+export type RegisterOptions<Deps> = {
+  deps: Deps;
+  auth: Authenticators;
+};
+
+/**
+ * Mounts routes: the declared access is checked first (401/403 before any
+ * input is looked at), then params, query and body are validated against the
+ * route's schemas (400 naming the field), then the handler runs.
+ */
+export function registerRoutes<Deps>(router: Router, routes: AnyRoute<Deps>[], options: RegisterOptions<Deps>): void {
+  for (const route of routes) {
+    router[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
+      (async () => {
+        const principal = await authorize(route.access, req, options.auth);
+        if (principal.kind === "session") setActor(`user:${principal.userId}`);
+        else if (principal.kind === "apiKey") setActor(`key:${principal.keyId}`);
+        const params = parsePart(route.params, req.params, "path");
+        const query = parsePart(route.query, req.query, "query");
+        const body = parsePart(route.body, req.body, "body");
+        const result = await route.handler({ req, res, deps: options.deps, params, query, body, principal, requestId: req.requestId });
+        if ("written" in result) return;
+        for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+        if (result.body === undefined) res.status(result.status).end();
+        else res.status(result.status).json(result.body);
+      })().catch(next);
+    });
+  }
+}

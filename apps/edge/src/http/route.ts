@@ -1,0 +1,56 @@
+import type { Request, Response } from "express";
+import type { z } from "zod";
+import type { Access } from "./access.js";
+import type { Principal } from "./principal.js";
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+export type ResponseSpec = {
+  description: string;
+  /** Body schema; omitted for empty bodies (204) and non-JSON bodies. */
+  schema?: z.ZodType;
+  /** Non-JSON content type (e.g. "text/event-stream", "text/plain"). */
+  contentType?: string;
+  headers?: Record<string, string>;
+};
+
+export type HandlerContext<Deps, P, Q, B> = {
+  req: Request;
+  res: Response;
+  deps: Deps;
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  requestId: string;
+};
+
+/** What a handler returns; `written` when it wrote the response itself (streams). */
+export type HandlerResult = { status: number; body?: unknown; headers?: Record<string, string> } | { written: true };
+
+export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
+  method: Method;
+  /** Express path, e.g. `/ops/ledger/tenants/:tenant_id/credits`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** Request headers the route reads, for the OpenAPI document. */
+  headers?: Record<string, { description: string; required?: boolean }>;
+  responses: Record<number, ResponseSpec>;
+  handler: (ctx: HandlerContext<Deps, P, Q, B>) => Promise<HandlerResult>;
+};
+
+// A route with its own parameter types, stored in a list of routes of any types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute<Deps> = RouteDef<Deps, any, any, any>;
+
+/** Declares a route; the schemas type the handler and feed validation and OpenAPI alike. */
+export function defineRoute<Deps, P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  route: RouteDef<Deps, P, Q, B>,
+): RouteDef<Deps, P, Q, B> {
+  return route;
+}

@@ -1,0 +1,88 @@
+import { createServer } from "node:http";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { redactConfig } from "@gateway/config";
+import { Broadcast, publishEvent } from "@gateway/events";
+import { startInfrastructure } from "@gateway/runtime";
+import { createApp } from "./app.js";
+import { closeServices, createServices } from "./clients.js";
+import { createPrisma, type PrismaClient, type Tx } from "./db.js";
+import type { EdgeDeps } from "./deps.js";
+import { bootstrapPlatformAdmin } from "./domain/identity/platform-roles.js";
+import { SessionCache, type SessionInvalidation } from "./domain/identity/session-cache.js";
+import { authenticateKey } from "./domain/keys/authenticate-key.js";
+import { ClientIpResolver } from "./domain/keys/client-ip.js";
+import type { KeysContext } from "./domain/keys/context.js";
+import { KeyStore, type KeyInvalidation } from "./domain/keys/key-store.js";
+import { KeyLimits } from "./domain/keys/limits.js";
+import { EdgeEnv, loadEnv } from "./env.js";
+import { drainHttp, InFlight } from "./http/drain.js";
+import { routes } from "./routes/index.js";
+
+const env = loadEnv(process.env);
+const infra = await startInfrastructure<Tx, PrismaClient>({
+  service: "edge",
+  env,
+  config: redactConfig(EdgeEnv, env),
+  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  createPrisma,
+});
+const { logger, registry, prisma, transact, nats, js, subjects, shutdown } = infra;
+
+// Redis holds key limits and versions; without it no API-key request is admitted (503).
+// Auto-pipelining sends the commands of concurrent requests in one write.
+const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 3_000, lazyConnect: true, enableAutoPipelining: true });
+redis.on("error", (err) => logger.warn({ err: err.message }, "redis error"));
+try {
+  await redis.connect();
+} catch (err) {
+  logger.fatal({ err }, "start-up failed: Redis is unreachable");
+  await shutdown.run("start-up failed", 1);
+}
+shutdown.add("redis", async () => {
+  await redis.quit();
+});
+
+const services = createServices(env, registry);
+const sessions = new SessionCache({
+  prisma,
+  secret: env.JWT_SECRET,
+  ttlMs: env.SESSION_CACHE_TTL_MS,
+  broadcast: new Broadcast<SessionInvalidation>(nats, subjects.broadcast("sessions"), logger),
+});
+sessions.listen();
+const identity = {
+  prisma,
+  transact,
+  sessions,
+  tokens: { secret: env.JWT_SECRET, accessTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS, refreshTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS },
+};
+const store = new KeyStore({ prisma, ttlMs: env.KEY_CACHE_TTL_MS, broadcast: new Broadcast<KeyInvalidation>(nats, subjects.broadcast("keys"), logger), logger });
+store.listen();
+const keys: KeysContext = {
+  prisma,
+  transact,
+  store,
+  limits: new KeyLimits(redis, env.REDIS_KEY_PREFIX, env.CONCURRENCY_LEASE_TTL_MS),
+  clientIp: new ClientIpResolver(env.TRUSTED_PROXY_CIDRS, env.CLIENT_IP_HEADER),
+  publish: (type, data) => publishEvent(js, subjects, "edge", type, data),
+  logger,
+};
+if (env.BOOTSTRAP_ADMIN_EMAIL && env.BOOTSTRAP_ADMIN_PASSWORD) {
+  await bootstrapPlatformAdmin({ ctx: identity, input: { email: env.BOOTSTRAP_ADMIN_EMAIL, password: env.BOOTSTRAP_ADMIN_PASSWORD }, logger });
+}
+
+const deps: EdgeDeps = { env, logger, registry, db: { prisma, transact }, identity, keys, services, databaseUp: infra.databaseUp, openapi: {} };
+const inFlight = new InFlight();
+const app = createApp({ deps, routes, auth: { sessions, keys: (req, requirement) => authenticateKey(keys, req, requirement) }, inFlight });
+const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, app);
+await new Promise<void>((resolve, reject) => {
+  server.once("error", reject);
+  server.listen(env.PORT, env.HOST, () => resolve());
+});
+const address = server.address();
+logger.info({ url: `http://${env.HOST}:${typeof address === "object" && address ? address.port : env.PORT}` }, "edge listening");
+
+// Stop taking requests and drain them first; then the gRPC channels they used.
+shutdown.addFirst("grpc clients", async () => closeServices(services));
+shutdown.addFirst("http server", () => drainHttp(server, inFlight, env.SHUTDOWN_TIMEOUT_MS));

@@ -1,0 +1,21 @@
+import type { EdgeDeps } from "../../deps.js";
+import { registerUser } from "../../domain/identity/register-user.js";
+import { defineRoute } from "../../http/route.js";
+import { RegisterRequest, RegisterResponse } from "./auth.types.js";
+
+export const register = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, RegisterRequest>({
+  method: "post",
+  path: "/auth/register",
+  summary: "Create an account: a new tenant whose owner is the registering user.",
+  tags: ["auth"],
+  access: { kind: "public" },
+  body: RegisterRequest,
+  responses: { 201: { description: "registered", schema: RegisterResponse }, 409: { description: "email already registered" } },
+  async handler({ deps, body }) {
+    const created = await registerUser({
+      ctx: deps.identity,
+      input: { email: body.email, password: body.password, name: body.name, tenantName: body.tenant_name },
+    });
+    return { status: 201, body: { user_id: created.userId, tenant_id: created.tenantId } };
+  },
+});

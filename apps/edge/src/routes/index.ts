@@ -1,0 +1,77 @@
+import type { EdgeDeps } from "../deps.js";
+import type { AnyRoute } from "../http/route.js";
+import { login } from "./auth/login.js";
+import { logout } from "./auth/logout.js";
+import { refresh } from "./auth/refresh.js";
+import { register } from "./auth/register.js";
+import { getBalance } from "./console/balance.js";
+import { deleteKey, getKeys, postKey, postKeyRotate } from "./console/keys.js";
+import { listManagedAiUsage } from "./console/managed-ai-usage.js";
+import { getMe } from "./console/me.js";
+import { getServices, postService } from "./console/services/services.js";
+import { getRequest } from "./console/requests.js";
+import { listManagedAiModels } from "./console/managed-ai-models.js";
+import { listDiscounts } from "./ops/ai/list-discounts.js";
+import { listModels } from "./ops/ai/list-models.js";
+import { listPrices } from "./ops/ai/list-prices.js";
+import { listUpstreams } from "./ops/ai/list-upstreams.js";
+import { listRequests, releaseRequest } from "./ops/ai/requests.js";
+import { publishPrice } from "./ops/ai/publish-price.js";
+import { putDiscount } from "./ops/ai/put-discount.js";
+import { putModel } from "./ops/ai/put-model.js";
+import { putUpstream } from "./ops/ai/put-upstream.js";
+import { testUpstream } from "./ops/ai/test-upstream.js";
+import { getTenantBalance } from "./ops/ledger/balance.js";
+import { postCredit } from "./ops/ledger/credit.js";
+import { putPlatformRole } from "./ops/users/platform-role.js";
+import { health, liveness } from "./system/health.js";
+import { metrics } from "./system/metrics.js";
+import { openapi } from "./system/openapi.js";
+import { postChatCompletions } from "./v1/ai/chat-completions.js";
+import { getModels } from "./v1/ai/models.js";
+import { getJobById, getJobs } from "./v1/jobs.js";
+import { getKeySelf } from "./v1/key.js";
+import { getSocialOpsProviders } from "./v1/socialops-providers.js";
+
+/** Every route of the gateway; the OpenAPI document is built from this list. */
+export const routes: AnyRoute<EdgeDeps>[] = [
+  health,
+  liveness,
+  openapi,
+  metrics,
+  register,
+  login,
+  refresh,
+  logout,
+  putPlatformRole,
+  postCredit,
+  getTenantBalance,
+  listUpstreams,
+  putUpstream,
+  testUpstream,
+  listModels,
+  putModel,
+  publishPrice,
+  listPrices,
+  listDiscounts,
+  putDiscount,
+  getMe,
+  getBalance,
+  postKey,
+  getKeys,
+  postKeyRotate,
+  deleteKey,
+  getRequest,
+  getKeySelf,
+  getJobs,
+  getJobById,
+  getSocialOpsProviders,
+  listManagedAiModels,
+  postService,
+  getServices,
+  listManagedAiUsage,
+  listRequests,
+  releaseRequest,
+  postChatCompletions,
+  getModels,
+];

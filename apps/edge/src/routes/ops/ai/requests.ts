@@ -1,0 +1,68 @@
+import type { managedAi } from "@gateway/protos";
+import type { EdgeDeps } from "../../../deps.js";
+import { defineRoute } from "../../../http/route.js";
+import { unitsToNumber } from "../../../http/units.js";
+import { OperatorUsageListResponse, ReleaseRequest, ReleaseResponse, RequestParams } from "./requests.types.js";
+
+/** A usage record as spec 2.1 shows it to its tenant. */
+export function usageJson(r: managedAi.UsageRecord__Output) {
+  return {
+    id: r.id,
+    service_alias: r.service_alias,
+    model_alias: r.model_alias,
+    price_id: r.price_id,
+    status: r.status,
+    reserved_units: unitsToNumber(r.reserved_units),
+    final_units: r.final_units !== undefined ? unitsToNumber(r.final_units) : null,
+    usage_json: r.usage_json ?? null,
+    error_code: r.error_code ?? null,
+    created_at: r.created_at,
+  };
+}
+
+export function operatorUsageJson(r: managedAi.UsageRecord__Output) {
+  return {
+    ...usageJson(r),
+    tenant_id: r.tenant_id,
+    api_key_id: r.api_key_id || null,
+    stream: r.stream,
+    discount_bps: r.discount_bps,
+    hold_expires_at: r.hold_expires_at,
+    refunded_units: r.refunded_units !== undefined ? unitsToNumber(r.refunded_units) : null,
+    release_reason: r.release_reason ?? null,
+    released_by: r.released_by ?? null,
+    updated_at: r.updated_at,
+  };
+}
+
+export const listRequests = defineRoute<EdgeDeps>({
+  method: "get",
+  path: "/ops/ai/requests",
+  summary: "The latest 200 managed requests (settlements) of every tenant.",
+  tags: ["ops", "ai"],
+  access: { kind: "platform", level: "read" },
+  responses: { 200: { description: "requests, newest first", schema: OperatorUsageListResponse } },
+  async handler({ deps }) {
+    const res = await deps.services.managedAi.ListUsage({ tenant_id: "", limit: 200 });
+    return { status: 200, body: { data: res.records.map(operatorUsageJson) } };
+  },
+});
+
+export const releaseRequest = defineRoute<EdgeDeps, RequestParams, Record<string, never>, ReleaseRequest>({
+  method: "post",
+  path: "/ops/ai/requests/:id/release",
+  summary: "Release a review request, or a reserved one past its hold's expiry: the hold is refunded and the request fails. Audited with the reason.",
+  tags: ["ops", "ai"],
+  access: { kind: "platform", level: "write" },
+  params: RequestParams,
+  body: ReleaseRequest,
+  responses: {
+    200: { description: "released", schema: ReleaseResponse },
+    404: { description: "no such request" },
+    409: { description: "not in review, or its hold has not expired" },
+  },
+  async handler({ deps, params, body }) {
+    const res = await deps.services.managedAi.ReleaseUsage({ id: params.id, reason: body.reason });
+    return { status: 200, body: { data: { id: res.id, status: "failed", refunded: unitsToNumber(res.refunded_units) } } };
+  },
+});

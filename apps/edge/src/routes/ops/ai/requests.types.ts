@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { PathId, UnitsNumber } from "../../../http/units.js";
+
+/** Spec 2.1's usage record. */
+export const UsageRecord = z.object({
+  id: z.string().describe("The gateway request id (X-Request-ID)."),
+  service_alias: z.string(),
+  model_alias: z.string(),
+  price_id: z.string(),
+  status: z.enum(["reserved", "completed", "failed", "review"]),
+  reserved_units: UnitsNumber,
+  final_units: UnitsNumber.nullable(),
+  usage_json: z.string().nullable(),
+  error_code: z.string().nullable(),
+  created_at: z.string(),
+});
+
+/** What operators see of a settlement, in addition. */
+export const OperatorUsageRecord = UsageRecord.extend({
+  tenant_id: z.string(),
+  api_key_id: z.string().nullable(),
+  stream: z.boolean(),
+  discount_bps: z.number().int(),
+  hold_expires_at: z.string(),
+  refunded_units: UnitsNumber.nullable(),
+  release_reason: z.string().nullable(),
+  released_by: z.string().nullable(),
+  updated_at: z.string(),
+});
+
+export const UsageListResponse = z.object({ data: z.array(UsageRecord) });
+export const OperatorUsageListResponse = z.object({ data: z.array(OperatorUsageRecord) });
+
+export const RequestParams = z.object({ id: PathId });
+export type RequestParams = z.infer<typeof RequestParams>;
+
+export const ReleaseRequest = z.strictObject({ reason: z.string().trim().min(1).max(240) });
+export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
+
+export const ReleaseResponse = z.object({ data: z.object({ id: z.string(), status: z.literal("failed"), refunded: UnitsNumber }) });

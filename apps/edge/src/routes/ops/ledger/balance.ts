@@ -1,0 +1,31 @@
+import { AppError } from "@gateway/errors";
+import type { EdgeDeps } from "../../../deps.js";
+import { defineRoute } from "../../../http/route.js";
+import { unitsToNumber } from "../../../http/units.js";
+import { TenantBalanceResponse, TenantParams } from "./ledger.types.js";
+
+export const getTenantBalance = defineRoute<EdgeDeps, TenantParams>({
+  method: "get",
+  path: "/ops/ledger/tenants/:tenant_id",
+  summary: "A tenant's balance (operators).",
+  tags: ["ops", "ledger"],
+  access: { kind: "platform", level: "read" },
+  params: TenantParams,
+  responses: { 200: { description: "balance", schema: TenantBalanceResponse }, 404: { description: "no such tenant" } },
+  async handler({ deps, params }) {
+    const tenant = await deps.db.prisma.tenant.findUnique({ where: { id: params.tenant_id }, select: { id: true } });
+    if (!tenant) throw new AppError("not_found", "No such tenant.");
+    const b = await deps.services.ledger.GetBalance({ tenant_id: tenant.id });
+    return {
+      status: 200,
+      body: {
+        data: {
+          tenant_id: tenant.id,
+          currency: "USD",
+          available_units: unitsToNumber(b.available_units),
+          reserved_units: unitsToNumber(b.reserved_units),
+        },
+      },
+    };
+  },
+});

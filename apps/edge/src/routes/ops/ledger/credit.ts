@@ -1,0 +1,39 @@
+import { AppError } from "@gateway/errors";
+import type { EdgeDeps } from "../../../deps.js";
+import { defineRoute } from "../../../http/route.js";
+import { IdempotencyKey, unitsToNumber } from "../../../http/units.js";
+import { CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
+
+export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, never>, CreditRequest>({
+  method: "post",
+  path: "/ops/ledger/tenants/:tenant_id/credits",
+  summary: "Top up a tenant's balance. With Idempotency-Key, a repeat returns the same entry and credits once.",
+  tags: ["ops", "ledger"],
+  access: { kind: "platform", level: "write" },
+  params: TenantParams,
+  body: CreditRequest,
+  headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -" } },
+  responses: {
+    201: { description: "credited (or the stored result of the same Idempotency-Key)", schema: CreditResponse },
+    404: { description: "no such tenant" },
+    409: { description: "Idempotency-Key already used for a different credit" },
+  },
+  async handler({ deps, params, body, req, requestId }) {
+    const key = req.header("idempotency-key");
+    if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
+      throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
+    }
+    const tenant = await deps.db.prisma.tenant.findUnique({ where: { id: params.tenant_id }, select: { id: true } });
+    if (!tenant) throw new AppError("not_found", "No such tenant.");
+    const result = await deps.services.ledger.Credit({
+      operation_id: key ? `credit:${tenant.id}:${key}` : `credit:${requestId}`,
+      tenant_id: tenant.id,
+      units: body.units,
+      reason: body.reason,
+    });
+    return {
+      status: 201,
+      body: { data: { entry_id: result.entry_id, available_units: unitsToNumber(result.balance?.available_units ?? "0") } },
+    };
+  },
+});

@@ -1,0 +1,15 @@
+import { z } from "zod";
+import { PLATFORM_ROLES } from "../../../http/principal.js";
+import { PathId } from "../../../http/units.js";
+
+export const PlatformRoleParams = z.object({ id: PathId });
+export type PlatformRoleParams = z.infer<typeof PlatformRoleParams>;
+
+export const PlatformRoleRequest = z.strictObject({
+  role: z.enum(PLATFORM_ROLES).nullable().describe("null removes the platform role"),
+});
+export type PlatformRoleRequest = z.infer<typeof PlatformRoleRequest>;
+
+export const PlatformRoleResponse = z.object({
+  data: z.object({ user_id: z.string(), platform_role: z.enum(PLATFORM_ROLES).nullable() }),
+});

@@ -1,0 +1,25 @@
+import type { EdgeDeps } from "../../../deps.js";
+import { keyPrincipal } from "../../../http/access.js";
+import { defineRoute } from "../../../http/route.js";
+import { AliasParams, ModelList } from "./ai.types.js";
+
+/** `GET /v1/apps/ai/{alias}/v1/models` in OpenAI's shape, so `client.models.list()` works. */
+export const getModels = defineRoute<EdgeDeps, AliasParams>({
+  method: "get",
+  path: "/v1/apps/ai/:alias/v1/models",
+  summary: "The instance's models (OpenAI-compatible listing).",
+  tags: ["ai"],
+  access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
+  params: AliasParams,
+  responses: { 200: { description: "models", schema: ModelList }, 404: { description: "no such instance" } },
+  async handler({ deps, params, principal }) {
+    const res = await deps.services.managedAi.ListInstanceModels({ tenant_id: keyPrincipal(principal).tenantId, alias: params.alias });
+    return {
+      status: 200,
+      body: {
+        object: "list",
+        data: res.models.map((m) => ({ id: m.alias, object: "model", created: Math.floor(Date.parse(m.created_at) / 1000), owned_by: "gateway" })),
+      },
+    };
+  },
+});

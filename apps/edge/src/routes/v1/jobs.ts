@@ -1,0 +1,47 @@
+import type { jobs } from "@gateway/protos";
+import type { EdgeDeps } from "../../deps.js";
+import { keyPrincipal } from "../../http/access.js";
+import { defineRoute } from "../../http/route.js";
+import { JobListResponse, JobParams, JobResponse } from "./jobs.types.js";
+
+const parse = (text: string) => (text ? (JSON.parse(text) as unknown) : null);
+
+function jobView(job: jobs.Job__Output) {
+  return {
+    id: job.id,
+    type: job.type,
+    status: job.status,
+    result: parse(job.result_json),
+    error: parse(job.error_json),
+    callback: { state: job.callback?.state ?? "none", attempts: job.callback?.attempts ?? 0, last_status: job.callback?.last_status ?? null },
+    created_at: job.created_at,
+    updated_at: job.updated_at,
+  };
+}
+
+export const getJobs = defineRoute<EdgeDeps>({
+  method: "get",
+  path: "/v1/jobs",
+  summary: "The key's tenant's jobs, newest first.",
+  tags: ["jobs"],
+  access: { kind: "apiKey", scope: "jobs:read" },
+  responses: { 200: { description: "jobs", schema: JobListResponse } },
+  async handler({ deps, principal }) {
+    const res = await deps.services.jobs.ListJobs({ tenant_id: keyPrincipal(principal).tenantId, limit: 100 });
+    return { status: 200, body: { data: res.jobs.map(jobView) } };
+  },
+});
+
+export const getJobById = defineRoute<EdgeDeps, JobParams>({
+  method: "get",
+  path: "/v1/jobs/:id",
+  summary: "One job of the key's tenant.",
+  tags: ["jobs"],
+  access: { kind: "apiKey", scope: "jobs:read" },
+  params: JobParams,
+  responses: { 200: { description: "the job", schema: JobResponse }, 404: { description: "no such job of this tenant" } },
+  async handler({ deps, params, principal }) {
+    const job = await deps.services.jobs.GetJob({ tenant_id: keyPrincipal(principal).tenantId, id: params.id });
+    return { status: 200, body: { data: jobView(job) } };
+  },
+});

@@ -1,0 +1,41 @@
+-- CreateTable
+CREATE TABLE "files" (
+    "id" TEXT NOT NULL,
+    "tenant_id" TEXT NOT NULL,
+    "filename" TEXT NOT NULL,
+    "size" BIGINT NOT NULL,
+    "sha256" TEXT NOT NULL,
+    "max_downloads" INTEGER,
+    "downloads" INTEGER NOT NULL DEFAULT 0,
+    "expires_at" TIMESTAMPTZ(3),
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "files_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "outbox_events" (
+    "seq" BIGSERIAL NOT NULL,
+    "id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "payload" JSONB NOT NULL,
+    "request_id" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "outbox_events_pkey" PRIMARY KEY ("seq")
+);
+
+-- CreateTable
+CREATE TABLE "processed_events" (
+    "consumer" TEXT NOT NULL,
+    "event_id" TEXT NOT NULL,
+    "processed_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "processed_events_pkey" PRIMARY KEY ("consumer","event_id")
+);
+
+-- CreateIndex
+CREATE INDEX "files_tenant_id_created_at_idx" ON "files"("tenant_id", "created_at");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "outbox_events_id_key" ON "outbox_events"("id");

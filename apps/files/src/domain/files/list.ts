@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { parseInput } from "@gateway/errors";
+import { ID_PATTERN } from "@gateway/ids";
+import type { FilesContext } from "../../db.js";
+import type { File } from "../../generated/prisma/client.js";
+
+export const ListFilesInput = z.object({
+  tenant_id: z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -"),
+  limit: z.number().int().min(0).max(200).default(100),
+});
+export type ListFilesInput = z.input<typeof ListFilesInput>;
+
+/** The tenant's files, newest first; limit 0 means 100. */
+export async function listFiles({ ctx, input }: { ctx: FilesContext; input: ListFilesInput }): Promise<File[]> {
+  const q = parseInput(ListFilesInput, input);
+  return ctx.prisma.file.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+}

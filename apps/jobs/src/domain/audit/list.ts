@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { parseInput } from "@gateway/errors";
+import type { JobsContext } from "../../db.js";
+
+export const ListAuditEventsInput = z.object({
+  type: z.string().max(128).default(""),
+  request_id: z.string().max(128).default(""),
+  limit: z.number().int().min(0).max(500).default(100),
+});
+export type ListAuditEventsInput = z.input<typeof ListAuditEventsInput>;
+
+export type AuditEventView = {
+  eventId: string;
+  type: string;
+  source: string;
+  requestId: string | null;
+  occurredAt: Date;
+  data: unknown;
+  recordedAt: Date;
+};
+
+/** Newest first; `type` and `request_id` filter when not empty; limit 0 means 100. */
+export async function listAuditEvents({ ctx, input }: { ctx: JobsContext; input: ListAuditEventsInput }): Promise<AuditEventView[]> {
+  const q = parseInput(ListAuditEventsInput, input);
+  return ctx.prisma.auditEvent.findMany({
+    where: { ...(q.type ? { type: q.type } : {}), ...(q.request_id ? { requestId: q.request_id } : {}) },
+    orderBy: [{ occurredAt: "desc" }, { eventId: "desc" }],
+    take: q.limit || 100,
+  });
+}

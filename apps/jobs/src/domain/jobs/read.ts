@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { AppError, parseInput } from "@gateway/errors";
+import { ID_PATTERN } from "@gateway/ids";
+import type { JobsContext } from "../../db.js";
+import type { Job } from "../../generated/prisma/client.js";
+
+const TenantId = z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -");
+
+export const ListJobsInput = z.object({ tenant_id: TenantId, limit: z.number().int().min(0).max(200).default(100) });
+export type ListJobsInput = z.input<typeof ListJobsInput>;
+
+/** The tenant's jobs, newest first; limit 0 means 100. */
+export async function listJobs({ ctx, input }: { ctx: JobsContext; input: ListJobsInput }): Promise<Job[]> {
+  const q = parseInput(ListJobsInput, input);
+  return ctx.prisma.job.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+}
+
+export const GetJobInput = z.object({ tenant_id: TenantId, id: z.string().regex(ID_PATTERN, "id must be 1-128 of A-Z a-z 0-9 _ -") });
+export type GetJobInput = z.input<typeof GetJobInput>;
+
+/** Another tenant's job is as absent as a job that does not exist. */
+export async function getJob({ ctx, input }: { ctx: JobsContext; input: GetJobInput }): Promise<Job> {
+  const q = parseInput(GetJobInput, input);
+  const job = await ctx.prisma.job.findUnique({ where: { id: q.id } });
+  if (!job || job.tenantId !== q.tenant_id) throw new AppError("not_found", "No such job.");
+  return job;
+}

@@ -1,0 +1,62 @@
+/**
+ * Accounts of the double-entry journal. Each tenant has two, `available` and
+ * `held`, whose running balances live in one `accounts` row (CHECK >= 0),
+ * changed under that row's lock. The system accounts `funding` (source of
+ * credits) and `revenue` (captured charges) keep no running balance: their
+ * balance is the sum of their entries, so they never become a row every
+ * movement must lock.
+ */
+export const ACCOUNTS = ["available", "held", "funding", "revenue"] as const;
+export type AccountName = (typeof ACCOUNTS)[number];
+
+export type TenantBalance = { tenantId: string; available: bigint; held: bigint };
+
+export type TransferKind = "credit" | "reserve" | "capture" | "void";
+
+/** One signed leg of a transfer. */
+export type Leg = { account: AccountName; units: bigint };
+
+export const HOLD_STATUSES = ["open", "captured", "voided"] as const;
+export type HoldStatus = (typeof HOLD_STATUSES)[number];
+
+export type HoldView = {
+  holdId: string;
+  tenantId: string;
+  units: bigint;
+  status: HoldStatus;
+  /** Units moved to revenue (0 unless captured). */
+  capturedUnits: bigint;
+  /** Units returned to available (0 while open). */
+  releasedUnits: bigint;
+  expiresAt: Date;
+  createdAt: Date;
+  settledAt: Date | null;
+};
+
+/** A hold row as the ledger's SQL returns it. */
+export type HoldRow = {
+  id: string;
+  tenant_id: string;
+  units: bigint;
+  status: string;
+  captured_units: bigint | null;
+  expires_at: Date;
+  created_at: Date;
+  settled_at: Date | null;
+};
+
+export function toHoldView(row: HoldRow): HoldView {
+  const status = row.status as HoldStatus;
+  const captured = row.captured_units ?? 0n;
+  return {
+    holdId: row.id,
+    tenantId: row.tenant_id,
+    units: row.units,
+    status,
+    capturedUnits: captured,
+    releasedUnits: status === "open" ? 0n : row.units - captured,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    settledAt: row.settled_at,
+  };
+}

@@ -1,0 +1,52 @@
+import type { LedgerContext } from "../../db.js";
+import { toHoldView, type HoldRow, type HoldView, type TenantBalance } from "../accounts.js";
+import { movementIds, refuse } from "../movement.js";
+import type { MovementRow } from "../movement-queue.js";
+
+export type SettleHoldResult = { hold: HoldView; balance: TenantBalance; entryId: string; replayed: boolean };
+
+export type Settlement = {
+  kind: "capture" | "void";
+  operationId: string;
+  holdId: string;
+  hash: string;
+  /** The charge for a capture; null for a void. */
+  captured: bigint | null;
+  reason: string;
+};
+
+/**
+ * Second phase of a two-phase transfer, shared by capture and void: under the
+ * hold's row lock, a replay returns the stored result; an open hold settles
+ * exactly once (held → revenue for the charge, held → available for the
+ * rest); a settled one refuses any other operation with conflict.
+ */
+export async function settleHold(ctx: LedgerContext, s: Settlement): Promise<SettleHoldResult> {
+  const ids = movementIds();
+  const row = await ctx.movements.run({ kind: s.kind, operationId: s.operationId, hash: s.hash, holdId: s.holdId, units: s.captured, reason: s.reason, ...ids });
+  if (row.outcome !== "ok" && row.outcome !== "replayed") refuse(row.outcome, { status: row.status, units: row.units });
+  const hold = holdOf(row);
+  return {
+    hold: toHoldView(hold),
+    balance: { tenantId: hold.tenant_id, available: row.available!, held: row.held! },
+    entryId: row.transfer_id!,
+    replayed: row.outcome === "replayed",
+  };
+}
+
+/** The hold columns of a settle row (present on ok and replayed). */
+function holdOf(row: MovementRow): HoldRow {
+  if (!row.id || !row.tenant_id || row.units === null || !row.status || !row.expires_at || !row.created_at) {
+    throw new Error(`ledger_settle returned no hold for outcome ${row.outcome}`);
+  }
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    units: row.units,
+    status: row.status,
+    captured_units: row.captured_units,
+    expires_at: row.expires_at,
+    created_at: row.created_at,
+    settled_at: row.settled_at,
+  };
+}

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { parseInput } from "@gateway/errors";
+import type { LedgerContext } from "../../db.js";
+import { requestHash } from "../fingerprint.js";
+import { HoldId, Note, OperationId } from "../schemas.js";
+import { settleHold, type SettleHoldResult } from "./settle.js";
+
+export const VoidHoldInput = z.object({
+  operation_id: OperationId,
+  hold_id: HoldId,
+  reason: Note,
+});
+export type VoidHoldInput = z.input<typeof VoidHoldInput>;
+
+/** Releases a whole hold (held → available). */
+export async function voidHold({ ctx, input }: { ctx: LedgerContext; input: VoidHoldInput }): Promise<SettleHoldResult> {
+  const req = parseInput(VoidHoldInput, input);
+  return settleHold(ctx, {
+    kind: "void",
+    operationId: req.operation_id,
+    holdId: req.hold_id,
+    hash: requestHash(["void", req.hold_id, req.reason]),
+    captured: null,
+    reason: req.reason,
+  });
+}

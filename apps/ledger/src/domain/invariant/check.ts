@@ -1,0 +1,148 @@
+import { z } from "zod";
+import { parseInput } from "@gateway/errors";
+import type { LedgerContext } from "../../db.js";
+import { TenantId } from "../schemas.js";
+
+export const CheckInvariantInput = z.object({
+  /** "" (the proto default): every tenant. */
+  tenant_id: z.union([z.literal(""), TenantId]).default(""),
+});
+export type CheckInvariantInput = z.input<typeof CheckInvariantInput>;
+
+export type TenantInvariant = {
+  tenantId: string;
+  /** Sum of credit transfers. */
+  credits: bigint;
+  /** Sum of captured_units of captured holds. */
+  captured: bigint;
+  /** Running balances (the accounts row). */
+  available: bigint;
+  held: bigint;
+  /** The same balances summed from the journal. */
+  journalAvailable: bigint;
+  journalHeld: bigint;
+  /** Sum of the legs on the system accounts for this tenant's transfers. */
+  journalFunding: bigint;
+  journalRevenue: bigint;
+  /** Sum of the units of open holds. */
+  openHolds: bigint;
+  ok: boolean;
+};
+
+export type InvariantReport = {
+  ok: boolean;
+  tenants: TenantInvariant[];
+  /** Sum of the checked entries: 0 when the journal balances. */
+  journalSum: bigint;
+  /** Transfers whose legs do not sum to zero, or that have fewer than two. */
+  unbalancedTransfers: bigint;
+};
+
+type Row = {
+  journal_sum: bigint;
+  unbalanced: bigint;
+  tenant_id: string | null;
+  credits: bigint;
+  captured: bigint;
+  available: bigint;
+  held: bigint;
+  j_available: bigint;
+  j_held: bigint;
+  j_funding: bigint;
+  j_revenue: bigint;
+  open_holds: bigint;
+};
+
+/**
+ * Reconciles four independent records per tenant: the running balances, the
+ * journal's legs, the holds, and the credit transfers. One statement, so one
+ * snapshot: concurrent movements never show up half done.
+ */
+const CHECK_SQL = `
+WITH scope AS (
+  SELECT id, tenant_id, kind, units FROM transfers WHERE $1 = '' OR tenant_id = $1
+),
+legs AS (
+  SELECT s.tenant_id, e.transfer_id, e.account, e.units FROM scope s JOIN entries e ON e.transfer_id = s.id
+),
+per_transfer AS (
+  SELECT s.id, coalesce(sum(l.units), 0) AS total, count(l.units) AS n
+  FROM scope s LEFT JOIN legs l ON l.transfer_id = s.id GROUP BY s.id
+),
+totals AS (
+  SELECT (SELECT coalesce(sum(units), 0) FROM legs)::bigint AS journal_sum,
+         (SELECT count(*) FROM per_transfer WHERE total <> 0 OR n < 2)::bigint AS unbalanced
+),
+tenants AS (
+  SELECT tenant_id FROM accounts WHERE $1 = '' OR tenant_id = $1
+  UNION SELECT tenant_id FROM scope
+  UNION SELECT tenant_id FROM holds WHERE $1 = '' OR tenant_id = $1
+),
+journal AS (
+  SELECT tenant_id,
+         coalesce(sum(units) FILTER (WHERE account = 'available'), 0) AS j_available,
+         coalesce(sum(units) FILTER (WHERE account = 'held'), 0) AS j_held,
+         coalesce(sum(units) FILTER (WHERE account = 'funding'), 0) AS j_funding,
+         coalesce(sum(units) FILTER (WHERE account = 'revenue'), 0) AS j_revenue
+  FROM legs GROUP BY tenant_id
+),
+credits AS (
+  SELECT tenant_id, sum(units) AS credits FROM scope WHERE kind = 'credit' GROUP BY tenant_id
+),
+holds_by_tenant AS (
+  SELECT tenant_id,
+         coalesce(sum(captured_units) FILTER (WHERE status = 'captured'), 0) AS captured,
+         coalesce(sum(units) FILTER (WHERE status = 'open'), 0) AS open_holds
+  FROM holds WHERE $1 = '' OR tenant_id = $1 GROUP BY tenant_id
+)
+SELECT totals.journal_sum, totals.unbalanced, t.tenant_id,
+       coalesce(c.credits, 0)::bigint AS credits, coalesce(h.captured, 0)::bigint AS captured,
+       coalesce(a.available, 0)::bigint AS available, coalesce(a.held, 0)::bigint AS held,
+       coalesce(j.j_available, 0)::bigint AS j_available, coalesce(j.j_held, 0)::bigint AS j_held,
+       coalesce(j.j_funding, 0)::bigint AS j_funding, coalesce(j.j_revenue, 0)::bigint AS j_revenue,
+       coalesce(h.open_holds, 0)::bigint AS open_holds
+FROM totals
+LEFT JOIN tenants t ON true
+LEFT JOIN accounts a ON a.tenant_id = t.tenant_id
+LEFT JOIN journal j ON j.tenant_id = t.tenant_id
+LEFT JOIN credits c ON c.tenant_id = t.tenant_id
+LEFT JOIN holds_by_tenant h ON h.tenant_id = t.tenant_id
+ORDER BY t.tenant_id`;
+
+/**
+ * Per tenant: credits − captured = available + held; the running balances
+ * equal the journal's; held equals the open holds; funding and revenue legs
+ * equal the credits and captures; nothing negative. Globally: every transfer
+ * balances and the journal sums to zero.
+ */
+export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input: CheckInvariantInput }): Promise<InvariantReport> {
+  const { tenant_id } = parseInput(CheckInvariantInput, input);
+  const rows = await ctx.prisma.$queryRawUnsafe<Row[]>(CHECK_SQL, tenant_id);
+  const first = rows[0];
+  const journalSum = first?.journal_sum ?? 0n;
+  const unbalancedTransfers = first?.unbalanced ?? 0n;
+  const tenants = rows
+    .filter((r) => r.tenant_id !== null)
+    .map((r): TenantInvariant => ({
+      tenantId: r.tenant_id!,
+      credits: r.credits,
+      captured: r.captured,
+      available: r.available,
+      held: r.held,
+      journalAvailable: r.j_available,
+      journalHeld: r.j_held,
+      journalFunding: r.j_funding,
+      journalRevenue: r.j_revenue,
+      openHolds: r.open_holds,
+      ok:
+        r.credits - r.captured === r.available + r.held &&
+        r.available === r.j_available &&
+        r.held === r.j_held &&
+        r.held === r.open_holds &&
+        -r.j_funding === r.credits &&
+        r.j_revenue === r.captured &&
+        r.available >= 0n &&
+        r.held >= 0n,
+    }));
+  return { ok: journalSum === 0n && unbalancedTransfers === 0n && tenants.every((t) => t.ok), tenants, journalSum, unbalancedTransfers };
+}

@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "@gateway/errors";
+import { subjectsFor } from "@gateway/events";
+import { startLedgerProcess, type LedgerProcess } from "../testing/ledger-process.js";
+
+let ledger: LedgerProcess;
+beforeAll(async () => {
+  ledger = await startLedgerProcess();
+});
+afterAll(async () => {
+  await ledger?.close();
+});
+
+async function refusal(call: Promise<unknown>): Promise<AppError> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+describe("LedgerService over gRPC", () => {
+  it("serves every operation, with int64 amounts as exact decimal strings", async () => {
+    const { client } = ledger;
+    const credit = await client.Credit({ operation_id: "g:credit", tenant_id: "g1", units: "9007199254740993", reason: "big top-up" });
+    expect(credit).toMatchObject({ replayed: false, balance: { tenant_id: "g1", currency: "USD", available_units: "9007199254740993", reserved_units: "0" } });
+
+    const r = await client.Reserve({ operation_id: "g:r1", tenant_id: "g1", units: "1000", ttl_seconds: 900 });
+    expect(r).toMatchObject({ replayed: false, units: "1000", balance: { available_units: "9007199254739993", reserved_units: "1000" } });
+    expect(r.hold_id).toMatch(/^hold_/);
+    expect(r.entry_id).toMatch(/^trf_/);
+    expect(Date.parse(r.expires_at)).toBeGreaterThan(Date.now() + 800_000);
+    expect(await client.Reserve({ operation_id: "g:r1", tenant_id: "g1", units: "1000", ttl_seconds: 900 })).toEqual({ ...r, replayed: true });
+
+    const hold = await client.GetHold({ hold_id: r.hold_id });
+    expect(hold).toEqual({
+      hold_id: r.hold_id,
+      tenant_id: "g1",
+      units: "1000",
+      status: "open",
+      captured_units: "0",
+      released_units: "0",
+      expires_at: r.expires_at,
+      created_at: expect.stringMatching(/Z$/),
+      settled_at: "",
+    });
+
+    const cap = await client.Capture({ operation_id: "g:c1", hold_id: r.hold_id, units: "123" });
+    expect(cap).toMatchObject({
+      replayed: false,
+      hold: { status: "captured", captured_units: "123", released_units: "877", settled_at: expect.stringMatching(/Z$/) },
+      balance: { available_units: "9007199254740870", reserved_units: "0" },
+    });
+
+    const r2 = await client.Reserve({ operation_id: "g:r2", tenant_id: "g1", units: "50", expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const v = await client.Void({ operation_id: "g:v2", hold_id: r2.hold_id, reason: "provider failed" });
+    expect(v).toMatchObject({ hold: { status: "voided", released_units: "50" }, balance: { available_units: "9007199254740870", reserved_units: "0" } });
+
+    expect(await client.GetBalance({ tenant_id: "g1" })).toEqual({ tenant_id: "g1", currency: "USD", available_units: "9007199254740870", reserved_units: "0" });
+
+    const page = await client.ListEntries({ tenant_id: "g1", limit: 3 });
+    expect(page.entries.map((e) => e.kind)).toEqual(["void", "reserve", "capture"]);
+    expect(page.entries[0]).toMatchObject({ operation_id: "g:v2", units: "50", hold_id: r2.hold_id, reason: "provider failed" });
+    expect(page.entries[2]!.legs).toEqual([
+      { account: "held", units: "-1000" },
+      { account: "revenue", units: "123" },
+      { account: "available", units: "877" },
+    ]);
+    const rest = await client.ListEntries({ tenant_id: "g1", limit: 3, cursor: page.next_cursor });
+    expect(rest.entries.map((e) => e.kind)).toEqual(["reserve", "credit"]);
+    expect(rest.next_cursor).toBe("");
+
+    const check = await client.CheckInvariant({ tenant_id: "g1" });
+    expect(check).toMatchObject({ ok: true, journal_sum: "0", unbalanced_transfers: "0" });
+    expect(check.tenants).toEqual([
+      {
+        tenant_id: "g1",
+        credits: "9007199254740993",
+        captured: "123",
+        available: "9007199254740870",
+        held: "0",
+        journal_available: "9007199254740870",
+        journal_held: "0",
+        journal_funding: "-9007199254740993",
+        journal_revenue: "123",
+        open_holds: "0",
+        ok: true,
+      },
+    ]);
+  });
+
+  it("reports refusals with the contract's codes", async () => {
+    const { client } = ledger;
+    await client.Credit({ operation_id: "g:credit2", tenant_id: "g2", units: "10", reason: "funds" });
+    expect((await refusal(client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "11", ttl_seconds: 60 }))).code).toBe("insufficient_balance");
+    expect((await refusal(client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "0", ttl_seconds: 60 }))).code).toBe("invalid_request");
+    expect((await refusal(client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "5" }))).code).toBe("invalid_request");
+    expect((await refusal(client.GetHold({ hold_id: "hold_missing" }))).code).toBe("not_found");
+    expect((await refusal(client.Capture({ operation_id: "g2:c", hold_id: "hold_missing", units: "1" }))).code).toBe("not_found");
+    expect((await refusal(client.Credit({ operation_id: "g:credit2", tenant_id: "g2", units: "11", reason: "funds" }))).code).toBe("conflict");
+    const r = await client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "10", ttl_seconds: 60 });
+    expect((await refusal(client.Capture({ operation_id: "g2:c", hold_id: r.hold_id, units: "11" }))).code).toBe("invalid_request");
+    await client.Void({ operation_id: "g2:v", hold_id: r.hold_id });
+    const second = await refusal(client.Void({ operation_id: "g2:v-again", hold_id: r.hold_id }));
+    expect(second.code).toBe("conflict");
+    expect(second.message).toContain("voided");
+    expect((await refusal(client.ListEntries({ tenant_id: "g2", cursor: "bogus" }))).code).toBe("invalid_request");
+  });
+
+  it("publishes each movement to JetStream with the caller's request id, and empties the outbox", async () => {
+    const { client } = ledger;
+    const requestId = "req_ledgergrpctest0001";
+    await client.Credit({ operation_id: "g3:credit", tenant_id: "g3", units: "100", reason: "funds" }, { requestId });
+    const r = await client.Reserve({ operation_id: "g3:r", tenant_id: "g3", units: "40", ttl_seconds: 60 }, { requestId });
+    await client.Capture({ operation_id: "g3:c", hold_id: r.hold_id, units: "15" }, { requestId });
+    const r2 = await client.Reserve({ operation_id: "g3:r2", tenant_id: "g3", units: "5", ttl_seconds: 60 }, { requestId });
+    await client.Void({ operation_id: "g3:v", hold_id: r2.hold_id }, { requestId });
+    // Refused and replayed calls publish nothing.
+    await client.Reserve({ operation_id: "g3:r", tenant_id: "g3", units: "40", ttl_seconds: 60 }, { requestId });
+    await refusal(client.Reserve({ operation_id: "g3:too-much", tenant_id: "g3", units: "1000", ttl_seconds: 60 }, { requestId }));
+
+    const nc = await ledger.nats();
+    const js = nc.jetstream();
+    const consumer = await js.consumers.get(subjectsFor(ledger.namespace).stream);
+    const seen: { type: string; requestId: string | undefined; data: Record<string, unknown> }[] = [];
+    const until = Date.now() + 20_000;
+    while (Date.now() < until) {
+      const msg = await consumer.next({ expires: 1_000 });
+      if (!msg) {
+        if (seen.filter((s) => s.data.tenant_id === "g3").length >= 5) break;
+        continue;
+      }
+      const envelope = msg.json<{ type: string; data: Record<string, unknown> }>();
+      seen.push({ type: envelope.type, requestId: msg.headers?.get("X-Request-ID"), data: envelope.data });
+    }
+    const mine = seen.filter((s) => s.data.tenant_id === "g3");
+    expect(mine.map((s) => s.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.captured", "ledger.reserved", "ledger.voided"]);
+    for (const s of mine) expect(s.requestId).toBe(requestId);
+    expect(mine[2]!.data).toMatchObject({ hold_id: r.hold_id, units: "15", released_units: "25", available_units: "85", reserved_units: "0" });
+    const outbox = await ledger.db.prisma.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM outbox_events");
+    expect(outbox[0]!.n).toBe(0);
+  });
+
+  it("applies a batch: each item decided on its own and answered as its single call would be, with its own request id on its events", async () => {
+    const { client } = ledger;
+    await client.Credit({ operation_id: "g4:credit", tenant_id: "g4", units: "100", reason: "funds" });
+    const open = await client.Reserve({ operation_id: "g4:r0", tenant_id: "g4", units: "10", ttl_seconds: 60 });
+    const { results } = await client.ApplyBatch({
+      items: [
+        { reserve: { operation_id: "g4:r1", tenant_id: "g4", units: "60", ttl_seconds: 60 }, request_id: "req_batchitem0000000001" },
+        { reserve: { operation_id: "g4:r2", tenant_id: "g4", units: "60", ttl_seconds: 60 }, request_id: "req_batchitem0000000002" },
+        { capture: { operation_id: "g4:c0", hold_id: open.hold_id, units: "4" }, request_id: "req_batchitem0000000003" },
+        { void: { operation_id: "g4:v", hold_id: "hold_missing" } },
+        { reserve: { operation_id: "", tenant_id: "g4", units: "1", ttl_seconds: 60 } },
+        {},
+      ],
+    });
+    // Concurrent reservations of 60 out of 90: whichever is applied first wins, the other is refused.
+    const [won, lost] = results[0]!.reserved ? [0, 1] : [1, 0];
+    expect(results.map((r) => r.result)).toEqual([...(won === 0 ? ["reserved", "error"] : ["error", "reserved"]), "captured", "error", "error", "error"]);
+    expect(results[won]!.reserved).toMatchObject({ replayed: false, units: "60" });
+    expect(results[lost]!.error).toEqual({ code: "insufficient_balance", message: expect.any(String) });
+    expect(results[2]!.captured).toMatchObject({ hold: { status: "captured", captured_units: "4" } });
+    expect(await client.GetBalance({ tenant_id: "g4" })).toMatchObject({ available_units: "36", reserved_units: "60" });
+    expect(results[3]!.error).toMatchObject({ code: "not_found" });
+    expect(results[4]!.error).toMatchObject({ code: "invalid_request" });
+    expect(results[5]!.error).toMatchObject({ code: "invalid_request" });
+    // The same items again replay what moved and refuse what was refused.
+    const winner = `g4:r${won + 1}`;
+    const again = await client.ApplyBatch({ items: [{ reserve: { operation_id: winner, tenant_id: "g4", units: "60", ttl_seconds: 60 } }] });
+    expect(again.results[0]!.reserved).toEqual({ ...results[won]!.reserved, replayed: true });
+    expect((await client.CheckInvariant({ tenant_id: "g4" })).ok).toBe(true);
+
+    const consumer = await (await ledger.nats()).jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
+    const byOperation = new Map<string, string | undefined>();
+    for (const until = Date.now() + 20_000; Date.now() < until && byOperation.size < 4; ) {
+      const msg = await consumer.next({ expires: 1_000 });
+      const envelope = msg?.json<{ data: Record<string, unknown> }>();
+      if (msg && envelope?.data.tenant_id === "g4") byOperation.set(String(envelope.data.operation_id), msg.headers?.get("X-Request-ID"));
+    }
+    expect(byOperation.get(winner)).toBe(`req_batchitem000000000${won + 1}`);
+    expect(byOperation.get("g4:c0")).toBe("req_batchitem0000000003");
+    expect(byOperation.has(`g4:r${lost + 1}`)).toBe(false);
+
+    expect((await refusal(client.ApplyBatch({ items: [] }))).code).toBe("invalid_request");
+  });
+});

@@ -1,0 +1,100 @@
+import type { Implementation } from "@gateway/grpc-kit";
+import { AppError, isAppError } from "@gateway/errors";
+import { newId } from "@gateway/ids";
+import { currentContext, currentRequestId, runWithContext } from "@gateway/logger";
+import type { ledger, ledgerV1 } from "@gateway/protos";
+import type { LedgerContext } from "../db.js";
+import { getBalance } from "../domain/balance/get.js";
+import { createCredit } from "../domain/credit/create.js";
+import { listEntries } from "../domain/entry/list.js";
+import { captureHold} from "../domain/hold/capture.js";
+import { getHold } from "../domain/hold/get.js";
+import { reserveHold} from "../domain/hold/reserve.js";
+import { voidHold} from "../domain/hold/void.js";
+import { checkInvariant } from "../domain/invariant/check.js";
+import { toBalance, toEntry, toHold, toTenantInvariant } from "./encode.js";
+
+/** At most this many movements per ApplyBatch call. */
+export const MAX_BATCH_ITEMS = 500;
+
+/** Transport only: decode, call the domain, encode. */
+export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledgerV1> {
+  const reserve = async (req: ledger.ReserveRequest__Output): Promise<ledger.ReserveResponse> => {
+    const r = await reserveHold({ ctx, input: req });
+    return {
+      hold_id: r.holdId,
+      balance: toBalance(r.balance),
+      replayed: r.replayed,
+      entry_id: r.entryId,
+      units: r.units.toString(),
+      expires_at: r.expiresAt.toISOString(),
+    };
+  };
+  const capture = async (req: ledger.CaptureRequest__Output): Promise<ledger.CaptureResponse> => {
+    const r = await captureHold({ ctx, input: req });
+    return { hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId };
+  };
+  const release = async (req: ledger.VoidRequest__Output): Promise<ledger.VoidResponse> => {
+    const r = await voidHold({ ctx, input: req });
+    return { hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId };
+  };
+
+  /** One item of a batch, as its single call would answer it, in its own request's context. */
+  const applyOne = (item: ledger.Movement__Output): Promise<ledger.MovementResult> => {
+    const context = { ...currentContext(), requestId: item.request_id || (currentRequestId() ?? newId("req")) };
+    return runWithContext(context, async (): Promise<ledger.MovementResult> => {
+      try {
+        if (item.kind === "reserve" && item.reserve) return { reserved: await reserve(item.reserve) };
+        if (item.kind === "capture" && item.capture) return { captured: await capture(item.capture) };
+        if (item.kind === "void" && item.void) return { voided: await release(item.void) };
+        throw new AppError("invalid_request", "each item needs one of reserve, capture or void");
+      } catch (err) {
+        if (isAppError(err)) return { error: { code: err.code, message: err.message } };
+        ctx.logger.error({ err }, "a batched movement failed");
+        return { error: { code: "internal_error", message: "Internal error; quote the request id when reporting it." } };
+      }
+    });
+  };
+
+  return {
+    async Credit(req) {
+      const result = await createCredit({ ctx, input: req });
+      return { entry_id: result.entryId, balance: toBalance(result.balance), replayed: result.replayed };
+    },
+    async GetBalance(req) {
+      return toBalance(await getBalance({ ctx, input: req }));
+    },
+    async Reserve(req) {
+      return reserve(req);
+    },
+    async Capture(req) {
+      return capture(req);
+    },
+    async Void(req) {
+      return release(req);
+    },
+    async ApplyBatch(req) {
+      if (req.items.length === 0 || req.items.length > MAX_BATCH_ITEMS) {
+        throw new AppError("invalid_request", `items: 1 to ${MAX_BATCH_ITEMS} movements`);
+      }
+      // Submitted together, the movements meet in the ledger's queue and commit as batches.
+      return { results: await Promise.all(req.items.map(applyOne)) };
+    },
+    async GetHold(req) {
+      return toHold(await getHold({ ctx, input: req }));
+    },
+    async ListEntries(req) {
+      const r = await listEntries({ ctx, input: req });
+      return { entries: r.entries.map(toEntry), next_cursor: r.nextCursor };
+    },
+    async CheckInvariant(req) {
+      const r = await checkInvariant({ ctx, input: req });
+      return {
+        ok: r.ok,
+        tenants: r.tenants.map(toTenantInvariant),
+        journal_sum: r.journalSum.toString(),
+        unbalanced_transfers: r.unbalancedTransfers.toString(),
+      };
+    },
+  };
+}

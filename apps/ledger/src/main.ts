@@ -1,0 +1,29 @@
+import { fileURLToPath } from "node:url";
+import { redactConfig } from "@gateway/config";
+import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
+import { ledgerV1 } from "@gateway/protos";
+import { startGrpcService } from "@gateway/runtime";
+import { prismaFor, type Tx } from "./db.js";
+import { LedgerEnv, loadEnv } from "./env.js";
+import { poolMovements } from "./domain/movement-queue.js";
+import { ledgerHandlers } from "./grpc/ledger.js";
+
+const env = loadEnv(process.env);
+await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
+  service: "ledger",
+  env,
+  config: redactConfig(LedgerEnv, env),
+  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  createPrisma: prismaFor,
+  serviceNames: [ledgerV1.serviceName],
+  register: (server, { prisma, pool, relay, logger, registry }) => {
+    const batchSize = new Histogram({ name: "ledger_movement_batch_size", help: "Movements per ledger_apply statement (group commit).", buckets: BATCH_BUCKETS, registers: [registry] });
+    const movements = poolMovements(pool, relay, {
+      logger,
+      maxBatch: env.LEDGER_BATCH_MAX,
+      concurrency: env.LEDGER_BATCH_CONCURRENCY,
+      onBatch: (size) => batchSize.observe(size),
+    });
+    server.add(ledgerV1, ledgerHandlers({ prisma, pool, relay, movements, logger }));
+  },
+});

@@ -1,0 +1,45 @@
+import { poolAdapter } from "@gateway/db-kit";
+import type { Statements, Transact } from "@gateway/events";
+import type { Client } from "@gateway/grpc-kit";
+import type { Logger } from "@gateway/logger";
+import type { ledgerV1 } from "@gateway/protos";
+import type { CatalogCache } from "./domain/invocation/catalog.js";
+import type { LedgerCalls } from "./domain/invocation/ledger-calls.js";
+import type { UsageRecordWriter } from "./domain/invocation/records.js";
+import type { ProviderClient } from "./providers/openai.js";
+import type { Keyring } from "./crypto/keyring.js";
+import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
+
+export type Tx = Prisma.TransactionClient;
+
+/** What domain verbs get: the service's collaborators, passed in (tests hand in real ones). */
+export type ManagedAiContext = {
+  prisma: PrismaClient;
+  transact: Transact<Tx>;
+  logger: Logger;
+  /** Seals and opens provider credentials. */
+  keyring: Keyring;
+  /** The longest an upstream connection test waits for an answer. */
+  upstreamTestTimeoutMs: number;
+  /** HTTP client for provider calls (the global fetch unless a test hands in another). */
+  fetch: typeof fetch;
+  /** The ledger, for holds (reserve, capture, void). */
+  ledger: Client<typeof ledgerV1>;
+  /** The same, for the hot path's movements: concurrent calls pipelined as batches. */
+  ledgerCalls: LedgerCalls;
+  /** Chat completions at the providers. */
+  provider: ProviderClient;
+  /** How long a hold lasts before an operator may release it (HOLD_TTL_SECONDS). */
+  holdTtlSeconds: number;
+  /** Instances, models, prices and offers as invocations read them (cached). */
+  catalog: CatalogCache;
+  /** Single statements in plain SQL on the same connections (a change and its events at once), for the invocation hot path. */
+  sql: Statements;
+  /** Opens and settlements of usage records, group-committed. */
+  records: UsageRecordWriter;
+};
+
+/** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */
+export function createPrisma(pool: Parameters<typeof poolAdapter>[0]): PrismaClient {
+  return new PrismaClient({ adapter: poolAdapter(pool) });
+}

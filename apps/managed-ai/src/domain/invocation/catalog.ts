@@ -1,0 +1,84 @@
+import type { Broadcast, SqlExecutor, Transact } from "@gateway/events";
+import type { Prisma, PrismaClient, ServiceInstance } from "../../generated/prisma/client.js";
+
+/** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
+export type PlannedModel = Prisma.ModelGetPayload<{
+  include: { upstream: true; prices: true; offers: true };
+}>;
+
+type Entry<T> = { value: T; until: number };
+
+/**
+ * What every invocation reads before money moves (the tenant's instance; the
+ * model with its upstream, newest price and the tenant's offer), kept in memory
+ * for `ttlMs`. Any committed catalog write empties it, on this replica at once
+ * and on the others through a NATS broadcast; the TTL bounds staleness should a
+ * broadcast be lost. A load that raced a flush is not stored.
+ */
+export class CatalogCache {
+  private generation = 0;
+  private readonly instances = new Map<string, Entry<ServiceInstance | null>>();
+  private readonly models = new Map<string, Entry<PlannedModel | null>>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly ttlMs: number,
+    private readonly broadcast?: Broadcast<{ changed: true }>,
+  ) {}
+
+  listen(): void {
+    this.broadcast?.listen(() => this.flush());
+  }
+
+  /** A catalog write committed here: forget everything, here and on every replica. */
+  changed(): void {
+    this.flush();
+    void this.broadcast?.send({ changed: true }).catch(() => undefined);
+  }
+
+  flush(): void {
+    this.generation++;
+    this.instances.clear();
+    this.models.clear();
+  }
+
+  instance(tenantId: string, alias: string): Promise<ServiceInstance | null> {
+    return this.cached(this.instances, `${tenantId}\u0000${alias}`, () =>
+      this.prisma.serviceInstance.findUnique({ where: { tenantId_serviceId_alias: { tenantId, serviceId: "ai-model", alias } } }),
+    );
+  }
+
+  model(alias: string, tenantId: string): Promise<PlannedModel | null> {
+    return this.cached(this.models, `${alias}\u0000${tenantId}`, () =>
+      this.prisma.model.findUnique({
+        where: { alias },
+        include: { upstream: true, prices: { orderBy: { version: "desc" }, take: 1 }, offers: { where: { tenantId } } },
+      }),
+    );
+  }
+
+  private async cached<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = map.get(key);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const generation = this.generation;
+    const value = await load();
+    if (generation === this.generation && this.ttlMs > 0) {
+      if (map.size > 50_000) map.clear();
+      map.set(key, { value, until: Date.now() + this.ttlMs });
+    }
+    return value;
+  }
+}
+
+/**
+ * The service's Prisma transactions, each followed by `catalog.changed()` once it
+ * committed: every Prisma write of managed-ai is a catalog write (upstreams,
+ * models, prices, offers, instances, releases), so cached plans are stale after it.
+ */
+export function invalidating<Tx extends SqlExecutor>(transact: Transact<Tx>, catalog: CatalogCache): Transact<Tx> {
+  return async (fn) => {
+    const result = await transact(fn);
+    catalog.changed();
+    return result;
+  };
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import { parseChatRequest } from "./chat-request.js";
+import { costUnits } from "./cost.js";
+import { unitsToUsdNumber, unitsToUsdString, usdToUnitsFloor } from "./money.js";
+import { SseParser } from "./sse.js";
+import { inputTokenUpperBound } from "./tokens.js";
+
+const price = (pi: number, po: number) => ({ inputUnitsPerMtok: BigInt(pi), outputUnitsPerMtok: BigInt(po) });
+
+describe("costUnits", () => {
+  it("is the contract's formula, rounded up to a whole unit", () => {
+    // 1000 input at 5000/Mtok = 5 units; 500 output at 15000/Mtok = 7.5 units → 12.5 → 13
+    expect(costUnits(1000n, 500n, price(5000, 15000), 0n)).toBe(13n);
+    // exactly whole: no rounding
+    expect(costUnits(1000n, 1000n, price(5000, 15000), 0n)).toBe(20n);
+    // 1 token at 1 unit/Mtok is still 1 unit
+    expect(costUnits(1n, 0n, price(1, 1), 0n)).toBe(1n);
+    expect(costUnits(0n, 0n, price(1000, 1000), 0n)).toBe(0n);
+  });
+
+  it("applies the discount before rounding", () => {
+    // 20 units × (10000 − 2500)/10000 = 15 exactly
+    expect(costUnits(1000n, 1000n, price(5000, 15000), 2500n)).toBe(15n);
+    // 13 → 12.5 × 0.9 = 11.25 → 12
+    expect(costUnits(1000n, 500n, price(5000, 15000), 1000n)).toBe(12n);
+    expect(costUnits(1000n, 500n, price(5000, 15000), 10000n)).toBe(0n);
+  });
+
+  it("is exact far beyond float precision", () => {
+    const big = costUnits(10n ** 12n, 10n ** 12n, price(999_999_999, 999_999_999), 1n);
+    expect(big).toBe(((10n ** 12n * 999_999_999n * 2n) * 9_999n + 10n ** 10n - 1n) / 10n ** 10n);
+  });
+
+  it("refuses impossible inputs", () => {
+    expect(() => costUnits(-1n, 0n, price(1, 1), 0n)).toThrow();
+    expect(() => costUnits(1n, 0n, price(1, 1), 10_001n)).toThrow();
+  });
+});
+
+describe("money", () => {
+  it("writes exactly four decimals", () => {
+    expect(unitsToUsdString(123n)).toBe("0.0123");
+    expect(unitsToUsdString(0n)).toBe("0.0000");
+    expect(unitsToUsdString(1_234_567n)).toBe("123.4567");
+    expect(unitsToUsdNumber(123n)).toBe(0.0123);
+  });
+
+  it("reads USD floats exactly, rounding down to whole units", () => {
+    expect(usdToUnitsFloor(0.0123)).toBe(123n);
+    expect(usdToUnitsFloor(0.01235)).toBe(123n);
+    expect(usdToUnitsFloor(0.1 + 0.2)).toBe(3000n); // 0.30000000000000004
+    expect(usdToUnitsFloor(12)).toBe(120_000n);
+    expect(usdToUnitsFloor(1e-7)).toBe(0n);
+    expect(usdToUnitsFloor(1e21)).toBe(10n ** 25n);
+    expect(usdToUnitsFloor(0)).toBe(0n);
+    expect(() => usdToUnitsFloor(-1)).toThrow();
+    expect(() => usdToUnitsFloor(Number.NaN)).toThrow();
+  });
+});
+
+describe("inputTokenUpperBound", () => {
+  it("counts UTF-8 bytes plus the chat format's overhead", () => {
+    expect(inputTokenUpperBound([{ role: "user", text: "hello" }])).toBe(BigInt(3 + 4 + 4 + 5));
+    expect(inputTokenUpperBound([{ role: "user", text: "é😀" }])).toBe(BigInt(3 + 4 + 4 + 2 + 4));
+    expect(inputTokenUpperBound([{ role: "system", name: "bob", text: "" }, { role: "user", text: "x" }])).toBe(BigInt(3 + (4 + 6 + 3) + (4 + 4 + 1)));
+  });
+});
+
+describe("parseChatRequest", () => {
+  const messages = [{ role: "user", content: "hi" }];
+
+  it("keeps what it prices and forwards only allowed provider parameters", () => {
+    const r = parseChatRequest({ messages, model: "gpt", max_tokens: 50, max_cost: 0.5, temperature: 0.2, stop: ["x"], unknown_thing: 1, stream: true });
+    expect(r).toMatchObject({ model: "gpt", maxTokens: 50, maxCostUsd: 0.5, stream: true, passthrough: { temperature: 0.2, stop: ["x"] } });
+    expect(r.passthrough).not.toHaveProperty("unknown_thing");
+    expect(r.boundable).toEqual([{ role: "user", name: undefined, text: "hi" }]);
+    expect(parseChatRequest({ messages, max_completion_tokens: 7 }).maxTokens).toBe(7);
+  });
+
+  it("accepts text parts and joins them for the bound", () => {
+    const r = parseChatRequest({ messages: [{ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }] });
+    expect(r.boundable[0]!.text).toBe("ab");
+  });
+
+  it("answers 400 naming the parameter for what managed models refuse", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ messages, n: 2 }, "n"],
+      [{ messages, logit_bias: { 1: 2 } }, "logit_bias"],
+      [{ messages, tools: [] }, "tools"],
+      [{ messages, response_format: { type: "json_schema", json_schema: {} } }, "response_format"],
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages"],
+      [{ messages: [{ role: "tool", content: "x" }] }, "messages"],
+      [{ messages: [] }, "messages"],
+      [{}, "messages"],
+      [{ messages, max_tokens: 0 }, "max_tokens"],
+      [{ messages, max_tokens: 5, max_completion_tokens: 6 }, "max_completion_tokens"],
+      [{ messages, max_cost: -1 }, "max_cost"],
+      [{ messages, model: "bad alias!" }, "model"],
+    ];
+    for (const [body, param] of cases) {
+      let error: { code?: string; extra?: { param?: string } } = {};
+      try {
+        parseChatRequest(body);
+      } catch (err) {
+        error = err as typeof error;
+      }
+      expect(error.code, JSON.stringify(body)).toBe("invalid_request");
+      expect(error.extra?.param, JSON.stringify(body)).toBe(param);
+    }
+    expect(() => parseChatRequest([1])).toThrow(/JSON object/);
+  });
+});
+
+describe("SseParser", () => {
+  it("yields each event's data across arbitrary chunk boundaries", () => {
+    const p = new SseParser();
+    const text = 'data: {"a":1}\n\n: comment\n\ndata: {"b":\ndata: 2}\r\n\r\nevent: x\ndata: [DONE]\n\n';
+    const out: string[] = [];
+    for (const ch of text) out.push(...p.push(ch));
+    expect(out).toEqual(['{"a":1}', '{"b":\n2}', "[DONE]"]);
+  });
+
+  it("keeps multi-byte characters split across chunks", () => {
+    const p = new SseParser();
+    const bytes = new TextEncoder().encode('data: "é😀"\n\n');
+    const out = [...p.push(bytes.slice(0, 8)), ...p.push(bytes.slice(8))];
+    expect(out).toEqual(['"é😀"']);
+  });
+});

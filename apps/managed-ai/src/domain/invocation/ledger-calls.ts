@@ -1,0 +1,67 @@
+import { GroupCommit } from "@gateway/db-kit";
+import { AppError, isErrorCode } from "@gateway/errors";
+import { isUnimplemented, type Client } from "@gateway/grpc-kit";
+import { currentRequestId, type Logger } from "@gateway/logger";
+import type { ledger, ledgerV1 } from "@gateway/protos";
+
+type Movement = ledger.Movement;
+type Result = ledger.MovementResult__Output;
+
+/**
+ * The ledger calls of metered requests (reserve, capture, void), pipelined: a
+ * call is sent at once when one of a few slots is free; calls that arrive while
+ * the slots are busy go together as one ApplyBatch — one message each way
+ * instead of one call per request. Every item keeps its own outcome: the
+ * response its single call would give, or the AppError it would fail with. A
+ * failure of the batch call itself (the ledger unreachable, the deadline)
+ * fails its items with that error, as single calls would fail.
+ *
+ * A ledger without ApplyBatch (an older build during a rolling deploy) is
+ * called one movement at a time instead.
+ */
+export class LedgerCalls {
+  private readonly batches: GroupCommit<Movement, Result>;
+  private batching = true;
+
+  constructor(
+    private readonly ledger: Client<typeof ledgerV1>,
+    private readonly logger: Logger,
+    options: { maxBatch?: number; concurrency?: number; onBatch?: (size: number) => void } = {},
+  ) {
+    this.batches = new GroupCommit({
+      ...(options.onBatch ? { onBatch: options.onBatch } : {}),
+      maxBatch: options.maxBatch ?? 200,
+      concurrency: options.concurrency ?? 2,
+      isolateFailures: false,
+      run: async (items) => (await this.ledger.ApplyBatch({ items })).results,
+    });
+  }
+
+  async reserve(request: ledger.ReserveRequest): Promise<ledger.ReserveResponse__Output> {
+    return (await this.apply({ reserve: request }, async () => ({ reserved: await this.ledger.Reserve(request) }))).reserved!;
+  }
+
+  async capture(request: ledger.CaptureRequest): Promise<ledger.CaptureResponse__Output> {
+    return (await this.apply({ capture: request }, async () => ({ captured: await this.ledger.Capture(request) }))).captured!;
+  }
+
+  async void(request: ledger.VoidRequest): Promise<ledger.VoidResponse__Output> {
+    return (await this.apply({ void: request }, async () => ({ voided: await this.ledger.Void(request) }))).voided!;
+  }
+
+  /** The movement's result; its error as an AppError. `single` calls the ledger without ApplyBatch. */
+  private async apply(movement: Movement, single: () => Promise<Partial<Result>>): Promise<Partial<Result>> {
+    if (!this.batching) return single();
+    let result: Result;
+    try {
+      result = await this.batches.submit({ ...movement, request_id: currentRequestId() ?? "" });
+    } catch (err) {
+      if (!isUnimplemented(err)) throw err;
+      if (this.batching) this.logger.warn("the ledger does not offer ApplyBatch; calling it one movement at a time");
+      this.batching = false;
+      return single();
+    }
+    if (result.error) throw new AppError(isErrorCode(result.error.code) ? result.error.code : "internal_error", result.error.message);
+    return result;
+  }
+}

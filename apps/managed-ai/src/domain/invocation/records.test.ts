@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outboxRow, type Statements } from "@gateway/events";
+import { createTestContext, type TestContext } from "../../testing/context.js";
+import { UsageRecordWriter, type RecordToOpen } from "./records.js";
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A writer whose statements are counted (rows per statement). */
+function countingWriter() {
+  const statements: number[] = [];
+  let woken = 0;
+  const sql: Statements = {
+    query: (text, values) => {
+      statements.push((values[0] as unknown[]).length);
+      return t.ctx.sql.query(text, values);
+    },
+    eventsWritten: () => void woken++,
+  };
+  return { writer: new UsageRecordWriter(sql, t.ctx.logger, { concurrency: 1 }), statements, woken: () => woken };
+}
+
+let n = 0;
+function record(overrides: Partial<RecordToOpen> = {}): RecordToOpen {
+  const id = `req_rec_${++n}`;
+  return {
+    id,
+    tenantId: "ten_rec",
+    apiKeyId: "key_rec",
+    serviceAlias: "chat",
+    modelAlias: "small",
+    priceId: "price_1",
+    upstreamId: "up_1",
+    discountBps: 0,
+    stream: false,
+    inputTokensBound: 10,
+    outputTokensCap: 20,
+    reservedUnits: 123n,
+    holdExpiresAt: new Date(Date.now() + 60_000),
+    idempotencyKey: null,
+    event: outboxRow(
+      "managed_ai.request_reserved",
+      { request_id: id, tenant_id: "ten_rec", key_id: "key_rec", service_alias: "chat", model_alias: "small", price_id: "price_1", reserved_units: "123", stream: false },
+      { requestId: id },
+    ),
+    ...overrides,
+  };
+}
+const settled = (id: string, status: "completed" | "failed" = "completed") => ({
+  id,
+  status,
+  errorCode: null,
+  holdId: `hold_${id}`,
+  finalUnits: 100n,
+  usageJson: '{"prompt_tokens":1}',
+  event: outboxRow(
+    "managed_ai.request_settled",
+    { request_id: id, tenant_id: "ten_rec", key_id: "key_rec", status, reserved_units: "123", final_units: "100", error_code: null },
+    { requestId: id },
+  ),
+});
+const rows = (ids: string[]) =>
+  t.ctx.sql.query<{ id: string; status: string; final_units: bigint | null }>("SELECT id, status, final_units FROM usage_records WHERE id = ANY($1) ORDER BY id", [ids]);
+const eventsOf = async (ids: string[]) => (await t.outbox()).filter((e) => ids.includes(e.payload.request_id as string));
+
+describe("UsageRecordWriter (group commit)", () => {
+  it("opens and settles concurrent records in shared statements, each row with its own event", async () => {
+    const { writer, statements, woken } = countingWriter();
+    const records = Array.from({ length: 12 }, () => record());
+    const ids = records.map((r) => r.id);
+    expect(await Promise.all(records.map((r) => writer.open(r)))).toEqual(records.map(() => true));
+    expect(statements.reduce((a, b) => a + b, 0)).toBe(12);
+    expect(statements.length).toBeLessThan(12);
+    expect((await rows(ids)).every((r) => r.status === "reserved")).toBe(true);
+
+    expect(await Promise.all(ids.map((id) => writer.settle(settled(id))))).toEqual(ids.map(() => true));
+    expect((await rows(ids)).map((r) => [r.status, r.final_units])).toEqual(ids.map(() => ["completed", 100n]));
+    const events = await eventsOf(ids);
+    expect(events.filter((e) => e.type === "managed_ai.request_reserved")).toHaveLength(12);
+    expect(events.filter((e) => e.type === "managed_ai.request_settled")).toHaveLength(12);
+    expect(woken()).toBe(statements.length);
+  });
+
+  it("settles a record once: a second settlement changes nothing and writes no event", async () => {
+    const { writer } = countingWriter();
+    const r = record();
+    await writer.open(r);
+    const [first, second] = await Promise.all([writer.settle(settled(r.id, "completed")), writer.settle(settled(r.id, "failed"))]);
+    expect([first, second].sort()).toEqual([false, true]);
+    expect((await eventsOf([r.id])).filter((e) => e.type === "managed_ai.request_settled")).toHaveLength(1);
+    expect(await writer.settle(settled(r.id, "failed"))).toBe(false);
+  });
+
+  it("claims an Idempotency-Key once even when both claims share a batch (written row by row)", async () => {
+    const { writer, statements } = countingWriter();
+    const blocker = writer.open(record());
+    const a = record({ idempotencyKey: "same-key" });
+    const b = record({ idempotencyKey: "same-key" });
+    const c = record({ idempotencyKey: "other-key" });
+    const results = await Promise.all([blocker, writer.open(a), writer.open(b), writer.open(c)]);
+    expect(statements).toEqual([1, 3, 1, 1, 1]);
+    expect(results).toEqual([true, true, false, true]);
+    expect((await rows([a.id, b.id, c.id])).map((r) => r.id).sort()).toEqual([a.id, c.id].sort());
+    expect(await eventsOf([b.id])).toEqual([]);
+  });
+});

@@ -1,0 +1,163 @@
+import { GroupCommit } from "@gateway/db-kit";
+import type { OutboxRow, Statements } from "@gateway/events";
+import type { Logger } from "@gateway/logger";
+
+/** A usage record to open (status `reserved`), its Idempotency-Key claim, and its event. */
+export type RecordToOpen = {
+  id: string;
+  tenantId: string;
+  apiKeyId: string | null;
+  serviceAlias: string;
+  modelAlias: string;
+  priceId: string;
+  upstreamId: string;
+  discountBps: number;
+  stream: boolean;
+  inputTokensBound: number;
+  outputTokensCap: number;
+  reservedUnits: bigint;
+  holdExpiresAt: Date;
+  /** Claimed together with the record (only with an API key); null: no claim. */
+  idempotencyKey: string | null;
+  event: OutboxRow;
+};
+
+/** A record's end state (only a `reserved` record changes), and its event. */
+export type RecordToSettle = {
+  id: string;
+  status: "completed" | "failed" | "review";
+  errorCode: string | null;
+  holdId: string | null;
+  finalUnits: bigint | null;
+  usageJson: string | null;
+  event: OutboxRow;
+};
+
+const events = (items: { event: OutboxRow }[]) => [0, 1, 2, 3].map((c) => items.map((i) => i.event.values[c]));
+
+/*
+ * Both statements take their rows as parallel arrays (one round trip, one commit
+ * for the whole batch) and write each row's event only for a row that changed.
+ * A key claimed in the last 24 hours makes its record's row write nothing; the
+ * same key twice in one batch makes PostgreSQL refuse the statement, and the
+ * batch is then written row by row (GroupCommit), where the second finds the
+ * first's claim.
+ */
+const OPEN = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[],
+      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+    AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, evt_id, evt_type, evt_payload, evt_request_id)),
+  claim AS (
+    INSERT INTO idempotency_keys (tenant_id, api_key_id, key, request_id)
+    SELECT tenant_id, api_key_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND api_key_id IS NOT NULL
+    ON CONFLICT (tenant_id, api_key_id, key) DO UPDATE SET request_id = EXCLUDED.request_id, created_at = now()
+    WHERE idempotency_keys.created_at < now() - interval '24 hours'
+    RETURNING request_id),
+  rec AS (
+    INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at)
+    SELECT id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, 'reserved', stream,
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, now()
+    FROM input
+    WHERE idempotency_key IS NULL OR api_key_id IS NULL OR id IN (SELECT request_id FROM claim)
+    RETURNING id),
+  ev AS (
+    INSERT INTO outbox_events (id, type, payload, request_id)
+    SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN rec ON rec.id = i.id)
+  SELECT id FROM rec`;
+
+const SETTLE = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+    AS i(id, status, error_code, hold_id, final_units, usage_json, evt_id, evt_type, evt_payload, evt_request_id)),
+  upd AS (
+    UPDATE usage_records u SET status = i.status, error_code = i.error_code, hold_id = i.hold_id,
+      final_units = COALESCE(i.final_units, u.final_units), usage_json = COALESCE(i.usage_json, u.usage_json),
+      settled_at = CASE WHEN i.status <> 'review' THEN now() ELSE u.settled_at END, updated_at = now()
+    FROM input i WHERE u.id = i.id AND u.status = 'reserved'
+    RETURNING u.id),
+  ev AS (
+    INSERT INTO outbox_events (id, type, payload, request_id)
+    SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN upd ON upd.id = i.id)
+  SELECT id FROM upd`;
+
+/**
+ * The invocation hot path's writes to usage records, group-committed: opens
+ * that arrive while earlier ones are being written go together in one
+ * statement, and so do settlements. Each answers whether its own row changed.
+ */
+export class UsageRecordWriter {
+  private readonly opens: GroupCommit<RecordToOpen, boolean>;
+  private readonly settles: GroupCommit<RecordToSettle, boolean>;
+
+  constructor(
+    sql: Statements,
+    logger: Logger,
+    options: { maxBatch?: number; concurrency?: number; onBatch?: (kind: "open" | "settle", size: number) => void } = {},
+  ) {
+    const changedIds = async (text: string, values: unknown[], ids: string[]) => {
+      const changed = new Set((await sql.query<{ id: string }>(text, values)).map((r) => r.id));
+      if (changed.size > 0) sql.eventsWritten();
+      return ids.map((id) => changed.has(id));
+    };
+    const onBatchFailure = (what: string) => (err: unknown, size: number) =>
+      logger.warn({ err, records: size }, `usage record ${what} batch failed; writing its records one by one`);
+    const { onBatch, ...sizes } = options;
+    this.opens = new GroupCommit({
+      ...sizes,
+      onBatch: (size) => onBatch?.("open", size),
+      onBatchFailure: onBatchFailure("open"),
+      run: (rows) =>
+        changedIds(
+          OPEN,
+          [
+            rows.map((r) => r.id),
+            rows.map((r) => r.tenantId),
+            rows.map((r) => r.apiKeyId),
+            rows.map((r) => r.serviceAlias),
+            rows.map((r) => r.modelAlias),
+            rows.map((r) => r.priceId),
+            rows.map((r) => r.upstreamId),
+            rows.map((r) => r.discountBps),
+            rows.map((r) => r.stream),
+            rows.map((r) => r.inputTokensBound),
+            rows.map((r) => r.outputTokensCap),
+            rows.map((r) => r.reservedUnits.toString()),
+            rows.map((r) => r.holdExpiresAt.toISOString()),
+            rows.map((r) => r.idempotencyKey),
+            ...events(rows),
+          ],
+          rows.map((r) => r.id),
+        ),
+    });
+    this.settles = new GroupCommit({
+      ...sizes,
+      onBatch: (size) => onBatch?.("settle", size),
+      onBatchFailure: onBatchFailure("settlement"),
+      run: (rows) =>
+        changedIds(
+          SETTLE,
+          [
+            rows.map((r) => r.id),
+            rows.map((r) => r.status),
+            rows.map((r) => r.errorCode),
+            rows.map((r) => r.holdId),
+            rows.map((r) => r.finalUnits?.toString() ?? null),
+            rows.map((r) => r.usageJson),
+            ...events(rows),
+          ],
+          rows.map((r) => r.id),
+        ),
+    });
+  }
+
+  /** Opens the record; false when its Idempotency-Key was claimed in the last 24 hours (nothing written). */
+  open(record: RecordToOpen): Promise<boolean> {
+    return this.opens.submit(record);
+  }
+
+  /** Settles a `reserved` record; false when it was no longer `reserved` (nothing written). */
+  settle(record: RecordToSettle): Promise<boolean> {
+    return this.settles.submit(record);
+  }
+}

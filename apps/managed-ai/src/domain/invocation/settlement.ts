@@ -1,0 +1,172 @@
+import { AppError, isAppError } from "@gateway/errors";
+import { outboxInsertFrom, outboxRow } from "@gateway/events";
+import type { ManagedAiContext } from "../../db.js";
+import { costUnits } from "./cost.js";
+import { unitsToUsdNumber } from "./money.js";
+import type { Plan } from "./plan.js";
+
+/**
+ * The money of one managed request, around its usage record. The record is
+ * written before the ledger is asked for the hold, and every ledger call uses
+ * an operation id derived from the record's id:
+ *   reserve:<id>, capture:<id>, void:<id>
+ * so a crash at any point leaves a record an operator can release (the hold
+ * is found again by replaying the reservation) and no call can move money twice.
+ */
+export type Opened = { id: string; holdId: string | null; tenantId: string; apiKeyId: string | null };
+
+export type Usage = { promptTokens: bigint; completionTokens: bigint; raw: Record<string, unknown> };
+
+export const reserveOperation = (id: string) => `reserve:${id}`;
+export const captureOperation = (id: string) => `capture:${id}`;
+export const voidOperation = (id: string) => `void:${id}`;
+
+/** The provider's usage, when it reports whole non-negative token counts. */
+export function usageOf(value: unknown): Usage | null {
+  if (!value || typeof value !== "object") return null;
+  const u = value as Record<string, unknown>;
+  const ok = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+  if (!ok(u.prompt_tokens) || !ok(u.completion_tokens)) return null;
+  return { promptTokens: BigInt(u.prompt_tokens as number), completionTokens: BigInt(u.completion_tokens as number), raw: u };
+}
+
+export type OpenInput = { requestId: string; apiKeyId: string | null; idempotencyKey: string | null; stream: boolean };
+
+/**
+ * Opens the usage record (status `reserved`) with its Idempotency-Key claim,
+ * then takes the hold. A key is used up only by a request that obtained a
+ * reservation: on insufficient balance the record and the claim go away again
+ * (402, and the key can be retried). When the ledger cannot be reached the
+ * outcome is unknown: the record is put in `review` for an operator.
+ */
+export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<Opened> {
+  const holdExpiresAt = new Date(Date.now() + ctx.holdTtlSeconds * 1000);
+  const event = outboxRow("managed_ai.request_reserved", {
+    request_id: input.requestId,
+    tenant_id: plan.tenantId,
+    key_id: input.apiKeyId,
+    service_alias: plan.serviceAlias,
+    model_alias: plan.modelAlias,
+    price_id: plan.priceId,
+    reserved_units: plan.reservedUnits.toString(),
+    stream: input.stream,
+  });
+  const written = await ctx.records.open({
+    id: input.requestId,
+    tenantId: plan.tenantId,
+    apiKeyId: input.apiKeyId,
+    serviceAlias: plan.serviceAlias,
+    modelAlias: plan.modelAlias,
+    priceId: plan.priceId,
+    upstreamId: plan.upstream.id,
+    discountBps: plan.discountBps,
+    stream: input.stream,
+    inputTokensBound: Number(plan.inputTokensBound),
+    outputTokensCap: plan.outputTokensCap,
+    reservedUnits: plan.reservedUnits,
+    holdExpiresAt,
+    idempotencyKey: input.idempotencyKey,
+    event,
+  });
+  if (!written) throw new AppError("conflict", "This Idempotency-Key was already used in the last 24 hours; nothing was replayed.");
+  const opened: Opened = { id: input.requestId, holdId: null, tenantId: plan.tenantId, apiKeyId: input.apiKeyId };
+  if (plan.reservedUnits === 0n) return opened; // a free request holds nothing
+  try {
+    const res = await ctx.ledgerCalls.reserve({
+      operation_id: reserveOperation(input.requestId),
+      tenant_id: plan.tenantId,
+      units: plan.reservedUnits.toString(),
+      expires_at: holdExpiresAt.toISOString(),
+      reason: `managed request ${input.requestId}`,
+    });
+    return { ...opened, holdId: res.hold_id };
+  } catch (err) {
+    if (isAppError(err) && err.code === "insufficient_balance") {
+      await refuse(ctx, plan, input);
+      throw new AppError("insufficient_balance", "The available balance does not cover the worst-case cost of this request.", {
+        extra: { pricing: { cost: unitsToUsdNumber(plan.reservedUnits) } },
+      });
+    }
+    await markSettled(ctx, opened, plan, { status: "review", errorCode: "ledger_unavailable" });
+    throw new AppError("unavailable", "The balance could not be reserved; try again shortly.");
+  }
+}
+
+/** The ledger refused the hold: the record and its claim go away, with a `request_refused` event. */
+async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
+  const event = outboxRow("managed_ai.request_refused", { request_id: input.requestId, tenant_id: plan.tenantId, key_id: input.apiKeyId, reason: "insufficient_balance" });
+  await ctx.sql.query(
+    `WITH gone AS (DELETE FROM usage_records WHERE id = $1 AND status = 'reserved' RETURNING id),
+       unclaimed AS (DELETE FROM idempotency_keys WHERE tenant_id = $2 AND api_key_id = $3 AND key = $4 AND request_id = $1),
+       ev AS (${outboxInsertFrom(5, "gone")})
+     SELECT 1`,
+    [input.requestId, plan.tenantId, input.apiKeyId, input.idempotencyKey, ...event.values],
+  );
+  ctx.sql.eventsWritten();
+}
+
+type Outcome = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits?: bigint; usage?: Usage };
+
+/** Writes the record's end state (once: only a `reserved` record changes) and its event. */
+async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, outcome: Outcome): Promise<void> {
+  const event = outboxRow("managed_ai.request_settled", {
+    request_id: opened.id,
+    tenant_id: opened.tenantId,
+    key_id: opened.apiKeyId,
+    status: outcome.status,
+    reserved_units: plan.reservedUnits.toString(),
+    final_units: outcome.finalUnits?.toString() ?? null,
+    error_code: outcome.errorCode,
+  });
+  await ctx.records.settle({
+    id: opened.id,
+    status: outcome.status,
+    errorCode: outcome.errorCode,
+    holdId: opened.holdId,
+    finalUnits: outcome.finalUnits ?? null,
+    usageJson: outcome.usage ? JSON.stringify(outcome.usage.raw) : null,
+    event,
+  });
+}
+
+/**
+ * The provider answered with usage: charge the contract's cost of it, at most
+ * the reservation (a capped record says `usage_over_reservation`), and give the
+ * rest of the hold back. When the ledger cannot be reached the record goes to
+ * `review` with the hold in place.
+ */
+export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, plan: Plan, usage: Usage): Promise<bigint> {
+  const cost = costUnits(usage.promptTokens, usage.completionTokens, plan.price, BigInt(plan.discountBps));
+  const finalUnits = cost > plan.reservedUnits ? plan.reservedUnits : cost;
+  const errorCode = cost > plan.reservedUnits ? "usage_over_reservation" : null;
+  if (opened.holdId) {
+    try {
+      await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: opened.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
+    } catch (err) {
+      ctx.logger.error({ err, request_id: opened.id }, "capture failed; the record goes to review with its hold");
+      await markSettled(ctx, opened, plan, { status: "review", errorCode: "settlement_failed", usage });
+      return finalUnits;
+    }
+  }
+  await markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
+  return finalUnits;
+}
+
+/** The provider failed: release the whole hold; the record is `failed` with the failure's code. */
+export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+  if (opened.holdId) {
+    try {
+      await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: opened.holdId, reason: `managed request ${opened.id}: ${errorCode}` });
+    } catch (err) {
+      ctx.logger.error({ err, request_id: opened.id }, "void failed; the record goes to review with its hold");
+      await markSettled(ctx, opened, plan, { status: "review", errorCode });
+      return;
+    }
+  }
+  await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n });
+}
+
+/** Usage is unknown (a stream without usage, a client that left): the hold stays for an operator. */
+export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+  await markSettled(ctx, opened, plan, { status: "review", errorCode });
+}

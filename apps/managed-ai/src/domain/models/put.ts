@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { AppError, parseInput } from "@gateway/errors";
+import type { ManagedAiContext } from "../../db.js";
+import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
+import { modelState, modelView, WITH_LATEST_PRICE, type ModelView } from "./view.js";
+
+/** The provider's own model name, e.g. `gpt-4o-mini`, `meta-llama/Llama-3-8b`, `llama3:8b`. */
+export const UpstreamModel = z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces");
+export const MaxOutputTokens = z.number().int().min(1).max(1_000_000);
+
+export const PutModelInput = z.object({
+  alias: ResourceId,
+  upstream_id: ResourceId,
+  upstream_model: UpstreamModel,
+  enabled: z.boolean().optional(),
+  max_output_tokens: MaxOutputTokens.optional(),
+  version: ExpectedVersion,
+  actor: Actor,
+});
+export type PutModelInput = z.input<typeof PutModelInput>;
+
+/** Default output cap of a new model (CONTRACT.md section 6). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+/**
+ * Creates or updates the model under an alias. Its upstream must exist (404
+ * naming `upstream_id` otherwise). The row is locked while it is compared and
+ * written, so of two writes naming the same version exactly one succeeds.
+ * Prices are versioned separately (publishPrice) and do not change `version`.
+ */
+export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: PutModelInput }): Promise<ModelView> {
+  const put = parseInput(PutModelInput, input);
+  const what = `model ${put.alias}`;
+  return ctx.transact(async (tx, emit) => {
+    const upstream = await tx.upstream.findUnique({ where: { id: put.upstream_id }, select: { id: true } });
+    if (!upstream) throw new AppError("not_found", `upstream_id: no upstream ${put.upstream_id}.`);
+    await tx.$queryRaw`SELECT 1 FROM models WHERE alias = ${put.alias} FOR UPDATE`;
+    const before = await tx.model.findUnique({ where: { alias: put.alias } });
+    assertVersion(put.version, before?.version, what);
+
+    if (!before) {
+      const created = await tx.model.createMany({
+        data: [
+          {
+            alias: put.alias,
+            upstreamId: put.upstream_id,
+            upstreamModel: put.upstream_model,
+            enabled: put.enabled ?? true,
+            maxOutputTokens: put.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+            version: 1,
+          },
+        ],
+        skipDuplicates: true,
+      });
+      if (created.count === 0) throw concurrentWrite(what);
+    } else {
+      const updated = await tx.model.updateMany({
+        where: { alias: put.alias, version: before.version },
+        data: {
+          upstreamId: put.upstream_id,
+          upstreamModel: put.upstream_model,
+          enabled: put.enabled ?? before.enabled,
+          maxOutputTokens: put.max_output_tokens ?? before.maxOutputTokens,
+          version: { increment: 1 },
+        },
+      });
+      if (updated.count === 0) throw concurrentWrite(what);
+    }
+
+    const after = await tx.model.findUniqueOrThrow({ where: { alias: put.alias }, include: WITH_LATEST_PRICE });
+    await emit("managed_ai.model_changed", {
+      actor: put.actor,
+      model_alias: put.alias,
+      change: before ? "updated" : "created",
+      before: before ? modelState(before) : null,
+      after: modelState(after),
+    });
+    return modelView(after);
+  });
+}

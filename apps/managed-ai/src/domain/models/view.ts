@@ -1,0 +1,73 @@
+import type { Model, PriceVersion } from "../../generated/prisma/client.js";
+
+export type PriceView = {
+  id: string;
+  modelAlias: string;
+  version: number;
+  inputUnitsPerMtok: bigint;
+  outputUnitsPerMtok: bigint;
+  createdAt: Date;
+};
+
+export type ModelView = {
+  alias: string;
+  upstreamId: string;
+  upstreamModel: string;
+  enabled: boolean;
+  maxOutputTokens: number;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The newest price version, null while none was published. */
+  price: PriceView | null;
+};
+
+export function priceView(row: PriceVersion): PriceView {
+  return {
+    id: row.id,
+    modelAlias: row.modelAlias,
+    version: row.version,
+    inputUnitsPerMtok: row.inputUnitsPerMtok,
+    outputUnitsPerMtok: row.outputUnitsPerMtok,
+    createdAt: row.createdAt,
+  };
+}
+
+/** Prisma `include` that brings a model's newest price version along. */
+export const WITH_LATEST_PRICE = { prices: { orderBy: { version: "desc" }, take: 1 } } as const;
+
+export function modelView(row: Model & { prices: PriceVersion[] }): ModelView {
+  const latest = row.prices[0];
+  return {
+    alias: row.alias,
+    upstreamId: row.upstreamId,
+    upstreamModel: row.upstreamModel,
+    enabled: row.enabled,
+    maxOutputTokens: row.maxOutputTokens,
+    version: row.version,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    price: latest ? priceView(latest) : null,
+  };
+}
+
+/** The audited state of a model. */
+export function modelState(row: Model) {
+  return {
+    upstream_id: row.upstreamId,
+    upstream_model: row.upstreamModel,
+    enabled: row.enabled,
+    max_output_tokens: row.maxOutputTokens,
+    version: row.version,
+  };
+}
+
+/** The audited state of a price version (units as decimal strings). */
+export function priceState(price: PriceView) {
+  return {
+    price_id: price.id,
+    version: price.version,
+    input_units_per_mtok: price.inputUnitsPerMtok.toString(),
+    output_units_per_mtok: price.outputUnitsPerMtok.toString(),
+  };
+}

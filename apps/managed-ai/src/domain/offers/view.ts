@@ -1,0 +1,36 @@
+import type { Offer } from "../../generated/prisma/client.js";
+
+export type OfferView = {
+  id: string;
+  tenantId: string;
+  modelAlias: string;
+  discountBps: number;
+  expiresAt: Date | null;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export function offerView(row: Offer): OfferView {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    modelAlias: row.modelAlias,
+    discountBps: row.discountBps,
+    expiresAt: row.expiresAt,
+    version: row.version,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** The audited state of an offer. */
+export function offerState(row: Offer) {
+  return { discount_bps: row.discountBps, expires_at: row.expiresAt?.toISOString() ?? null, version: row.version };
+}
+
+/** The discount an offer gives at `now`: its basis points until it expires, then 0. */
+export function effectiveDiscountBps(offer: Pick<Offer, "discountBps" | "expiresAt"> | undefined, now: Date): number {
+  if (!offer) return 0;
+  return offer.expiresAt === null || offer.expiresAt.getTime() > now.getTime() ? offer.discountBps : 0;
+}

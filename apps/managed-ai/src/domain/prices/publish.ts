@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { newId } from "@gateway/ids";
+import { AppError, parseInput } from "@gateway/errors";
+import type { ManagedAiContext } from "../../db.js";
+import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
+import { modelView, priceState, priceView, WITH_LATEST_PRICE, type ModelView } from "../models/view.js";
+
+export const PublishPriceInput = z.object({
+  model_alias: ResourceId,
+  input_units_per_mtok: NonNegativeUnits,
+  output_units_per_mtok: NonNegativeUnits,
+  actor: Actor,
+});
+export type PublishPriceInput = z.input<typeof PublishPriceInput>;
+
+/**
+ * Publishes the next price version of a model: 1, 2, 3 ... without gaps or
+ * duplicates, because publishing locks the model row (concurrent publishers of
+ * one model take turns; a unique (model_alias, version) index backs it up).
+ * Price versions are never changed or deleted; the database refuses it.
+ */
+export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; input: PublishPriceInput }): Promise<ModelView> {
+  const publish = parseInput(PublishPriceInput, input);
+  return ctx.transact(async (tx, emit) => {
+    const locked = await tx.$queryRaw<{ alias: string }[]>`SELECT alias FROM models WHERE alias = ${publish.model_alias} FOR UPDATE`;
+    if (locked.length === 0) throw new AppError("not_found", `No model ${publish.model_alias}.`);
+    const previous = await tx.priceVersion.findFirst({ where: { modelAlias: publish.model_alias }, orderBy: { version: "desc" } });
+    const price = await tx.priceVersion.create({
+      data: {
+        id: newId("price"),
+        modelAlias: publish.model_alias,
+        version: (previous?.version ?? 0) + 1,
+        inputUnitsPerMtok: publish.input_units_per_mtok,
+        outputUnitsPerMtok: publish.output_units_per_mtok,
+        createdBy: publish.actor,
+      },
+    });
+    await emit("managed_ai.price_published", {
+      actor: publish.actor,
+      model_alias: publish.model_alias,
+      price: priceState(priceView(price)),
+      previous: previous ? priceState(priceView(previous)) : null,
+    });
+    return modelView(await tx.model.findUniqueOrThrow({ where: { alias: publish.model_alias }, include: WITH_LATEST_PRICE }));
+  });
+}

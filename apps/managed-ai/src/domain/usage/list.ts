@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { AppError, parseInput } from "@gateway/errors";
+import type { ManagedAiContext } from "../../db.js";
+import type { UsageRecord } from "../../generated/prisma/client.js";
+import { ResourceId } from "../schemas.js";
+
+export const ListUsageInput = z.object({ tenant_id: z.union([z.literal(""), ResourceId]).default(""), limit: z.number().int().min(0).max(200).default(100) });
+
+/** Newest first: one tenant's (customers, latest 100) or everyone's (operators, latest 200). */
+export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<UsageRecord[]> {
+  const q = parseInput(ListUsageInput, input);
+  return ctx.prisma.usageRecord.findMany({
+    where: q.tenant_id ? { tenantId: q.tenant_id } : {},
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: q.limit || 100,
+  });
+}
+
+export const GetUsageInput = z.object({ id: ResourceId, tenant_id: z.union([z.literal(""), ResourceId]).default("") });
+
+/** One record; another tenant's is as absent as one that does not exist. */
+export async function getUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof GetUsageInput> }): Promise<UsageRecord> {
+  const q = parseInput(GetUsageInput, input);
+  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
+  if (!row || (q.tenant_id && row.tenantId !== q.tenant_id)) throw new AppError("not_found", "No such request.");
+  return row;
+}

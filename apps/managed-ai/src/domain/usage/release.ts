@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { AppError, isAppError, parseInput } from "@gateway/errors";
+import type { ManagedAiContext } from "../../db.js";
+import type { UsageRecord } from "../../generated/prisma/client.js";
+import { reserveOperation, voidOperation } from "../invocation/settlement.js";
+import { Actor, ResourceId } from "../schemas.js";
+
+export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason: z.string().trim().min(1).max(240) });
+
+/**
+ * The hold of a record, also when a crash left the record without its id: the
+ * reservation is replayed with its original parameters. The ledger recognises a
+ * replay before anything else, so a replay returns the original hold, and any
+ * refusal (no balance, an expiry now past) means the reservation never happened.
+ * Were it taken now, it is voided below with nothing reported refunded.
+ */
+async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
+  if (row.holdId) return { holdId: row.holdId, existed: true };
+  if (row.reservedUnits === 0n) return null;
+  try {
+    const res = await ctx.ledger.Reserve({
+      operation_id: reserveOperation(row.id),
+      tenant_id: row.tenantId,
+      units: row.reservedUnits.toString(),
+      expires_at: row.holdExpiresAt.toISOString(),
+      reason: `managed request ${row.id}`,
+    });
+    return { holdId: res.hold_id, existed: res.replayed };
+  } catch (err) {
+    if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return null;
+    throw err;
+  }
+}
+
+/**
+ * Operator release (spec section 3): a `review` record, or a `reserved` one past
+ * its hold's expiry, becomes `failed` and its hold is voided; `refunded` is what
+ * went back to the tenant. Anything else is a conflict. Audited with the reason.
+ */
+export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ReleaseUsageInput> }): Promise<{ id: string; status: "failed"; refunded: bigint }> {
+  const q = parseInput(ReleaseUsageInput, input);
+  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
+  if (!row) throw new AppError("not_found", "No such request.");
+  const expired = row.holdExpiresAt.getTime() <= Date.now();
+  if (!(row.status === "review" || (row.status === "reserved" && expired))) {
+    throw new AppError(
+      "conflict",
+      row.status === "reserved" ? `The hold has not expired yet (it expires at ${row.holdExpiresAt.toISOString()}).` : `A ${row.status} request cannot be released.`,
+    );
+  }
+
+  let refunded = 0n;
+  const hold = await findHold(ctx, row);
+  if (hold) {
+    try {
+      const res = await ctx.ledger.Void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: `released: ${q.reason}` });
+      refunded = hold.existed ? BigInt(res.hold?.released_units ?? "0") : 0n;
+    } catch (err) {
+      if (!(isAppError(err) && err.code === "conflict")) throw err;
+      // Settled in the ledger while the record was not told (a crash after capture).
+      const settled = await ctx.ledger.GetHold({ hold_id: hold.holdId });
+      if (settled.status === "captured") {
+        await ctx.prisma.usageRecord.updateMany({
+          where: { id: row.id, status: row.status },
+          data: { status: "completed", holdId: hold.holdId, finalUnits: BigInt(settled.captured_units), settledAt: new Date() },
+        });
+        throw new AppError("conflict", "The request was already settled (completed) in the ledger; nothing to release.");
+      }
+      refunded = BigInt(settled.released_units);
+    }
+  }
+
+  await ctx.transact(async (tx, emit) => {
+    const changed = await tx.usageRecord.updateMany({
+      where: { id: row.id, status: row.status },
+      data: {
+        status: "failed",
+        holdId: hold?.holdId ?? null,
+        refundedUnits: refunded,
+        finalUnits: 0n,
+        errorCode: row.errorCode ?? "hold_expired",
+        releasedBy: q.actor,
+        releaseReason: q.reason,
+        settledAt: new Date(),
+      },
+    });
+    if (changed.count === 0) throw new AppError("conflict", "The request changed while it was being released; look again.");
+    await emit("managed_ai.request_released", {
+      actor: q.actor,
+      request_id: row.id,
+      tenant_id: row.tenantId,
+      key_id: row.apiKeyId,
+      reason: q.reason,
+      refunded_units: refunded.toString(),
+    });
+  });
+  return { id: row.id, status: "failed", refunded };
+}

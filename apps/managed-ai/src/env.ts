@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { address, env, int, loadEnv as load, serviceEnvShape } from "@gateway/config";
+import { DEV_ENCRYPTION_KEYS, KeyringError, parseKeyring, usesDevelopmentKey } from "./crypto/keyring.js";
+
+export const ManagedAiEnv = z
+  .object({
+    ...serviceEnvShape({ service: "managed-ai", grpcPort: 50052, metricsPort: 9102 }),
+    ENCRYPTION_KEYS: env.secret(
+      "Keys that encrypt provider credentials at rest: comma-separated `<key id>:<base64 of 32 bytes>`. The first encrypts; the others only decrypt (key rotation, docs/decisions/0015). Required in production.",
+      DEV_ENCRYPTION_KEYS,
+    ),
+    LEDGER_GRPC_URL: address("host:port of the ledger service (holds for metered requests).", "127.0.0.1:50051"),
+    LEDGER_DEADLINE_MS: int("Deadline of each ledger call; past it the request is answered 503 and its record kept for review.", 3_000, { min: 50 }),
+    HOLD_TTL_SECONDS: int("A metered request's hold expires this long after its reservation; an operator may then release it.", 900, { min: 1 }),
+    PROVIDER_TIMEOUT_MS: int("How long a provider may take to start answering a chat completion (status and headers).", 120_000, { min: 100 }),
+    PROVIDER_IDLE_TIMEOUT_MS: int("How long a provider's answer may stall between two pieces (a stalled stream ends as interrupted).", 60_000, { min: 100 }),
+    CATALOG_CACHE_TTL_MS: int(
+      "How long a replica keeps instances, models, prices and offers in memory for invocations; any write empties the cache at once here and, by broadcast, on other replicas.",
+      5_000,
+      { min: 0, max: 300_000 },
+    ),
+    UPSTREAM_TEST_TIMEOUT_MS: int(
+      "How long an upstream connection test waits for the provider's answer before reporting it unreachable (never longer than the caller's gRPC deadline allows).",
+      2_500,
+      { min: 100, max: 60_000 },
+    ),
+  })
+  .superRefine((cfg, ctx) => {
+    try {
+      const keyring = parseKeyring(cfg.ENCRYPTION_KEYS);
+      if (cfg.NODE_ENV === "production" && usesDevelopmentKey(keyring)) {
+        ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: "must be set in production (the development key is refused)" });
+      }
+    } catch (err) {
+      if (!(err instanceof KeyringError)) throw err;
+      ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: err.message });
+    }
+  });
+export type ManagedAiEnv = z.output<typeof ManagedAiEnv>;
+
+export function loadEnv(source: Record<string, string | undefined>): ManagedAiEnv {
+  return load(ManagedAiEnv, source);
+}

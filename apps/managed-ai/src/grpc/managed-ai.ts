@@ -1,0 +1,122 @@
+import type { CallContext, Implementation } from "@gateway/grpc-kit";
+import type { managedAiV1 } from "@gateway/protos";
+import type { ManagedAiContext } from "../db.js";
+import { listCustomerModels } from "../domain/customer-models/list.js";
+import { listModels } from "../domain/models/list.js";
+import { putModel } from "../domain/models/put.js";
+import { listOffers } from "../domain/offers/list.js";
+import { putOffer } from "../domain/offers/put.js";
+import { listPrices } from "../domain/prices/list.js";
+import { publishPrice } from "../domain/prices/publish.js";
+import { listUpstreams } from "../domain/upstreams/list.js";
+import { putUpstream } from "../domain/upstreams/put.js";
+import { testUpstream } from "../domain/upstreams/test.js";
+import { listInstanceModels, listInstances } from "../domain/instances/list.js";
+import { putInstance } from "../domain/instances/put.js";
+import { invokeChat } from "../domain/invocation/invoke.js";
+import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
+import { getUsage, listUsage } from "../domain/usage/list.js";
+import { releaseUsage } from "../domain/usage/release.js";
+import { encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
+
+/** Transport only: decode, call the domain (writes with the caller as actor), encode. */
+export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof managedAiV1> {
+  return {
+    async ListModels(req) {
+      return { models: (await listModels({ ctx, input: req })).map(encodeModel) };
+    },
+    async PutModel(req, call) {
+      return encodeModel(await putModel({ ctx, input: { ...req, actor: call.actor } }));
+    },
+    async PublishPrice(req, call) {
+      return encodeModel(await publishPrice({ ctx, input: { ...req, actor: call.actor } }));
+    },
+    async ListPrices(req) {
+      return { prices: (await listPrices({ ctx, input: req })).map(encodePrice) };
+    },
+    async ListUpstreams(req) {
+      return { upstreams: (await listUpstreams({ ctx, input: req })).map(encodeUpstream) };
+    },
+    async PutUpstream(req, call) {
+      const result = await putUpstream({ ctx, input: { ...req, actor: call.actor } });
+      return { id: result.id, version: result.version, key_configured: result.keyConfigured };
+    },
+    async TestUpstream(req, call) {
+      const result = await testUpstream({ ctx, input: { id: req.id, actor: call.actor, ...(call.deadline ? { deadline: call.deadline } : {}) } });
+      return {
+        reachable: result.reachable,
+        authenticated: result.authenticated,
+        ...(result.upstreamStatus === null ? {} : { upstream_status: result.upstreamStatus }),
+      };
+    },
+    async ListOffers(req) {
+      return { offers: (await listOffers({ ctx, input: req })).map(encodeOffer) };
+    },
+    async PutOffer(req, call) {
+      const result = await putOffer({ ctx, input: { ...req, actor: call.actor } });
+      return { id: result.id, version: result.version };
+    },
+    async ListCustomerModels(req) {
+      return { models: (await listCustomerModels({ ctx, input: req })).map(encodeCustomerModel) };
+    },
+    async PutInstance(req, call) {
+      const input = {
+        actor: call.actor,
+        tenant_id: req.tenant_id,
+        alias: req.alias,
+        status: req.status,
+        mode: req.mode,
+        default_model: req.default_model,
+        models: req.models,
+        ...(req.max_tokens_per_request !== undefined ? { max_tokens_per_request: req.max_tokens_per_request } : {}),
+        ...(req.max_cost_per_request !== undefined ? { max_cost_per_request: req.max_cost_per_request } : {}),
+      };
+      return encodeInstance(await putInstance({ ctx, input: input as never }));
+    },
+    async ListInstances(req) {
+      return { instances: (await listInstances({ ctx, input: req })).map(encodeInstance) };
+    },
+    async ListInstanceModels(req) {
+      const models = await listInstanceModels({ ctx, input: req });
+      return { models: models.map((m) => ({ alias: m.alias, created_at: m.createdAt.toISOString() })) };
+    },
+    async Invoke(req, call) {
+      const result = await invokeChat(ctx, invokeInput(req, call));
+      return {
+        pricing: { price_id: result.priceId, reserved_units: result.reservedUnits.toString() },
+        ...(result.finalUnits !== undefined ? { final_units: result.finalUnits.toString() } : {}),
+        ...(result.totalTokens !== undefined ? { total_tokens: result.totalTokens } : {}),
+        body: result.body,
+      };
+    },
+    async InvokeStream(req, call, send) {
+      await invokeChatStream(ctx, invokeInput(req, call), (message) => {
+        if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
+        if ("data" in message) return send({ data: message.data });
+        return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
+      });
+    },
+    async ListUsage(req) {
+      return { records: (await listUsage({ ctx, input: req })).map(encodeUsage) };
+    },
+    async GetUsage(req) {
+      return encodeUsage(await getUsage({ ctx, input: req }));
+    },
+    async ReleaseUsage(req, call) {
+      const result = await releaseUsage({ ctx, input: { id: req.id, reason: req.reason, actor: call.actor ?? "" } });
+      return { id: result.id, status: result.status, refunded_units: result.refunded.toString() };
+    },
+  };
+}
+
+function invokeInput(req: { tenant_id: string; api_key_id: string; alias: string; body: Buffer; idempotency_key: string }, call: CallContext) {
+  return {
+    requestId: call.requestId,
+    tenantId: req.tenant_id,
+    apiKeyId: req.api_key_id || null,
+    alias: req.alias,
+    body: req.body,
+    idempotencyKey: req.idempotency_key || null,
+    signal: call.signal,
+  };
+}

@@ -1,0 +1,58 @@
+import { fileURLToPath } from "node:url";
+import { redactConfig } from "@gateway/config";
+import { Broadcast, poolStatements } from "@gateway/events";
+import { createClient } from "@gateway/grpc-kit";
+import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
+import { ledgerV1, managedAiV1 } from "@gateway/protos";
+import { startGrpcService } from "@gateway/runtime";
+import { parseKeyring } from "./crypto/keyring.js";
+import { createPrisma, type Tx } from "./db.js";
+import { ManagedAiEnv, loadEnv } from "./env.js";
+import { managedAiHandlers } from "./grpc/managed-ai.js";
+import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
+import { LedgerCalls } from "./domain/invocation/ledger-calls.js";
+import { UsageRecordWriter } from "./domain/invocation/records.js";
+import { ProviderClient } from "./providers/openai.js";
+
+const env = loadEnv(process.env);
+await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
+  service: "managed-ai",
+  env,
+  config: redactConfig(ManagedAiEnv, env),
+  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  createPrisma,
+  serviceNames: [managedAiV1.serviceName],
+  register: (server, { prisma, pool, transact, relay, nats, subjects, logger, registry, shutdown }) => {
+    const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
+    catalog.listen();
+    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
+    const provider = new ProviderClient({ headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS });
+    // After the gRPC server has drained (it stops first): nothing calls these any more.
+    shutdown.add("ledger client", async () => ledger.close());
+    shutdown.add("provider client", () => provider.close());
+    const sql = poolStatements(pool, relay);
+    const batchSize = new Histogram({
+      name: "managed_ai_batch_size",
+      help: "Items per group-committed call: usage record opens and settlements (one statement each), ledger calls (one ApplyBatch).",
+      labelNames: ["queue"],
+      buckets: BATCH_BUCKETS,
+      registers: [registry],
+    });
+    const ctx = {
+      prisma,
+      transact: invalidating(transact, catalog),
+      sql,
+      records: new UsageRecordWriter(sql, logger, { onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size) }),
+      catalog,
+      logger: logger.child({ component: "managed-ai" }),
+      keyring: parseKeyring(env.ENCRYPTION_KEYS),
+      upstreamTestTimeoutMs: env.UPSTREAM_TEST_TIMEOUT_MS,
+      fetch: globalThis.fetch,
+      ledger,
+      ledgerCalls: new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) }),
+      provider,
+      holdTtlSeconds: env.HOLD_TTL_SECONDS,
+    };
+    server.add(managedAiV1, managedAiHandlers(ctx));
+  },
+});

@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { createTransact, poolStatements } from "@gateway/events";
+import { createClient } from "@gateway/grpc-kit";
+import { createLogger } from "@gateway/logger";
+import { ledgerV1 } from "@gateway/protos";
+import { parseKeyring } from "../crypto/keyring.js";
+import { createPrisma, type ManagedAiContext, type Tx } from "../db.js";
+import { CatalogCache, invalidating } from "../domain/invocation/catalog.js";
+import { LedgerCalls } from "../domain/invocation/ledger-calls.js";
+import { UsageRecordWriter } from "../domain/invocation/records.js";
+import { ProviderClient } from "../providers/openai.js";
+
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
+
+/** Two keys for tests: `k2` current, `k1` decrypt-only. */
+export const KEY_1 = `k1:${randomBytes(32).toString("base64")}`;
+export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
+
+export type TestContext = {
+  ctx: ManagedAiContext;
+  /** Every log line written through ctx.logger, parsed. */
+  logs: Record<string, unknown>[];
+  /** Events written to the outbox (the relay does not run in domain tests). */
+  outbox(): Promise<{ type: string; payload: Record<string, unknown> }[]>;
+  close(): Promise<void>;
+};
+
+/**
+ * A managed-ai context on its own freshly migrated database (dropped by
+ * `close`): real PostgreSQL, real transactions and outbox, a captured logger.
+ */
+export async function createTestContext(overrides: Partial<ManagedAiContext> = {}, options: { catalogTtlMs?: number } = {}): Promise<TestContext> {
+  const name = `gw_test_mai_${randomBytes(4).toString("hex")}`;
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
+  const pool = createPool(url, { poolSize: 10 });
+  const prisma = createPrisma(pool);
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    service: "managed-ai",
+    level: "debug",
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        for (const line of String(chunk).split("\n")) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+        cb();
+      },
+    }),
+  });
+  const sql = poolStatements(pool);
+  // Administration tests never reach the ledger; a call here fails fast as unavailable.
+  const ledger = overrides.ledger ?? createClient(ledgerV1, "127.0.0.1:1", { deadlineMs: 500, name: "ledger (none in domain tests)" });
+  // As in production: every committed Prisma write empties the catalog cache (no caching unless a test asks).
+  const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
+  const ctx: ManagedAiContext = {
+    prisma,
+    transact: invalidating(createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })), catalog),
+    logger,
+    keyring: parseKeyring(`${KEY_2},${KEY_1}`),
+    upstreamTestTimeoutMs: 1_000,
+    fetch: globalThis.fetch,
+    ledger,
+    ledgerCalls: new LedgerCalls(ledger, logger),
+    provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }),
+    holdTtlSeconds: 900,
+    catalog,
+    sql,
+    records: new UsageRecordWriter(sql, logger),
+    ...overrides,
+  };
+  return {
+    ctx,
+    logs,
+    outbox: async () =>
+      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+    async close() {
+      ctx.ledger.close();
+      await ctx.provider.close();
+      await prisma.$disconnect();
+      await dropDatabase(SERVER, name);
+    },
+  };
+}

@@ -1,0 +1,23 @@
+-- CreateTable
+CREATE TABLE "outbox_events" (
+    "seq" BIGSERIAL NOT NULL,
+    "id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "payload" JSONB NOT NULL,
+    "request_id" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "outbox_events_pkey" PRIMARY KEY ("seq")
+);
+
+-- CreateTable
+CREATE TABLE "processed_events" (
+    "consumer" TEXT NOT NULL,
+    "event_id" TEXT NOT NULL,
+    "processed_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "processed_events_pkey" PRIMARY KEY ("consumer","event_id")
+);
+
+-- CreateIndex
+CREATE UNIQUE INDEX "outbox_events_id_key" ON "outbox_events"("id");

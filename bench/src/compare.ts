@@ -1,0 +1,89 @@
+import { cpuPerRequest, sampleCpu, type ProcessGroup } from "./cpu.js";
+import type { Gateway } from "./gateway.js";
+import { load, type LoadResult } from "./load.js";
+import type { Started } from "./targets.js";
+
+export type Mode = "json" | "stream";
+
+export type Target = {
+  name: "direct" | "portkey" | "gateway";
+  url: string;
+  headers: Record<string, string>;
+  groups: ProcessGroup[];
+};
+
+export function body(mode: Mode, model: string): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: "user", content: "Say hello to the benchmark" }],
+    max_tokens: 16,
+    ...(mode === "stream" ? { stream: true, stream_options: { include_usage: true } } : {}),
+  });
+}
+
+export function targets(mock: Started, portkey: Started, gateway: Gateway, mockKey: string): Target[] {
+  const mockGroup: ProcessGroup = { name: "mock provider", pids: () => [mock.pid] };
+  return [
+    { name: "direct", url: `${mock.url}/chat/completions`, headers: { authorization: `Bearer ${mockKey}` }, groups: [mockGroup] },
+    {
+      name: "portkey",
+      url: `${portkey.url}/v1/chat/completions`,
+      headers: { authorization: `Bearer ${mockKey}`, "x-portkey-provider": "openai", "x-portkey-custom-host": mock.url },
+      groups: [{ name: "portkey", pids: () => [portkey.pid] }, mockGroup],
+    },
+    { name: "gateway", url: `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`, headers: { "x-api-key": gateway.key }, groups: [...gateway.groups(), mockGroup] },
+  ];
+}
+
+export type Measured = LoadResult & {
+  target: Target["name"];
+  mode: Mode;
+  cpu: Map<string, number>;
+  /** Gateway runs only: the money of the run checked against its answers. */
+  audit?: { completed: number; okAnswers: number; charged: bigint; balanceDrop: bigint; reservedAfter: bigint; otherRecords: number; invariantOk: boolean };
+};
+
+/**
+ * One measured run of `amount` requests (so none is cut off at the end): throughput,
+ * latency, CPU per request of every process of the target, and for the gateway the
+ * accounting of the run: completed usage records = 200 answers, the sum of their
+ * final units = the tenant's balance drop, nothing left reserved, invariant ok.
+ */
+export async function measure(target: Target, mode: Mode, connections: number, amount: number, gateway: Gateway, model: (t: Target) => string): Promise<Measured> {
+  const before = target.name === "gateway" ? await gateway.ledgerState() : undefined;
+  if (target.name === "gateway") await gateway.snapshotBackends();
+  const cpuBefore = sampleCpu(target.groups);
+  const result = await load({
+    label: target.name,
+    url: target.url,
+    connections,
+    durationSeconds: 0,
+    amount,
+    method: "POST",
+    headers: { "content-type": "application/json", ...target.headers },
+    body: body(mode, model(target)),
+  });
+  const cpu = cpuPerRequest(cpuBefore, sampleCpu(target.groups), result.total);
+  const measured: Measured = { ...result, target: target.name, mode, cpu };
+  if (before) {
+    // Settlement and the outbox finish right after the last answer; give them a moment.
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await gateway.ledgerState();
+    measured.audit = {
+      completed: after.completed - before.completed,
+      okAnswers: result.ok,
+      charged: after.finalUnits - before.finalUnits,
+      balanceDrop: before.available - after.available,
+      reservedAfter: after.reserved,
+      otherRecords: after.otherRecords - before.otherRecords,
+      invariantOk: after.invariantOk,
+    };
+  }
+  return measured;
+}
+
+export function auditOk(m: Measured): boolean {
+  const a = m.audit;
+  if (!a) return true;
+  return a.completed === a.okAnswers && a.charged === a.balanceDrop && a.reservedAfter === 0n && a.otherRecords === 0 && a.invariantOk;
+}

@@ -1,0 +1,129 @@
+import { createClient } from "@gateway/grpc-kit";
+import { ledgerV1 } from "@gateway/protos";
+import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
+import { pidsOf, type ProcessGroup } from "./cpu.js";
+
+export type Gateway = {
+  stack: Stack;
+  url: string;
+  key: string;
+  tenant: { tenantId: string; token: string };
+  /** Completed usage records, and the sum of their final units, of the tenant. */
+  ledgerState(): Promise<{ completed: number; finalUnits: bigint; otherRecords: number; available: bigint; reserved: bigint; invariantOk: boolean }>;
+  groups(): ProcessGroup[];
+  /** Which PostgreSQL backend serves which service's database, for the CPU groups; call before sampling. */
+  snapshotBackends(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+function must<T>(res: { status: number; body: T }, status: number, what: string): T {
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/**
+ * The whole stack as in production (every service a process, PostgreSQL, NATS,
+ * Redis), logs at warn, with one managed model behind the mock provider and a
+ * tenant whose API key has a full policy (scope, alias, daily quota, per-minute
+ * rate, concurrency), so every check runs on every request.
+ */
+export async function startGateway(mockUrl: string, mockKey: string, extraEnv: Record<string, string> = {}): Promise<Gateway> {
+  // BENCH_ENV: extra environment for every service, as JSON (tuning experiments).
+  const fromEnv = JSON.parse(process.env.BENCH_ENV ?? "{}") as Record<string, string>;
+  const quiet = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", OUTBOX_POLL_MS: "500", ...fromEnv, ...extraEnv };
+  const stack = await startStack({
+    // BENCH_APPS_ROOT: measure another checkout's build (scripts/bench-steps.sh).
+    ...(process.env.BENCH_APPS_ROOT ? { appsRoot: process.env.BENCH_APPS_ROOT } : {}),
+    env: {
+      edge: { ...quiet, JWT_SECRET: "bench-jwt-secret-0123456789-0123456789" },
+      ledger: quiet,
+      "managed-ai": { ...quiet, ENCRYPTION_KEYS: `bench:${Buffer.alloc(32, 7).toString("base64")}` },
+      jobs: quiet,
+      messaging: quiet,
+      files: quiet,
+    },
+  });
+  const admin = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
+  const op = (method: string, path: string, body: unknown) => call(stack.edgeUrl, method, path, { token: admin, body });
+  must(await op("PUT", "/ops/ai/upstreams/mock", { provider: "openai", base_url: mockUrl, api_key: mockKey }), 200, "upstream");
+  must(await op("PUT", "/ops/ai/models/bench-small", { upstream_id: "mock", upstream_model: "mock-small" }), 200, "model");
+  must(await op("POST", "/ops/ai/models/bench-small/prices", { input_units_per_mtok: 1_500_000, output_units_per_mtok: 6_000_000 }), 201, "price");
+  const tenant = await newTenant(stack.edgeUrl, "bench");
+  must(await op("POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { units: 1_000_000_000_000, reason: "benchmark" }), 201, "credit");
+  must(
+    await call(stack.edgeUrl, "POST", "/console/services", {
+      token: tenant.token,
+      body: { service_id: "ai-model", alias: "bench", status: "active", config: { mode: "managed", default_model: "bench-small" } },
+    }),
+    201,
+    "instance",
+  );
+  const key = must(
+    await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: tenant.token,
+      body: {
+        name: "bench",
+        scopes: ["ai:invoke"],
+        service_aliases: ["ai-model:bench"],
+        daily_quota: 1_000_000_000,
+        rate_limit_per_minute: 1_000_000,
+        concurrency_limit: 10_000,
+      },
+    }),
+    201,
+    "key",
+  ).data.key;
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000 });
+  const procs = ["edge", "managed-ai", "ledger", "jobs"] as const;
+  let backends: { pid: number; service: string | undefined }[] = [];
+  return {
+    stack,
+    url: stack.edgeUrl,
+    key,
+    tenant,
+    async ledgerState() {
+      const rows = await stack.sql<{ status: string; n: number; units: string | null }>(
+        "managed-ai",
+        "SELECT status, count(*)::int AS n, sum(final_units)::text AS units FROM usage_records WHERE tenant_id = $1 GROUP BY status",
+        [tenant.tenantId],
+      );
+      const completed = rows.find((r) => r.status === "completed");
+      const balance = await ledger.GetBalance({ tenant_id: tenant.tenantId });
+      const check = await ledger.CheckInvariant({ tenant_id: tenant.tenantId });
+      return {
+        completed: completed?.n ?? 0,
+        finalUnits: BigInt(completed?.units ?? "0"),
+        otherRecords: rows.filter((r) => r.status !== "completed").reduce((n, r) => n + r.n, 0),
+        available: BigInt(balance.available_units),
+        reserved: BigInt(balance.reserved_units),
+        invariantOk: check.ok,
+      };
+    },
+    groups() {
+      return [
+        ...procs.map((name) => ({ name, pids: () => [stack.process(name).pid ?? 0].filter(Boolean) })),
+        // PostgreSQL's backends by the service whose database they serve (from the last
+        // snapshotBackends), then everything else it runs (WAL writer, autovacuum, ...).
+        ...(["ledger", "managed-ai", "jobs", "edge"] as const).map((service) => ({
+          name: `postgres (${service})`,
+          pids: () => backends.filter((b) => b.service === service).map((b) => b.pid),
+        })),
+        { name: "postgres (other)", pids: () => pidsOf("^postgres").filter((pid) => !backends.some((b) => b.pid === pid && b.service)) },
+        { name: "nats", pids: () => pidsOf("nats-server") },
+        { name: "redis", pids: () => pidsOf("redis-server") },
+      ];
+    },
+    async snapshotBackends() {
+      const rows = await stack.sql<{ pid: number; datname: string | null }>("ledger", "SELECT pid, datname FROM pg_stat_activity");
+      const services = ["ledger", "managed-ai", "jobs", "edge"] as const;
+      const names = new Map(
+        await Promise.all(services.map(async (s) => [(await stack.sql<{ db: string }>(s, "SELECT current_database() AS db"))[0]!.db, s] as const)),
+      );
+      backends = rows.map((r) => ({ pid: r.pid, service: r.datname ? names.get(r.datname) : undefined }));
+    },
+    async stop() {
+      ledger.close();
+      await stack.shutdown();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { z } from "zod";
+import { address, bool, int, oneOf, port, secret, str, url } from "./fields.js";
+
+export * as env from "./fields.js";
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/**
+ * Parse a source (usually `process.env`, passed in by main) against a schema.
+ * The error lists each bad variable and why, never its value.
+ */
+export function loadEnv<S extends z.ZodObject>(schema: S, source: Record<string, string | undefined>): z.output<S> {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = source[key];
+    if (value !== undefined && value !== "") cleaned[key] = value;
+  }
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+function isSecret(field: z.ZodType): boolean {
+  return Boolean((field.meta() as { secret?: boolean } | undefined)?.secret);
+}
+
+/** The config with secret values replaced, fit for a start-up log line. */
+export function redactConfig<S extends z.ZodObject>(schema: S, config: z.output<S>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config as Record<string, unknown>)) {
+    const field = schema.shape[key] as z.ZodType | undefined;
+    out[key] = field && isSecret(field) ? "[redacted]" : value;
+  }
+  return out;
+}
+
+export type EnvDoc = { name: string; required: boolean; default: string; description: string; secret: boolean };
+
+/** One row per variable, for the generated documentation. */
+export function describeEnv(schema: z.ZodObject): EnvDoc[] {
+  return Object.entries(schema.shape).map(([name, raw]) => {
+    const field = raw as z.ZodType;
+    const fallback = field.safeParse(undefined);
+    const secretField = isSecret(field);
+    let shown = "";
+    if (fallback.success && fallback.data !== undefined) shown = secretField ? "(local default)" : String(fallback.data);
+    return {
+      name,
+      required: !fallback.success,
+      default: shown,
+      description: field.description ?? "",
+      secret: secretField,
+    };
+  });
+}
+
+export type ServiceDefaults = {
+  /** The service's name: `ledger`, `managed-ai`, ... */
+  service: string;
+  grpcPort: number;
+  metricsPort: number;
+};
+
+/** Variables every gRPC service reads, with local-run defaults. */
+export function serviceEnvShape(defaults: ServiceDefaults) {
+  return {
+    ...baseEnvShape(),
+    GRPC_HOST: str("Interface the gRPC server binds to.", "127.0.0.1"),
+    GRPC_PORT: port("gRPC port of this service.", defaults.grpcPort),
+    METRICS_PORT: port("Port of the Prometheus `/metrics` HTTP endpoint (0 disables it).", defaults.metricsPort),
+    ...databaseEnvShape(`gateway_${defaults.service.replaceAll("-", "_")}`),
+    ...natsEnvShape(),
+  };
+}
+
+export function baseEnvShape() {
+  return {
+    NODE_ENV: oneOf("Runtime mode.", ["development", "test", "production"] as const, "development"),
+    LOG_LEVEL: oneOf("Minimum log level.", ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const, "info"),
+    SHUTDOWN_TIMEOUT_MS: int("Grace period for in-flight work on SIGTERM before connections are cut.", 10_000, { min: 0 }),
+  };
+}
+
+export function databaseEnvShape(defaultName: string) {
+  return {
+    DATABASE_URL: secret(
+      "PostgreSQL server URL. The database name in it is replaced by DATABASE_NAME: each service owns its own database.",
+      "postgresql://postgres@127.0.0.1:5432/postgres",
+    ),
+    DATABASE_NAME: str("Name of this service's own database; created on start when missing.", defaultName),
+    DATABASE_POOL_SIZE: int("Maximum PostgreSQL connections of this process.", 10, { min: 1, max: 200 }),
+    MIGRATE_ON_START: bool("Apply pending migrations on start (under an advisory lock, safe with replicas).", true),
+    OUTBOX_POLL_MS: int("How often the outbox relay looks for unpublished events it was not told about.", 500, { min: 10 }),
+    OUTBOX_LINGER_MS: int("After a commit with events, how long the outbox relay waits for more before publishing them in one batch (0: at once).", 20, { min: 0, max: 1_000 }),
+    CONSUMER_LINGER_MS: int("How long an event consumer waits for more events before committing a batch that is not full (0: at once).", 50, { min: 0, max: 5_000 }),
+  };
+}
+
+export function natsEnvShape() {
+  return {
+    NATS_URL: url("NATS server URL (JetStream enabled).", "nats://127.0.0.1:4222", ["nats:", "tls:"]),
+    NATS_NAMESPACE: z
+      .string()
+      .regex(/^[A-Za-z0-9_]{1,32}$/)
+      .default("gateway")
+      .describe("Prefix of the JetStream stream and every subject, so several stacks can share one NATS."),
+  };
+}
+
+export { address, bool, int, oneOf, port, secret, str, url };

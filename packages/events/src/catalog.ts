@@ -1,0 +1,235 @@
+import { z } from "zod";
+
+/** Integer units of USD 0.0001 as a decimal string (int64-safe in JSON). */
+const units = z.string().regex(/^-?\d+$/);
+
+/** Who made an operator change: the authenticated caller (`user:<id>`). */
+const actor = z.string().min(1);
+const change = z.enum(["created", "updated"]);
+
+/** An upstream as audited: never its credential (nor ciphertext), only whether one is set. */
+const upstreamState = z.object({
+  provider: z.string(),
+  base_url: z.string(),
+  enabled: z.boolean(),
+  key_configured: z.boolean(),
+  version: z.number().int(),
+});
+const modelState = z.object({
+  upstream_id: z.string(),
+  upstream_model: z.string(),
+  enabled: z.boolean(),
+  max_output_tokens: z.number().int(),
+  version: z.number().int(),
+});
+const priceState = z.object({
+  price_id: z.string(),
+  version: z.number().int(),
+  input_units_per_mtok: units,
+  output_units_per_mtok: units,
+});
+const offerState = z.object({
+  discount_bps: z.number().int(),
+  expires_at: z.string().nullable(),
+  version: z.number().int(),
+});
+
+/**
+ * Every domain event: its type (also the tail of its NATS subject) and payload
+ * schema. Payloads never carry secrets, prompts or answers. Publishing validates
+ * against this catalog, so a consumer can trust what it receives.
+ */
+export const EVENT_CATALOG = {
+  "identity.user_registered": z.object({ user_id: z.string(), tenant_id: z.string() }),
+  "identity.session_revoked": z.object({
+    session_id: z.string(),
+    user_id: z.string(),
+    reason: z.enum(["logout", "refresh_reuse"]),
+  }),
+  "identity.platform_role_changed": z.object({
+    user_id: z.string(),
+    changed_by: z.string().nullable(),
+    from: z.string().nullable(),
+    to: z.string().nullable(),
+  }),
+  "key.created": z.object({ key_id: z.string(), tenant_id: z.string(), name: z.string(), prefix: z.string(), actor: z.string().nullable() }),
+  "key.rotated": z.object({ key_id: z.string(), tenant_id: z.string(), prefix: z.string(), actor: z.string().nullable() }),
+  "key.revoked": z.object({ key_id: z.string(), tenant_id: z.string(), actor: z.string().nullable() }),
+  "key.expired": z.object({ key_id: z.string(), tenant_id: z.string(), expires_at: z.string() }),
+  "key.policy_denied": z.object({
+    key_id: z.string(),
+    tenant_id: z.string(),
+    reason: z.enum(["ip_not_allowed", "scope_missing", "service_alias_not_allowed", "daily_quota", "rate_limit", "concurrency"]),
+    method: z.string(),
+    path: z.string(),
+    client_ip: z.string(),
+  }),
+  "key.quota_exceeded": z.object({ key_id: z.string(), tenant_id: z.string(), day: z.string(), daily_quota: z.number().int() }),
+  "ledger.credited": z.object({
+    tenant_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    units,
+    available_units: units,
+    reason: z.string(),
+  }),
+  "managed_ai.upstream_changed": z.object({
+    actor,
+    upstream_id: z.string(),
+    change,
+    /** A new API key was stored (create with a key, or rotation). */
+    key_rotated: z.boolean(),
+    before: upstreamState.nullable(),
+    after: upstreamState,
+  }),
+  "managed_ai.upstream_tested": z.object({
+    actor,
+    upstream_id: z.string(),
+    reachable: z.boolean(),
+    authenticated: z.boolean(),
+    upstream_status: z.number().int().nullable(),
+  }),
+  "managed_ai.model_changed": z.object({
+    actor,
+    model_alias: z.string(),
+    change,
+    before: modelState.nullable(),
+    after: modelState,
+  }),
+  "managed_ai.price_published": z.object({
+    actor,
+    model_alias: z.string(),
+    price: priceState,
+    previous: priceState.nullable(),
+  }),
+  "managed_ai.offer_changed": z.object({
+    actor,
+    offer_id: z.string(),
+    tenant_id: z.string(),
+    model_alias: z.string(),
+    change,
+    before: offerState.nullable(),
+    after: offerState,
+  }),
+  /** Units moved from available to held under a new hold (expires_at: ISO 8601). */
+  "ledger.reserved": z.object({
+    tenant_id: z.string(),
+    hold_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    units,
+    expires_at: z.string(),
+    available_units: units,
+    reserved_units: units,
+  }),
+  /** A hold settled: `units` held → revenue, `released_units` held → available. */
+  "ledger.captured": z.object({
+    tenant_id: z.string(),
+    hold_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    units,
+    released_units: units,
+    available_units: units,
+    reserved_units: units,
+  }),
+  /** A hold released whole: `released_units` held → available. */
+  "ledger.voided": z.object({
+    tenant_id: z.string(),
+    hold_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    released_units: units,
+    available_units: units,
+    reserved_units: units,
+  }),
+  "managed_ai.instance_changed": z.object({
+    actor,
+    instance_id: z.string(),
+    tenant_id: z.string(),
+    alias: z.string(),
+    change,
+    status: z.string(),
+    default_model: z.string(),
+  }),
+  /** A managed request's usage record was opened: the reservation is being taken. */
+  "managed_ai.request_reserved": z.object({
+    request_id: z.string(),
+    tenant_id: z.string(),
+    key_id: z.string().nullable(),
+    service_alias: z.string(),
+    model_alias: z.string(),
+    price_id: z.string(),
+    reserved_units: units,
+    stream: z.boolean(),
+  }),
+  /** Refused before any reservation (insufficient balance): the record is gone, the key reusable. */
+  "managed_ai.request_refused": z.object({ request_id: z.string(), tenant_id: z.string(), key_id: z.string().nullable(), reason: z.string() }),
+  /** The record reached completed, failed or review. */
+  "managed_ai.request_settled": z.object({
+    request_id: z.string(),
+    tenant_id: z.string(),
+    key_id: z.string().nullable(),
+    status: z.enum(["completed", "failed", "review"]),
+    reserved_units: units,
+    final_units: units.nullable(),
+    error_code: z.string().nullable(),
+  }),
+  /** An operator released a review or expired reservation. */
+  "managed_ai.request_released": z.object({
+    actor,
+    request_id: z.string(),
+    tenant_id: z.string(),
+    key_id: z.string().nullable(),
+    reason: z.string(),
+    refunded_units: units,
+  }),
+} as const;
+
+export type EventType = keyof typeof EVENT_CATALOG;
+export type EventData<T extends EventType> = z.infer<(typeof EVENT_CATALOG)[T]>;
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(EVENT_CATALOG, value);
+}
+
+/** What travels on NATS: the payload plus who, when, and which request caused it. */
+export type EventEnvelope<T extends EventType = EventType> = {
+  id: string;
+  type: T;
+  source: string;
+  occurred_at: string;
+  request_id: string | null;
+  data: EventData<T>;
+};
+
+const envelopeSchema = z.object({
+  id: z.string().min(1),
+  type: z.string(),
+  source: z.string(),
+  occurred_at: z.string(),
+  request_id: z.string().nullable(),
+  data: z.unknown(),
+});
+
+export class InvalidEventError extends Error {
+  override readonly name = "InvalidEventError";
+}
+
+export function parseEnvelope(raw: unknown): EventEnvelope {
+  const envelope = envelopeSchema.safeParse(raw);
+  if (!envelope.success) throw new InvalidEventError(`malformed envelope: ${envelope.error.issues[0]?.message ?? "?"}`);
+  const { type } = envelope.data;
+  if (!isEventType(type)) throw new InvalidEventError(`unknown event type ${type}`);
+  const data = EVENT_CATALOG[type].safeParse(envelope.data.data);
+  if (!data.success) throw new InvalidEventError(`invalid ${type} payload: ${data.error.issues[0]?.message ?? "?"}`);
+  return { ...envelope.data, type, data: data.data } as EventEnvelope;
+}
+
+export function validateData<T extends EventType>(type: T, data: EventData<T>): EventData<T> {
+  const parsed = EVENT_CATALOG[type].safeParse(data);
+  if (!parsed.success) throw new InvalidEventError(`invalid ${type} payload: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data as EventData<T>;
+}

@@ -1,0 +1,43 @@
+import type { SqlExecutor, TxRunner } from "./sql.js";
+
+/** The part of a pg.Pool the kit needs (no runtime dependency on pg). */
+export type PoolLike = {
+  connect(): Promise<{
+    query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+    release(err?: Error | boolean): void;
+  }>;
+};
+
+/**
+ * Transactions straight on the pool (BEGIN ... COMMIT on one connection), shaped
+ * like Prisma's raw methods so the outbox and consumers run without the ORM on
+ * their hot path. A failed transaction is rolled back and its connection released.
+ * `synchronousCommit: false` commits without waiting for the disk: only for work
+ * whose loss in a crash is harmless (the relay's).
+ */
+export function pgTransactions(pool: PoolLike, options: { synchronousCommit?: boolean } = {}): TxRunner<SqlExecutor> {
+  // Simple-protocol text: both statements in one round trip.
+  const begin = options.synchronousCommit === false ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN";
+  return async (fn) => {
+    const client = await pool.connect();
+    const tx: SqlExecutor = {
+      $executeRawUnsafe: async (query, ...values) => (await client.query(query, values)).rowCount ?? 0,
+      $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await client.query(query, values)).rows as T,
+    };
+    try {
+      await client.query(begin);
+      const result = await fn(tx);
+      await client.query("COMMIT");
+      client.release();
+      return result;
+    } catch (err) {
+      try {
+        await client.query("ROLLBACK");
+        client.release();
+      } catch {
+        client.release(true);
+      }
+      throw err;
+    }
+  };
+}

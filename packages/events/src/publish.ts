@@ -1,0 +1,44 @@
+import { headers as natsHeaders, type JetStreamClient, type PubAck } from "nats";
+import { newId } from "@gateway/ids";
+import { currentRequestId } from "@gateway/logger";
+import { validateData, type EventData, type EventEnvelope, type EventType } from "./catalog.js";
+import type { Subjects } from "./subjects.js";
+
+const encoder = new TextEncoder();
+
+/** Publishes one envelope: message id = event id (JetStream dedupe), request id as a header. */
+export function publishEnvelope(js: JetStreamClient, subjects: Subjects, envelope: EventEnvelope, timeoutMs = 5_000): Promise<PubAck> {
+  const h = natsHeaders();
+  if (envelope.request_id) h.set("X-Request-ID", envelope.request_id);
+  h.set("Event-Type", envelope.type);
+  return js.publish(subjects.subject(envelope.type), encoder.encode(JSON.stringify(envelope)), {
+    msgID: envelope.id,
+    headers: h,
+    timeout: timeoutMs,
+  });
+}
+
+/**
+ * For events that record something without a database change of their own
+ * (a request denied by policy): validated and published directly, not through
+ * an outbox. Returns the event id.
+ */
+export async function publishEvent<T extends EventType>(
+  js: JetStreamClient,
+  subjects: Subjects,
+  source: string,
+  type: T,
+  data: EventData<T>,
+  options: { id?: string; requestId?: string } = {},
+): Promise<string> {
+  const envelope: EventEnvelope<T> = {
+    id: options.id ?? newId("evt"),
+    type,
+    source,
+    occurred_at: new Date().toISOString(),
+    request_id: options.requestId ?? currentRequestId() ?? null,
+    data: validateData(type, data),
+  };
+  await publishEnvelope(js, subjects, envelope as EventEnvelope);
+  return envelope.id;
+}

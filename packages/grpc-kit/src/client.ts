@@ -1,0 +1,112 @@
+import * as grpc from "@grpc/grpc-js";
+import { newId } from "@gateway/ids";
+import { currentActor, currentRequestId } from "@gateway/logger";
+import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
+import type { AnyContract } from "@gateway/protos";
+import { METADATA, fromServiceError, statusName } from "./status.js";
+import type { CallOptions, PromiseClient, ResponseStream } from "./types.js";
+
+export type ClientOptions = {
+  /** Deadline of every unary call unless the call gives its own. */
+  deadlineMs: number;
+  /** Deadline of streaming calls; they may legitimately last long. */
+  streamDeadlineMs?: number;
+  /** Human name of the peer for error messages ("ledger"). */
+  name?: string;
+  registry?: Registry;
+};
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_timeout_ms": 10_000,
+  "grpc.keepalive_permit_without_calls": 1,
+  "grpc.max_receive_message_length": 16 * 1024 * 1024,
+  // A peer that is down must fail fast rather than wait out the whole deadline.
+  "grpc.initial_reconnect_backoff_ms": 200,
+  "grpc.max_reconnect_backoff_ms": 2_000,
+};
+
+const histograms = new WeakMap<Registry, Histogram<"method" | "code">>();
+function clientHistogram(registry: Registry): Histogram<"method" | "code"> {
+  let h = histograms.get(registry);
+  if (!h) {
+    h = new Histogram({
+      name: "grpc_client_handling_seconds",
+      help: "Time from sending a gRPC call to its answer, by method and status.",
+      labelNames: ["method", "code"],
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    });
+    histograms.set(registry, h);
+  }
+  return h;
+}
+
+export type Client<C> = PromiseClient<C> & {
+  /** Closes the channel. */
+  close(): void;
+};
+
+/**
+ * A typed client for one contract. Every call carries the current request id
+ * as metadata and a deadline; failures arrive as AppErrors with the contract
+ * code the service chose, or `unavailable` when the service cannot be reached.
+ */
+export function createClient<C extends AnyContract>(contract: C, address: string, options: ClientOptions): Client<C> {
+  const raw = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const name = options.name ?? contract.serviceName;
+  const histogram = options.registry ? clientHistogram(options.registry) : undefined;
+  const methods: Record<string, unknown> = {};
+
+  const metadataFor = (call?: CallOptions) => {
+    const md = new grpc.Metadata();
+    md.set(METADATA.requestId, call?.requestId ?? currentRequestId() ?? newId("req"));
+    const actor = call?.actor ?? currentActor();
+    if (actor) md.set(METADATA.actor, actor);
+    return md;
+  };
+
+  for (const [method, def] of Object.entries(contract.definition())) {
+    if (def.responseStream) {
+      methods[method] = (request: unknown, call?: CallOptions): ResponseStream<unknown> => {
+        const deadlineMs = call?.deadlineMs ?? options.streamDeadlineMs ?? options.deadlineMs;
+        const stream = raw.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), {
+          deadline: Date.now() + deadlineMs,
+        });
+        call?.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
+        async function* iterate() {
+          try {
+            for await (const message of stream) yield message;
+          } catch (err) {
+            throw fromServiceError(err as grpc.ServiceError, name);
+          }
+        }
+        const iterable = iterate();
+        return Object.assign(iterable, { cancel: () => stream.cancel() });
+      };
+    } else {
+      methods[method] = (request: unknown, call?: CallOptions) =>
+        new Promise((resolve, reject) => {
+          const started = process.hrtime.bigint();
+          const pending = raw.makeUnaryRequest(
+            def.path,
+            def.requestSerialize,
+            def.responseDeserialize,
+            request,
+            metadataFor(call),
+            { deadline: Date.now() + (call?.deadlineMs ?? options.deadlineMs) },
+            (err, response) => {
+              histogram?.observe(
+                { method: def.path, code: statusName(err ? err.code : grpc.status.OK) },
+                Number(process.hrtime.bigint() - started) / 1e9,
+              );
+              if (err) reject(fromServiceError(err, name));
+              else resolve(response);
+            },
+          );
+          call?.signal?.addEventListener("abort", () => pending.cancel(), { once: true });
+        });
+    }
+  }
+  return Object.assign(methods as PromiseClient<C>, { close: () => raw.close() });
+}

@@ -1,0 +1,134 @@
+import { Writable } from "node:stream";
+import { AppError } from "@gateway/errors";
+import { createLogger, runWithContext } from "@gateway/logger";
+import { createRegistry } from "@gateway/metrics";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkHealth, createClient, GrpcServer, type Client } from "./index.js";
+import { echoContract } from "./testdata/echo.js";
+
+const lines: Record<string, unknown>[] = [];
+const destination = new Writable({
+  write(chunk, _e, cb) {
+    for (const l of String(chunk).split("\n")) if (l) lines.push(JSON.parse(l));
+    cb();
+  },
+});
+
+let server: GrpcServer;
+let port: number;
+let client: Client<typeof echoContract>;
+const cancelled: string[] = [];
+
+beforeAll(async () => {
+  const registry = createRegistry("test");
+  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "debug", destination }), registry });
+  server.add(echoContract, {
+    async Say(req, ctx) {
+      if (req.sleep_ms > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, req.sleep_ms);
+          ctx.signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            cancelled.push(req.text);
+            resolve();
+          });
+        });
+      }
+      if (req.fail_with === "conflict") throw new AppError("conflict", "cost above max_cost", { extra: { pricing: { cost: 0.5 } } });
+      if (req.fail_with === "rate") throw new AppError("rate_limited", "slow down", { retryAfter: 7 });
+      if (req.fail_with === "crash") throw new Error('duplicate key value violates unique constraint "secret_table"');
+      return { text: req.text.toUpperCase(), request_id: ctx.requestId + (ctx.actor ? `|${ctx.actor}` : "") };
+    },
+    async Count(req, ctx, send) {
+      for (let i = 1; i <= req.to; i++) {
+        if (req.fail_after > 0 && i > req.fail_after) throw new AppError("upstream_error", "provider stream broke");
+        await send({ text: String(i), request_id: ctx.requestId });
+      }
+    },
+  });
+  port = await server.listen("127.0.0.1", 0);
+  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", registry });
+});
+
+afterAll(async () => {
+  client.close();
+  await server.shutdown(1_000);
+});
+
+describe("unary calls", () => {
+  it("answer with typed responses and carry the caller's request id", async () => {
+    const res = await runWithContext({ requestId: "req_fromEdge123" }, () => client.Say({ text: "hi" }));
+    expect(res).toEqual({ text: "HI", request_id: "req_fromEdge123" });
+    const line = lines.find((l) => l.rpc === "/test.echo.v1.Echo/Say" && l.request_id === "req_fromEdge123");
+    expect(line).toMatchObject({ service: "echo", code: "OK" });
+  });
+
+  it("carry the authenticated actor of the caller's context", async () => {
+    const res = await runWithContext({ requestId: "req_withActor1", actor: "user:usr_123" }, () => client.Say({ text: "a" }));
+    expect(res.request_id).toBe("req_withActor1|user:usr_123");
+  });
+
+  it("generate a request id when the caller has none", async () => {
+    const res = await client.Say({ text: "x" });
+    expect(res.request_id).toMatch(/^req_[0-9A-Z]{26}$/);
+  });
+
+  it("keep an AppError's code, message and extras across the wire", async () => {
+    const err = await client.Say({ text: "x", fail_with: "conflict" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: "conflict", message: "cost above max_cost", extra: { pricing: { cost: 0.5 } } });
+    const rate = await client.Say({ text: "x", fail_with: "rate" }).catch((e: unknown) => e);
+    expect(rate).toMatchObject({ code: "rate_limited", retryAfter: 7 });
+  });
+
+  it("turn unknown failures into internal_error without their text", async () => {
+    const err = (await client.Say({ text: "x", fail_with: "crash" }).catch((e: unknown) => e)) as AppError;
+    expect(err.code).toBe("internal_error");
+    expect(err.message).not.toContain("secret_table");
+    expect(lines.some((l) => l.msg === "rpc failed" && JSON.stringify(l).includes("secret_table"))).toBe(true);
+  });
+
+  it("give up at the deadline with unavailable and cancel the server's work", async () => {
+    const started = Date.now();
+    const err = (await client.Say({ text: "slow", sleep_ms: 5_000 }, { deadlineMs: 150 }).catch((e: unknown) => e)) as AppError;
+    expect(err.code).toBe("unavailable");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(cancelled).toContain("slow");
+  });
+
+  it("fail fast with unavailable when nothing listens", async () => {
+    const dead = createClient(echoContract, "127.0.0.1:1", { deadlineMs: 5_000, name: "nowhere" });
+    const started = Date.now();
+    const err = (await dead.Say({ text: "x" }).catch((e: unknown) => e)) as AppError;
+    dead.close();
+    expect(err.code).toBe("unavailable");
+    expect(err.message).toContain("nowhere");
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe("server streaming", () => {
+  it("delivers every message in order", async () => {
+    const got: string[] = [];
+    for await (const m of client.Count({ to: 5 })) got.push(m.text);
+    expect(got).toEqual(["1", "2", "3", "4", "5"]);
+  });
+
+  it("ends with the handler's AppError after the messages sent before it", async () => {
+    const got: string[] = [];
+    const err = await (async () => {
+      for await (const m of client.Count({ to: 5, fail_after: 2 })) got.push(m.text);
+    })().catch((e: unknown) => e);
+    expect(got).toEqual(["1", "2"]);
+    expect(err).toMatchObject({ code: "upstream_error", message: "provider stream broke" });
+  });
+});
+
+describe("health", () => {
+  it("reports the server and each service SERVING, unknown services NOT_FOUND", async () => {
+    expect(await checkHealth(`127.0.0.1:${port}`)).toBe("SERVING");
+    expect(await checkHealth(`127.0.0.1:${port}`, "test.echo.v1.Echo")).toBe("SERVING");
+    await expect(checkHealth(`127.0.0.1:${port}`, "nope")).rejects.toMatchObject({ code: "not_found" });
+  });
+});

@@ -1,0 +1,176 @@
+import * as grpc from "@grpc/grpc-js";
+import { newId, isId } from "@gateway/ids";
+import { isAppError, HTTP_STATUS } from "@gateway/errors";
+import { runWithContext, type Logger } from "@gateway/logger";
+import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
+import { healthV1, type AnyContract } from "@gateway/protos";
+import { HealthService } from "./health.js";
+import { METADATA, statusName, toStatus } from "./status.js";
+import type { CallContext, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
+
+export type GrpcServerOptions = {
+  logger: Logger;
+  registry: Registry;
+};
+
+const SERVER_OPTIONS: grpc.ServerOptions = {
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_timeout_ms": 10_000,
+  "grpc.keepalive_permit_without_calls": 1,
+  "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+  "grpc.max_receive_message_length": 16 * 1024 * 1024,
+};
+
+/**
+ * A gRPC server whose handlers are async functions. Each call runs inside the
+ * caller's request context (request id from metadata), is timed, logged and
+ * answered exactly once; thrown AppErrors keep their contract code.
+ */
+export class GrpcServer {
+  readonly health = new HealthService();
+  private readonly server = new grpc.Server(SERVER_OPTIONS);
+  private readonly log: Logger;
+  private readonly duration: Histogram<"method" | "code">;
+  private readonly services: string[] = [];
+
+  constructor(options: GrpcServerOptions) {
+    this.log = options.logger.child({ component: "grpc" });
+    this.duration = new Histogram({
+      name: "grpc_server_handling_seconds",
+      help: "Time to answer a gRPC call, by method and status.",
+      labelNames: ["method", "code"],
+      buckets: LATENCY_BUCKETS,
+      registers: [options.registry],
+    });
+    this.server.addService(healthV1.definition(), this.health.handlers());
+  }
+
+  add<C extends AnyContract>(contract: C, implementation: Implementation<C>): this {
+    const definition = contract.definition();
+    const impl = implementation as unknown as Record<string, UnaryMethod<unknown, unknown> | ServerStreamMethod<unknown, unknown>>;
+    const handlers: grpc.UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(definition)) {
+      const fn = impl[name];
+      if (!fn) throw new Error(`${contract.serviceName}.${name} is not implemented`);
+      if (method.requestStream) throw new Error(`${contract.serviceName}.${name}: client streaming is not supported`);
+      handlers[name] = method.responseStream
+        ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
+        : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
+    }
+    this.server.addService(definition, handlers);
+    this.services.push(contract.serviceName);
+    return this;
+  }
+
+  /** Binds, then reports every added service (and the server as a whole) SERVING. */
+  async listen(host: string, port: number): Promise<number> {
+    const bound = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, actual) =>
+        err ? reject(err) : resolve(actual),
+      );
+    });
+    for (const name of ["", ...this.services]) this.health.set(name, "SERVING");
+    return bound;
+  }
+
+  /**
+   * Graceful stop: report NOT_SERVING, refuse new calls, let in-flight calls
+   * finish; after `timeoutMs` the remaining ones are cancelled.
+   */
+  async shutdown(timeoutMs: number): Promise<void> {
+    for (const name of ["", ...this.services]) this.health.set(name, "NOT_SERVING");
+    this.health.close();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, timeoutMs);
+      timer.unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private context(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): CallContext {
+    const fromCaller = call.metadata.get(METADATA.requestId)[0];
+    const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
+    const rawActor = call.metadata.get(METADATA.actor)[0];
+    const actor = typeof rawActor === "string" && /^[a-z]+:[A-Za-z0-9_.:-]{1,160}$/.test(rawActor) ? rawActor : undefined;
+    const controller = new AbortController();
+    call.on("cancelled", () => controller.abort());
+    const deadline = call.getDeadline();
+    return {
+      requestId,
+      actor,
+      metadata: call.metadata,
+      signal: controller.signal,
+      deadline: deadline instanceof Date ? deadline : Number.isFinite(deadline) ? new Date(deadline) : undefined,
+    };
+  }
+
+  private observe(path: string, started: bigint, err: unknown): void {
+    const code = err === undefined ? grpc.status.OK : (toStatus(err).code ?? grpc.status.UNKNOWN);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.duration.observe({ method: path, code: statusName(code) }, seconds);
+    const fields = { rpc: path, code: statusName(code), duration_ms: Math.round(seconds * 1e4) / 10 };
+    if (err === undefined) this.log.debug(fields, "rpc");
+    else if (isAppError(err) && HTTP_STATUS[err.code] < 500) this.log.info({ ...fields, error: err.code, detail: err.message }, "rpc");
+    else if (isAppError(err)) this.log.warn({ ...fields, error: err.code, detail: err.message }, "rpc");
+    else this.log.error({ ...fields, err }, "rpc failed");
+  }
+
+  private wrapUnary(path: string, fn: UnaryMethod<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> {
+    return (call, callback) => {
+      const ctx = this.context(call);
+      const started = process.hrtime.bigint();
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+        fn(call.request, ctx).then(
+          (response) => {
+            this.observe(path, started, undefined);
+            callback(null, response);
+          },
+          (err: unknown) => {
+            this.observe(path, started, err);
+            callback(toStatus(err));
+          },
+        );
+      });
+    };
+  }
+
+  private wrapServerStream(path: string, fn: ServerStreamMethod<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> {
+    return (call) => {
+      const ctx = this.context(call);
+      const started = process.hrtime.bigint();
+      const send = (message: unknown) =>
+        new Promise<void>((resolve, reject) => {
+          if (call.cancelled) return reject(new Error("call cancelled"));
+          if (call.write(message)) return resolve();
+          const onDrain = () => {
+            call.off("cancelled", onCancel);
+            resolve();
+          };
+          const onCancel = () => {
+            call.off("drain", onDrain);
+            reject(new Error("call cancelled"));
+          };
+          call.once("drain", onDrain);
+          call.once("cancelled", onCancel);
+        });
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+        fn(call.request, ctx, send).then(
+          () => {
+            this.observe(path, started, undefined);
+            call.end();
+          },
+          (err: unknown) => {
+            this.observe(path, started, err);
+            if (!call.cancelled) call.emit("error", toStatus(err));
+          },
+        );
+      });
+    };
+  }
+}

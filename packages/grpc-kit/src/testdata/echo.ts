@@ -1,0 +1,34 @@
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import type { MethodDefinition } from "@grpc/proto-loader";
+import { LOADER_OPTIONS, type Contract } from "@gateway/protos";
+
+export type SayRequest = { text?: string; sleep_ms?: number; fail_with?: string };
+export type SayRequestOut = { text: string; sleep_ms: number; fail_with: string };
+export type SayResponse = { text?: string; request_id?: string };
+export type SayResponseOut = { text: string; request_id: string };
+export type CountRequest = { to?: number; fail_after?: number };
+export type CountRequestOut = { to: number; fail_after: number };
+
+export interface EchoDefinition extends grpc.ServiceDefinition {
+  Say: MethodDefinition<SayRequest, SayResponse, SayRequestOut, SayResponseOut>;
+  Count: MethodDefinition<CountRequest, SayResponse, CountRequestOut, SayResponseOut>;
+}
+export interface EchoHandlers extends grpc.UntypedServiceImplementation {
+  Say: grpc.handleUnaryCall<SayRequestOut, SayResponse>;
+  Count: grpc.handleServerStreamingCall<CountRequestOut, SayResponse>;
+}
+
+const file = fileURLToPath(new URL("./echo.proto", import.meta.url));
+
+export const echoContract: Contract<EchoDefinition, EchoHandlers> = {
+  serviceName: "test.echo.v1.Echo",
+  file,
+  definition() {
+    const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(file, LOADER_OPTIONS)) as unknown as {
+      test: { echo: { v1: { Echo: grpc.ServiceClientConstructor } } };
+    };
+    return pkg.test.echo.v1.Echo.service as unknown as EchoDefinition;
+  },
+};

@@ -1,0 +1,61 @@
+import type * as grpc from "@grpc/grpc-js";
+import type { MethodDefinition } from "@grpc/proto-loader";
+import type { Contract } from "@gateway/protos";
+
+/** The named keys of a type, without its index signature. */
+type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+type DefOf<C> = C extends Contract<infer D, infer _H> ? D : never;
+type HandlersOf<C> = C extends Contract<infer _D, infer H> ? H : never;
+type Methods<C> = KnownKeys<DefOf<C>> & KnownKeys<HandlersOf<C>>;
+
+/** Request as the caller writes it (optional fields, int64 as number | string). */
+export type RequestIn<M> = M extends MethodDefinition<infer Req, infer _Res, infer _ReqOut, infer _ResOut> ? Req : never;
+/** Response as the caller receives it (defaults filled, int64 as string). */
+export type ResponseOut<M> = M extends MethodDefinition<infer _Req, infer _Res, infer _ReqOut, infer ResOut> ? ResOut : never;
+/** Request as the service receives it. */
+export type RequestOut<M> = M extends MethodDefinition<infer _Req, infer _Res, infer ReqOut, infer _ResOut> ? ReqOut : never;
+/** Response as the service writes it. */
+export type ResponseIn<M> = M extends MethodDefinition<infer _Req, infer Res, infer _ReqOut, infer _ResOut> ? Res : never;
+
+type IsServerStream<H> = H extends grpc.handleServerStreamingCall<infer _A, infer _B> ? true : false;
+
+export type CallContext = {
+  requestId: string;
+  /** The caller's principal as the edge authenticated it (`user:<id>`, `key:<id>`), if any. */
+  actor: string | undefined;
+  metadata: grpc.Metadata;
+  /** Aborted when the caller cancels or its deadline passes. */
+  signal: AbortSignal;
+  deadline: Date | undefined;
+};
+
+export type UnaryMethod<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+/** `send` resolves when the message is handed to the transport (waits on backpressure). */
+export type ServerStreamMethod<Req, Res> = (request: Req, ctx: CallContext, send: (message: Res) => Promise<void>) => Promise<void>;
+
+/** What a service implements for a contract: one async function per RPC. */
+export type Implementation<C> = {
+  [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
+    ? ServerStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
+    : UnaryMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>;
+};
+
+export type CallOptions = {
+  /** Overrides the client's default deadline for this call. */
+  deadlineMs?: number;
+  signal?: AbortSignal;
+  /** Defaults to the request id of the current request context. */
+  requestId?: string;
+  /** Defaults to the actor of the current request context. */
+  actor?: string;
+};
+
+export type ResponseStream<T> = AsyncIterable<T> & { cancel(): void };
+
+/** What a caller gets for a contract: promise-returning methods, streams as async iterables. */
+export type PromiseClient<C> = {
+  [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
+    ? (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => ResponseStream<ResponseOut<DefOf<C>[K]>>
+    : (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => Promise<ResponseOut<DefOf<C>[K]>>;
+};

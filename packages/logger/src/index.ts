@@ -1,0 +1,68 @@
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { currentRequestId } from "./context.js";
+
+export { currentActor, currentContext, currentRequestId, runWithContext, setActor, type RequestContext } from "./context.js";
+export type { Logger } from "pino";
+
+/** Field names whose values are never written to a log line, at any of the first three levels. */
+export const SECRET_FIELDS = [
+  "password",
+  "new_password",
+  "api_key",
+  "apiKey",
+  "key",
+  "secret",
+  "callback_secret",
+  "bot_token",
+  "token",
+  "refresh_token",
+  "access_token",
+  "authorization",
+  "x-api-key",
+  "cookie",
+  "DATABASE_URL",
+  "JWT_SECRET",
+  "ENCRYPTION_KEYS",
+] as const;
+
+export const REDACTED = "[redacted]";
+
+function redactPaths(): string[] {
+  const paths: string[] = [];
+  for (const field of SECRET_FIELDS) {
+    const f = /^[A-Za-z_$][\w$]*$/.test(field) ? field : `["${field}"]`;
+    const dot = f.startsWith("[") ? "" : ".";
+    paths.push(f, `*${dot}${f}`, `*.*${dot}${f}`);
+  }
+  return paths;
+}
+
+export type CreateLoggerOptions = {
+  /** The component name; becomes the `service` field of every line. */
+  service: string;
+  level?: string;
+  /** Where lines go; stdout by default. Tests pass a stream to capture lines. */
+  destination?: DestinationStream;
+};
+
+/**
+ * One logger per process. Every line carries `service`, ISO time, the level name,
+ * and `request_id` whenever it is written inside a request context.
+ */
+export function createLogger(options: CreateLoggerOptions): Logger {
+  const config: LoggerOptions = {
+    level: options.level ?? "info",
+    base: { service: options.service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    messageKey: "msg",
+    formatters: {
+      level: (label) => ({ level: label }),
+    },
+    mixin: () => {
+      const requestId = currentRequestId();
+      return requestId === undefined ? {} : { request_id: requestId };
+    },
+    redact: { paths: redactPaths(), censor: REDACTED },
+  };
+  return options.destination ? pino(config, options.destination) : pino(config);
+}

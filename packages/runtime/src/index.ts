@@ -1,0 +1,11 @@
+export { Shutdown, type ShutdownStep } from "./shutdown.js";
+export {
+  runGrpcService,
+  startGrpcService,
+  startInfrastructure,
+  type CommonEnv,
+  type GrpcEnv,
+  type Infrastructure,
+  type InfrastructureOptions,
+  type PrismaLike,
+} from "./service.js";

@@ -1,0 +1,212 @@
+import { startMetricsServer, createRegistry, type Registry } from "@gateway/metrics";
+import { createPool, prepareDatabase, ping } from "@gateway/db-kit";
+import {
+  connectNats,
+  createTransact,
+  ensureStream,
+  pgTransactions,
+  OutboxRelay,
+  startConsumer,
+  subjectsFor,
+  type EventHandler,
+  type EventType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type NatsConnection,
+  type RunningConsumer,
+  type SqlExecutor,
+  type Subjects,
+  type Transact,
+  type TxRunner,
+} from "@gateway/events";
+import { GrpcServer } from "@gateway/grpc-kit";
+import type pg from "pg";
+import { createLogger, type Logger } from "@gateway/logger";
+import { Shutdown } from "./shutdown.js";
+
+/** The variables every service reads (see `serviceEnvShape` in @gateway/config). */
+export type CommonEnv = {
+  LOG_LEVEL: string;
+  SHUTDOWN_TIMEOUT_MS: number;
+  /** Separate /metrics port; absent or 0 when the process serves /metrics itself (the edge). */
+  METRICS_PORT?: number;
+  DATABASE_URL: string;
+  DATABASE_NAME: string;
+  DATABASE_POOL_SIZE: number;
+  MIGRATE_ON_START: boolean;
+  OUTBOX_POLL_MS: number;
+  OUTBOX_LINGER_MS: number;
+  CONSUMER_LINGER_MS: number;
+  NATS_URL: string;
+  NATS_NAMESPACE: string;
+};
+
+export type GrpcEnv = CommonEnv & { GRPC_HOST: string; GRPC_PORT: number };
+
+/** What a Prisma client offers that the runtime needs. */
+export type PrismaLike<Tx extends SqlExecutor> = SqlExecutor & {
+  $transaction<R>(fn: (tx: Tx) => Promise<R>, options?: { timeout?: number; maxWait?: number }): Promise<R>;
+  $disconnect(): Promise<void>;
+};
+
+export type Infrastructure<P, Tx extends SqlExecutor> = {
+  logger: Logger;
+  registry: Registry;
+  prisma: P;
+  /** The connections Prisma runs on, for hot paths that skip the ORM (int8 arrives as bigint). */
+  pool: pg.Pool;
+  runTx: TxRunner<Tx>;
+  transact: Transact<Tx>;
+  relay: OutboxRelay;
+  nats: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  subjects: Subjects;
+  shutdown: Shutdown;
+  /** Starts a deduplicating durable consumer now (batched, on plain SQL); it is stopped on shutdown. */
+  consume<T extends EventType>(durable: string, types: T[], handler: EventHandler<SqlExecutor, T>): Promise<RunningConsumer>;
+  /** Is the service's database answering? */
+  databaseUp(): Promise<boolean>;
+};
+
+export type InfrastructureOptions<P> = {
+  service: string;
+  env: CommonEnv;
+  /** The service's prisma directory (schema.prisma and migrations/). */
+  prismaDir: string;
+  /** The Prisma client over the service's pool (see `poolAdapter`). */
+  createPrisma: (pool: pg.Pool) => P;
+  /** Redacted configuration, logged once at start. */
+  config: Record<string, unknown>;
+};
+
+/**
+ * Start-up in dependency order: logs and metrics, the database (created and
+ * migrated), the broker and its stream, the outbox relay. Shutdown steps are
+ * registered in reverse so callers only add what they start on top.
+ */
+export async function startInfrastructure<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(
+  options: InfrastructureOptions<P>,
+): Promise<Infrastructure<P, Tx>> {
+  const { env, service } = options;
+  const logger = createLogger({ service, level: env.LOG_LEVEL });
+  const shutdown = new Shutdown(logger, env.SHUTDOWN_TIMEOUT_MS);
+  shutdown.install();
+  logger.info({ config: options.config }, "starting");
+  const registry = createRegistry(service);
+  try {
+    const metrics = env.METRICS_PORT ? await startMetricsServer(registry, env.METRICS_PORT, "0.0.0.0") : undefined;
+
+    const url = await prepareDatabase({
+      serverUrl: env.DATABASE_URL,
+      name: env.DATABASE_NAME,
+      schemaPath: `${options.prismaDir}/schema.prisma`,
+      migrationsDir: `${options.prismaDir}/migrations`,
+      migrate: env.MIGRATE_ON_START,
+      log: (msg, fields) => logger.info(fields ?? {}, msg),
+    });
+    const pool = createPool(url, { poolSize: env.DATABASE_POOL_SIZE });
+    const prisma = options.createPrisma(pool);
+    const runTx: TxRunner<Tx> = (fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 5_000 });
+    const sqlTx = pgTransactions(pool);
+
+    const nats = await connectNats(env.NATS_URL, service);
+    const js = nats.jetstream();
+    const jsm = await nats.jetstreamManager();
+    const subjects = subjectsFor(env.NATS_NAMESPACE);
+    await ensureStream(jsm, subjects);
+
+    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, lingerMs: env.OUTBOX_LINGER_MS });
+    relay.start();
+    const consumers: RunningConsumer[] = [];
+
+    // Reverse order of start: consumers, relay (final flush), broker, database, metrics.
+    shutdown.add("consumers", async () => {
+      await Promise.all(consumers.map((c) => c.stop()));
+    });
+    shutdown.add("outbox relay", () => relay.stop());
+    shutdown.add("nats", () => nats.drain());
+    shutdown.add("database", () => prisma.$disconnect());
+    if (metrics) shutdown.add("metrics", () => metrics.close());
+
+    return {
+      logger,
+      registry,
+      prisma,
+      pool,
+      runTx,
+      transact: createTransact(runTx, relay),
+      relay,
+      nats,
+      js,
+      jsm,
+      subjects,
+      shutdown,
+      async consume(durable, types, handler) {
+        const c = await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
+        consumers.push(c);
+        return c;
+      },
+      databaseUp: () => ping(() => Promise.resolve(prisma.$queryRawUnsafe("SELECT 1"))),
+    };
+  } catch (err) {
+    logger.fatal({ err }, "start-up failed");
+    return shutdown.run("start-up failed", 1);
+  }
+}
+
+/**
+ * A gRPC service: infrastructure, then the server with the standard health
+ * service. Health turns NOT_SERVING while the database does not answer, so
+ * orchestrators stop routing to a replica that cannot do its work.
+ */
+export async function runGrpcService<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(
+  infra: Infrastructure<P, Tx>,
+  options: { env: GrpcEnv; serviceNames: string[]; register: (server: GrpcServer) => Promise<void> | void },
+): Promise<GrpcServer> {
+  const { logger, registry, shutdown } = infra;
+  const server = new GrpcServer({ logger, registry });
+  try {
+    await options.register(server);
+    const port = await server.listen(options.env.GRPC_HOST, options.env.GRPC_PORT);
+    logger.info({ port }, "gRPC server listening");
+  } catch (err) {
+    logger.fatal({ err }, "start-up failed");
+    return shutdown.run("start-up failed", 1);
+  }
+  const watchdog = setInterval(() => {
+    void infra.databaseUp().then((up) => {
+      for (const name of ["", ...options.serviceNames]) {
+        const next = up ? "SERVING" : "NOT_SERVING";
+        if (server.health.get(name) !== next) {
+          server.health.set(name, next);
+          if (name === "") logger.warn({ status: next }, "health changed");
+        }
+      }
+    });
+  }, 5_000);
+  watchdog.unref();
+  // First in line: stop taking calls and let in-flight ones finish.
+  shutdown.addFirst("grpc server", async () => {
+    clearInterval(watchdog);
+    await server.shutdown(options.env.SHUTDOWN_TIMEOUT_MS);
+  });
+  return server;
+}
+
+/** Everything a gRPC service's main needs, in one call. */
+export async function startGrpcService<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(
+  options: InfrastructureOptions<P> & {
+    env: GrpcEnv;
+    serviceNames: string[];
+    register: (server: GrpcServer, infra: Infrastructure<P, Tx>) => Promise<void> | void;
+  },
+): Promise<{ infra: Infrastructure<P, Tx>; server: GrpcServer }> {
+  const infra = await startInfrastructure<Tx, P>(options);
+  const server = await runGrpcService(infra, {
+    env: options.env,
+    serviceNames: options.serviceNames,
+    register: (s) => options.register(s, infra),
+  });
+  return { infra, server };
+}

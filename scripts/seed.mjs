@@ -1,0 +1,118 @@
+// Demo data for a running local stack (scripts/stack.sh): an operator session,
+// a demo tenant with a prepaid balance, the local mock provider as an upstream
+// with a priced model, a managed instance, an API key, and a curl line and an
+// SDK snippet that get a metered completion. Idempotent: run it again and it
+// reuses what exists (and issues a fresh key, revoking the previous demo key).
+const base = process.env.GATEWAY_URL ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`;
+const operator = {
+  email: process.env.BOOTSTRAP_ADMIN_EMAIL ?? "admin@gateway.local",
+  password: process.env.BOOTSTRAP_ADMIN_PASSWORD ?? "change-me-admin-password",
+};
+const demo = { email: "demo@gateway.local", password: "demo-password-123", tenant_name: "Demo tenant" };
+// The mock provider scripts/stack.sh runs (packages/mock-provider).
+const mockProvider = {
+  url: process.env.MOCK_PROVIDER_URL ?? `http://127.0.0.1:${process.env.MOCK_PROVIDER_PORT ?? "8090"}/v1`,
+  apiKey: process.env.MOCK_PROVIDER_API_KEY ?? "sk-local-demo",
+};
+
+async function call(method, path, { body, token, headers = {} } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { "content-type": "application/json" } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function must(res, ...ok) {
+  if (!ok.includes(res.status)) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+async function login(who) {
+  return must(await call("POST", "/auth/login", { body: { email: who.email, password: who.password } }), 200).token;
+}
+
+const steps = {
+  async operator(ctx) {
+    ctx.operatorToken = await login(operator);
+    return `operator ${operator.email}`;
+  },
+  async tenant(ctx) {
+    const res = await call("POST", "/auth/register", { body: demo });
+    must(res, 201, 409);
+    ctx.tenantToken = await login(demo);
+    ctx.tenantId = must(await call("GET", "/console/me", { token: ctx.tenantToken }), 200).data.tenant_id;
+    return `tenant user ${demo.email} / ${demo.password}`;
+  },
+  async balance(ctx) {
+    const credit = must(
+      await call("POST", `/ops/ledger/tenants/${ctx.tenantId}/credits`, {
+        token: ctx.operatorToken,
+        headers: { "Idempotency-Key": "seed-initial-credit" },
+        body: { units: 100_000, reason: "demo balance" },
+      }),
+      201,
+    );
+    return `balance ${credit.data.available_units} units (USD ${(credit.data.available_units / 10_000).toFixed(4)})`;
+  },
+  async upstream(ctx) {
+    const body = { provider: "openai", base_url: mockProvider.url, api_key: mockProvider.apiKey, enabled: true };
+    must(await call("PUT", "/ops/ai/upstreams/demo-mock", { token: ctx.operatorToken, body }), 200);
+    const test = must(await call("POST", "/ops/ai/upstreams/demo-mock/test", { token: ctx.operatorToken }), 200).data;
+    return `upstream demo-mock → ${mockProvider.url} (${test.authenticated ? "connection ok" : `not connected: ${JSON.stringify(test)}`})`;
+  },
+  async model(ctx) {
+    const model = must(
+      await call("PUT", "/ops/ai/models/demo-small", { token: ctx.operatorToken, body: { upstream_id: "demo-mock", upstream_model: "mock-small" } }),
+      200,
+    ).data;
+    const price =
+      model.price ??
+      must(
+        await call("POST", "/ops/ai/models/demo-small/prices", { token: ctx.operatorToken, body: { input_units_per_mtok: 1_500, output_units_per_mtok: 6_000 } }),
+        201,
+      ).data.price;
+    return `model demo-small, price v${price.version}: ${price.input_units_per_mtok} / ${price.output_units_per_mtok} units per million input / output tokens`;
+  },
+  async instance(ctx) {
+    must(
+      await call("POST", "/console/services", {
+        token: ctx.tenantToken,
+        body: { service_id: "ai-model", alias: "demo", status: "active", config: { mode: "managed", default_model: "demo-small", max_tokens_per_request: 256 } },
+      }),
+      201,
+    );
+    return "managed instance demo (ai-model:demo), default model demo-small";
+  },
+  async key(ctx) {
+    const keys = must(await call("GET", "/console/keys", { token: ctx.tenantToken }), 200).data;
+    for (const old of keys.filter((k) => k.name === "seed demo key")) must(await call("DELETE", `/console/keys/${old.id}`, { token: ctx.tenantToken }), 204);
+    const key = must(await call("POST", "/console/keys", { token: ctx.tenantToken, body: { name: "seed demo key", scopes: ["ai:invoke"] } }), 201).data;
+    ctx.apiKey = key.key;
+    return `API key ${key.prefix}… (scope ai:invoke; shown once, below)`;
+  },
+};
+
+const ctx = {};
+try {
+  for (const [name, step] of Object.entries(steps)) console.log(`  ${name.padEnd(9)} ${await step(ctx)}`);
+} catch (err) {
+  console.error(`seed failed: ${err.message}\nIs the stack running? Start it with ./scripts/stack.sh`);
+  process.exit(1);
+}
+console.log(`
+A metered completion (reserves, calls the demo provider, settles; see the X-Service-* headers):
+  curl -si ${base}/v1/apps/ai/demo/v1/chat/completions -H "X-API-Key: ${ctx.apiKey}" -H "content-type: application/json" -d '{"model":"demo-small","messages":[{"role":"user","content":"Hello, gateway"}]}'
+
+The same with the official openai SDK (npm i openai):
+  import OpenAI from "openai";
+  const client = new OpenAI({ apiKey: "${ctx.apiKey}", baseURL: "${base}/v1/apps/ai/demo/v1" });
+  const completion = await client.chat.completions.create({ model: "demo-small", messages: [{ role: "user", content: "Hello, gateway" }] });
+  console.log(completion.choices[0].message.content, completion.usage);
+
+Balance and usage (as the demo tenant):
+  curl -s ${base}/console/balance -H "Authorization: Bearer ${ctx.tenantToken}"
+  curl -s ${base}/console/services/managed-ai/usage -H "Authorization: Bearer ${ctx.tenantToken}"
+`);

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { MockProvider } from "@gateway/mock-provider";
+import { createClient } from "@gateway/grpc-kit";
+import { ledgerV1 } from "@gateway/protos";
+import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
+import {
+  balance,
+  customer,
+  expectedCost,
+  inputBound,
+  managedModel,
+  mockProvider,
+  operator,
+  sdk,
+  upstream,
+  usageRecord,
+  type Customer,
+  type ManagedModel,
+  type Operator,
+} from "./support/managed-ai.js";
+import { eventually } from "./support/operators.js";
+
+const HOLD_TTL_SECONDS = 2;
+
+let stack: Stack;
+let provider: MockProvider;
+let op: Operator;
+let model: ManagedModel;
+
+beforeAll(async () => {
+  provider = await mockProvider();
+  stack = await startStack({ env: { "managed-ai": { HOLD_TTL_SECONDS: String(HOLD_TTL_SECONDS) } } });
+  op = await operator(stack);
+  await upstream(stack, op, provider, "mock");
+  model = await managedModel(stack, op, { alias: "small", upstreamId: "mock", inputPerMtok: 3_000_000, outputPerMtok: 9_000_000 });
+});
+afterAll(async () => {
+  await stack?.shutdown();
+  await provider?.close();
+});
+beforeEach(() => provider.reset());
+
+const messages = [{ role: "user" as const, content: "Tell me a long story about holds and captures and voids" }];
+
+function release(id: string, reason = "operator decision", token = op.token) {
+  return call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/release`, { token, body: { reason } });
+}
+
+async function streamText(c: Customer, body: Record<string, unknown>) {
+  const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/chat/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": c.key },
+    body: JSON.stringify({ messages, stream: true, ...body }),
+  });
+  return { res, text: await res.text() };
+}
+
+describe("a stream that ends without usage", () => {
+  it("leaves the record in review with the hold in place, until an operator releases it", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ omitUsage: true });
+    const { res, text } = await streamText(c, { max_tokens: 40, stream_options: { include_usage: true } });
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    const id = res.headers.get("x-request-id")!;
+    const reservation = expectedCost(inputBound(messages), 40n, model);
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null, reserved_units: reservation.toString() });
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
+
+    const finance = await newTenant(stack.edgeUrl, "finance");
+    await call(stack.edgeUrl, "PUT", `/ops/users/${finance.userId}/platform-role`, { token: op.token, body: { role: "finance" } });
+    expect((await release(id, "x", await signIn(stack.edgeUrl, finance.email, finance.password))).status).toBe(403);
+    expect((await call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/release`, { token: op.token, body: {} })).status).toBe(400);
+    expect((await release(id, "x".repeat(241))).status).toBe(400);
+
+    const released = await release(id, "no usage from the provider; refunded");
+    expect(released.status).toBe(200);
+    expect(released.body).toEqual({ data: { id, status: "failed", refunded: Number(reservation) } });
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000, reserved_units: 0 });
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "failed", error_code: "usage_unavailable" });
+    expect((await release(id)).status).toBe(409);
+    const audit = await eventually(
+      () => stack.sql<{ data: Record<string, unknown> }>("jobs", "SELECT data FROM audit_events WHERE type = 'managed_ai.request_released' AND data->>'request_id' = $1", [id]),
+      (r) => r.length === 1,
+    );
+    expect(audit[0]!.data).toMatchObject({ reason: "no usage from the provider; refunded", refunded_units: reservation.toString(), actor: expect.stringMatching(/^user:/) });
+  });
+
+  it("refuses to release completed requests, unexpired reservations and unknown ids", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    const done = await sdk(stack, c, "chat").chat.completions.create({ model: "small", messages, max_tokens: 10 }).withResponse();
+    expect((await release(done.response.headers.get("x-request-id")!)).status).toBe(409);
+    expect((await release("req_unknown")).status).toBe(404);
+  });
+});
+
+describe("streams that break", () => {
+  it("end with an error event and no [DONE] when the provider drops the connection", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ drop: "mid-stream" });
+    const { res, text } = await streamText(c, { max_tokens: 40 });
+    expect(res.status).toBe(200);
+    expect(text).not.toContain("[DONE]");
+    expect(text).toContain('"error"');
+    expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "review", error_code: "stream_interrupted" });
+  });
+
+  it("abort the provider call when the client leaves, and keep the hold for review", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ chunkDelayMs: 150 });
+    const controller = new AbortController();
+    const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/chat/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": c.key },
+      body: JSON.stringify({ messages, stream: true, max_tokens: 60 }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const id = res.headers.get("x-request-id")!;
+    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved");
+    expect(record).toMatchObject({ status: "review", error_code: "client_disconnected" });
+    await eventually(async () => provider.abandoned.length, (n) => n === 1);
+    const reservation = expectedCost(inputBound(messages), 60n, model);
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
+    expect((await release(id)).body.data.refunded).toBe(Number(reservation));
+  });
+});
+
+describe("a crash between reserve and settle", () => {
+  it("loses no unit: the record stays reserved with its hold, which can be released once it expires", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ delayMs: 5_000 });
+    const pending = call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { body: { messages, max_tokens: 30 }, headers: { "X-API-Key": c.key } });
+    const reservation = expectedCost(inputBound(messages), 30n, model);
+    await eventually(() => balance(stack, c), (b) => b.reserved_units === Number(reservation));
+    await stack.stop("managed-ai", "SIGKILL");
+    const answer = await pending;
+    expect(answer.status).toBe(503);
+    await stack.start("managed-ai");
+    const id = answer.headers.get("x-request-id")!;
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "reserved", hold_id: null });
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
+
+    expect((await release(id)).status).toBe(409); // not expired yet
+    await new Promise((r) => setTimeout(r, HOLD_TTL_SECONDS * 1_000 + 200));
+    const released = await release(id, "managed-ai crashed mid-request");
+    expect(released.body).toEqual({ data: { id, status: "failed", refunded: Number(reservation) } });
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000, reserved_units: 0 });
+    expect((await release(id)).status).toBe(409);
+  });
+});
+
+describe("a burst of 200 concurrent mixed calls", () => {
+  it("keeps the ledger's invariant and charges exactly the recorded final units", async () => {
+    const tenants = await Promise.all([0, 1, 2, 3].map(() => customer(stack, op, { units: 200_000, alias: "chat", defaultModel: "small" })));
+    const poor = await customer(stack, op, { units: 3_000, alias: "chat", defaultModel: "small" });
+    const all = [...tenants, poor];
+    const before = new Map(await Promise.all(all.map(async (c) => [c.tenantId, await balance(stack, c)] as const)));
+    const calls = Array.from({ length: 200 }, (_, i) => {
+      const c = all[i % all.length]!;
+      const body: Record<string, unknown> = { messages: [{ role: "user", content: `burst ${i} ${"x".repeat(i % 37)}` }], max_tokens: 10 + (i % 50) };
+      if (i % 7 === 0) body.max_cost = 0.0001; // refused: 409
+      if (i % 3 === 0) body.stream = true;
+      return fetch(`${stack.edgeUrl}/v1/apps/ai/chat/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": c.key },
+        body: JSON.stringify(body),
+      }).then(async (res) => ({ status: res.status, text: await res.text() }));
+    });
+    const results = await Promise.all(calls);
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((s) => [200, 402, 409].includes(s)), JSON.stringify(statuses)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(100);
+    expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
+
+    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000 });
+    try {
+      const check = await ledger.CheckInvariant({});
+      expect(check.ok).toBe(true);
+      expect(check.journal_sum).toBe("0");
+      for (const c of all) {
+        const rows = await stack.sql<{ status: string; n: number; final: string | null }>(
+          "managed-ai",
+          "SELECT status, count(*)::int AS n, sum(final_units)::text AS final FROM usage_records WHERE tenant_id = $1 GROUP BY status",
+          [c.tenantId],
+        );
+        expect(rows.every((r) => r.status === "completed"), JSON.stringify(rows)).toBe(true);
+        const charged = BigInt(rows[0]?.final ?? "0");
+        const after = await balance(stack, c);
+        expect(after.reserved_units).toBe(0);
+        expect(BigInt(before.get(c.tenantId)!.available_units - after.available_units)).toBe(charged);
+        const tenant = check.tenants.find((t) => t.tenant_id === c.tenantId)!;
+        expect(tenant).toMatchObject({ ok: true, captured: charged.toString(), held: "0" });
+      }
+      const completed = await stack.sql<{ n: number }>("managed-ai", "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = ANY($1) AND status = 'completed'", [all.map((c) => c.tenantId)]);
+      expect(completed[0]!.n).toBe(statuses.filter((s) => s === 200).length);
+    } finally {
+      ledger.close();
+    }
+  });
+});
