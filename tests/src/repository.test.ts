@@ -40,6 +40,23 @@ describe("generated code", () => {
   });
 });
 
+describe("the front door", () => {
+  it("every script the README runs as ./path, and .ci/run, is committed executable", () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const named = [...new Set([...readme.matchAll(/\.\/(scripts\/[\w.-]+)/g)].map((m) => m[1]!)), ".ci/run"];
+    expect(named).toContain("scripts/stack.sh");
+    expect(named).toContain("scripts/test.sh");
+    // The mode in git's index is what a fresh clone gets.
+    const modes = new Map(
+      execFileSync("git", ["ls-files", "-s", "--", ...named], { cwd: REPO_ROOT, encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .map((line) => [line.split("\t")[1]!, line.split(" ")[0]!]),
+    );
+    for (const path of named) expect(modes.get(path), path).toBe("100755");
+  });
+});
+
 describe("generated documentation", () => {
   it("lists exactly the environment variables the code reads", () => {
     expect(() => execFileSync(process.execPath, [join(REPO_ROOT, "scripts", "env-docs.mjs"), "--check"], { stdio: "pipe" })).not.toThrow();
