@@ -87,3 +87,15 @@ export function auditOk(m: Measured): boolean {
   if (!a) return true;
   return a.completed === a.okAnswers && a.charged === a.balanceDrop && a.reservedAfter === 0n && a.otherRecords === 0 && a.invariantOk;
 }
+
+/** A run passes when every request got a 2xx and its money (if audited) is exact. */
+export function runOk(m: Measured): boolean {
+  return m.errors + m.non2xx === 0 && auditOk(m);
+}
+
+/** Mean CPU per request of each process over several runs of one target. */
+export function meanCpu(runs: Measured[]): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const r of runs) for (const [k, v] of r.cpu) cpu.set(k, (cpu.get(k) ?? 0) + v / runs.length);
+  return cpu;
+}

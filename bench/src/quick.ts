@@ -2,7 +2,7 @@
 // connections, CPU per process, and the accounting audit of every run. Each figure
 // is the mean of QUICK_ROUNDS runs (default 2). Not the benchmark of record (pnpm bench).
 //   pnpm --filter @gateway/bench quick [json|stream|both]
-import { auditOk, measure, type Measured, type Mode, type Target } from "./compare.js";
+import { meanCpu, measure, runOk, type Measured, type Mode, type Target } from "./compare.js";
 import { startGateway } from "./gateway.js";
 import { startMock } from "./targets.js";
 
@@ -24,12 +24,13 @@ try {
       const runs: Measured[] = [];
       for (let i = 0; i < rounds; i++) runs.push(await measure(target, mode, connections, connections === 1 ? 400 : 3_000, gateway, () => "bench-small"));
       const mean = (f: (r: Measured) => number) => runs.reduce((s, r) => s + f(r), 0) / runs.length;
-      const cpu = [...runs[0]!.cpu.keys()].map((k) => `${k.replace(" (this process)", "")} ${mean((r) => r.cpu.get(k) ?? 0).toFixed(2)}`).join(" · ");
-      const ok = runs.every(auditOk) && runs.every((r) => r.errors + r.non2xx === 0);
+      const byProcess = meanCpu(runs);
+      const cpu = [...byProcess].map(([k, v]) => `${k.replace(" (this process)", "")} ${v.toFixed(2)}`).join(" · ");
+      const ok = runs.every(runOk);
       failed ||= !ok;
       console.log(
         `${mode} c=${connections}: ${mean((r) => r.requestsPerSecond).toFixed(0)} req/s, ${mean((r) => (connections / r.requestsPerSecond) * 1000).toFixed(2)} ms/request, p50 ${mean((r) => r.p50).toFixed(2)} p99 ${mean((r) => r.p99).toFixed(2)}, ` +
-          `CPU ${mean((r) => [...r.cpu.values()].reduce((a, b) => a + b, 0)).toFixed(2)} ms/req, accounting ${ok ? "ok" : "FAILED"}\n    ${cpu}`,
+          `CPU ${[...byProcess.values()].reduce((a, b) => a + b, 0).toFixed(2)} ms/req, accounting ${ok ? "ok" : "FAILED"}\n    ${cpu}`,
       );
     }
   }
