@@ -20,6 +20,11 @@ export function createPool(url: string, options: AdapterOptions = {}): pg.Pool {
   // An idle connection the server ends (a restart) is dropped by the pool and the
   // next query connects anew; without a listener the 'error' would end the process.
   pool.on("error", () => undefined);
+  // The same for a connection checked out between two queries (a transaction that
+  // waits on something else, as the outbox relay's does while it publishes): the pool
+  // listens only to idle ones. Its holder's next query fails ("not queryable"), and
+  // releasing it with the error discards it.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 
