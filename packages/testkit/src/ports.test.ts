@@ -1,0 +1,18 @@
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import { freePort } from "./ports.js";
+
+const ephemeralLow = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+
+describe("freePort", () => {
+  it("hands out distinct ports below the ephemeral range that a child can bind", async () => {
+    const ports: number[] = [];
+    for (let i = 0; i < 50; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(50);
+    if (ephemeralLow > 11_000) for (const port of ports) expect(port).toBeLessThan(ephemeralLow);
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(ports[0], "127.0.0.1", resolve));
+    await new Promise((r) => server.close(r));
+  });
+});
