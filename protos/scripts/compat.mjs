@@ -99,6 +99,14 @@ export function breakingChanges(before, after) {
 }
 
 const mode = process.argv[2];
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: node scripts/compat.mjs check|update   (pnpm --filter @gateway/protos compat:update)
+
+Wire-compatibility gate of the gRPC contracts.
+  check    exit 1 on a breaking change or a stale compat-snapshot.json
+  update   record the current contracts in compat-snapshot.json (after a compatible change)`);
+  process.exit(0);
+}
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain && (mode === "check" || mode === "update")) {
   const current = describe(load());

@@ -9,6 +9,7 @@ import type { JobsServiceDefinition, JobsServiceHandlers } from "./generated/gat
 import type { LedgerServiceDefinition, LedgerServiceHandlers } from "./generated/gateway/ledger/v1/LedgerService.js";
 import type { ManagedAiServiceDefinition, ManagedAiServiceHandlers } from "./generated/gateway/managed_ai/v1/ManagedAiService.js";
 import type { MessagingServiceDefinition, MessagingServiceHandlers } from "./generated/gateway/messaging/v1/MessagingService.js";
+import type { ConversationServiceDefinition, ConversationServiceHandlers } from "./generated/gateway/messaging/v1/ConversationService.js";
 import type { HealthDefinition, HealthHandlers } from "./generated/grpc/health/v1/Health.js";
 
 /** The package root: .proto files are resolved against it. */
@@ -79,6 +80,11 @@ export const messagingV1 = defineContract<MessagingServiceDefinition, MessagingS
 export const filesV1 = defineContract<FilesServiceDefinition, FilesServiceHandlers>(
   "gateway.files.v1.FilesService",
   "gateway/files/v1/files.proto",
+);
+
+export const conversationsV1 = defineContract<ConversationServiceDefinition, ConversationServiceHandlers>(
+  "gateway.messaging.v1.ConversationService",
+  "gateway/messaging/v1/conversations.proto",
 );
 
 export type * as health from "./generated/grpc/health/v1/index.js";

@@ -19,13 +19,28 @@ const cliEnv = z.object({
   DATABASE_NAME: z.string().optional().describe("The service's database."),
 });
 
+const USAGE = `Usage: gateway-migrate <command> [--prisma-dir <dir>]
+
+Prisma migrations of one service, without Prisma's native engine.
+  create <name>  write prisma/migrations/<timestamp>_<name>/ for the schema's changes
+  deploy         apply pending migrations (creates the database)
+  check          exit 1 when schema.prisma has changes no migration holds
+  status         exit 1 when the database is behind, edited, failed or drifted
+
+Options: --prisma-dir <dir> (default ./prisma).
+Environment: DATABASE_URL (server), DATABASE_NAME (the service's database; deploy, status).`;
+
 function usage(): never {
-  console.error("usage: gateway-migrate <create <name>|deploy|check|status> [--prisma-dir <dir>]");
+  console.error(USAGE);
   process.exit(2);
 }
 
 async function main(argv: string[]): Promise<number> {
   const args = [...argv];
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(USAGE);
+    return 0;
+  }
   let prismaDir = "prisma";
   const at = args.indexOf("--prisma-dir");
   if (at >= 0) {

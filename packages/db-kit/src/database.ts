@@ -31,6 +31,8 @@ export function connectionConfig(url: string): pg.ClientConfig {
 
 async function withAdminClient<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ ...connectionConfig(serverUrl), database: "postgres" });
+  // A server that goes away between two queries emits 'error': the next query fails instead.
+  client.on("error", () => undefined);
   await client.connect();
   try {
     return await fn(client);
@@ -57,9 +59,22 @@ export async function ensureDatabase(serverUrl: string, name: string): Promise<"
   });
 }
 
-export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+/**
+ * Drops the database, forcing off whatever sessions remain. It first waits (up to `graceMs`)
+ * for sessions that are already closing: `pg.Pool#end()` resolves before its connections have
+ * closed, and a session terminated mid-close reaches its client as a FATAL 57P01 error.
+ */
+export async function dropDatabase(serverUrl: string, name: string, graceMs = 2_000): Promise<void> {
   assertDatabaseName(name);
-  await withAdminClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  await withAdminClient(serverUrl, async (client) => {
+    const until = Date.now() + graceMs;
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+      if (rows[0]!.n === 0 || Date.now() >= until) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  });
 }
 
 /** Is the database answering? For health endpoints; never throws. */

@@ -88,9 +88,17 @@ export function toErrorBody(err: unknown, requestId: string): { status: number; 
     const body: ErrorBody = { ...(err.extra ?? {}), error: err.code, message: err.message, request_id: requestId };
     return { status: err.httpStatus, body };
   }
+  if (isUnavailableFailure(err)) {
+    return { status: HTTP_STATUS.unavailable, body: { error: "unavailable", message: UNAVAILABLE_MESSAGE, request_id: requestId } };
+  }
   return {
     status: HTTP_STATUS.internal_error,
     body: { error: "internal_error", message: "Internal error; quote the request id when reporting it.", request_id: requestId },
   };
 }
+
+/** What a client reads when a dependency (database, broker) is down: no driver detail. */
+export const UNAVAILABLE_MESSAGE = "A service the gateway depends on is unavailable; try again shortly.";
 export { describeIssue, parseInput } from "./validation.js";
+export { isUnavailableFailure } from "./unavailable.js";
+import { isUnavailableFailure } from "./unavailable.js";

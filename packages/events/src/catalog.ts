@@ -184,6 +184,180 @@ export const EVENT_CATALOG = {
     reason: z.string(),
     refunded_units: units,
   }),
+  /** A streamed upload completed and its file became downloadable (never the token or the filename). */
+  "file.uploaded": z.object({
+    file_id: z.string(),
+    tenant_id: z.string(),
+    size: z.string().regex(/^\d+$/),
+    sha256: z.string(),
+    expires_at: z.string().nullable(),
+    max_downloads: z.number().int().nullable(),
+  }),
+  /** A download was counted (its bytes are being sent). */
+  "file.downloaded": z.object({ file_id: z.string(), tenant_id: z.string(), downloads: z.number().int(), max_downloads: z.number().int().nullable() }),
+  /** The sweeper removed a file's bytes: it expired, or its downloads were used up. */
+  "file.removed": z.object({ file_id: z.string(), tenant_id: z.string(), reason: z.enum(["expired", "exhausted"]) }),
+  /** The reconciler finished a record whose outcome was unknown, from what the ledger knows (docs/decisions/0150). */
+  "managed_ai.request_reconciled": z.object({
+    request_id: z.string(),
+    tenant_id: z.string(),
+    key_id: z.string().nullable(),
+    from_status: z.string(),
+    from_error_code: z.string().nullable(),
+    status: z.enum(["completed", "failed", "review"]),
+    error_code: z.string().nullable(),
+    reserved_units: units,
+    final_units: units.nullable(),
+    refunded_units: units.nullable(),
+  }),
+  // Push and SocialOps (messaging). Never a secret, a message text or a URL's token.
+  "messaging.instance_changed": z.object({
+    actor: z.string().nullable(),
+    instance_id: z.string(),
+    tenant_id: z.string(),
+    service_id: z.enum(["webhook-push", "socialops"]),
+    alias: z.string(),
+    change,
+    status: z.string(),
+    version: z.number().int(),
+  }),
+  /** A push message was recorded; its reservation (price × enabled targets) is being taken. */
+  "push.message_accepted": z.object({
+    message_id: z.string(),
+    tenant_id: z.string(),
+    instance_id: z.string(),
+    key_id: z.string().nullable(),
+    targets: z.number().int(),
+    reserved_units: units,
+  }),
+  /** Refused before anything was sent; the record is gone. */
+  "push.message_refused": z.object({ message_id: z.string(), tenant_id: z.string(), reason: z.string() }),
+  "push.message_reserved": z.object({ message_id: z.string(), tenant_id: z.string(), hold_id: z.string(), reserved_units: units }),
+  /** One target's outcome (`interrupted`: a crash lost it; not charged). */
+  "push.target_attempted": z.object({
+    message_id: z.string(),
+    tenant_id: z.string(),
+    target_id: z.string(),
+    ok: z.boolean(),
+    status: z.number().int().nullable(),
+    error: z.string().nullable(),
+  }),
+  "push.message_settled": z.object({
+    message_id: z.string(),
+    tenant_id: z.string(),
+    instance_id: z.string(),
+    status: z.enum(["delivered", "partial", "failed"]),
+    targets: z.number().int(),
+    delivered: z.number().int(),
+    charged_units: units,
+    recovered: z.boolean(),
+  }),
+  /** An inbound SocialOps event stored (once per event_id). */
+  "socialops.message_received": z.object({
+    tenant_id: z.string(),
+    instance_id: z.string(),
+    provider: z.string(),
+    event_id: z.string(),
+    thread_id: z.string(),
+    message_id: z.string(),
+  }),
+  /** A reply was queued; the messaging reply worker delivers it (durable consumer). */
+  "socialops.reply_queued": z.object({
+    tenant_id: z.string(),
+    instance_id: z.string(),
+    thread_id: z.string(),
+    message_id: z.string(),
+  }),
+  /** A delivery attempt of a reply: `state` delivered, retrying or failed (no more attempts). */
+  "socialops.reply_attempted": z.object({
+    tenant_id: z.string(),
+    thread_id: z.string(),
+    message_id: z.string(),
+    attempt: z.number().int(),
+    state: z.enum(["delivered", "retrying", "failed"]),
+    status: z.number().int().nullable(),
+    error: z.string().nullable(),
+  }),
+  /** A bring-your-own-key instance was created or changed (never its key; whether one is stored inline). */
+  "managed_ai.byok_instance_changed": z.object({
+    actor,
+    instance_id: z.string(),
+    tenant_id: z.string(),
+    alias: z.string(),
+    change,
+    status: z.string(),
+    provider: z.string(),
+    base_url: z.string(),
+    default_model: z.string(),
+    credential: z.enum(["inline", "connected_account"]),
+    connected_account_id: z.string().nullable(),
+  }),
+  /** A tenant's connected account was stored or deleted (never its secret). */
+  "managed_ai.connected_account_changed": z.object({
+    actor,
+    account_id: z.string(),
+    tenant_id: z.string(),
+    provider: z.string(),
+    change: z.enum(["created", "deleted"]),
+  }),
+  // Bot, widget and conversation hub (messaging). Ids only: never message text, tokens or secrets.
+  "bot.created": z.object({ bot_id: z.string(), tenant_id: z.string() }),
+  "bot.message_changed": z.object({
+    tenant_id: z.string(),
+    chat_id: z.string(),
+    message_id: z.string(),
+    change: z.enum(["created", "edited", "deleted"]),
+    author: z.string(),
+    kind: z.string(),
+  }),
+  "bot.chat_action": z.object({ tenant_id: z.string(), chat_id: z.string(), action: z.string(), author: z.string() }),
+  "bot.widget_session_changed": z.object({
+    tenant_id: z.string(),
+    session_id: z.string(),
+    chat_id: z.string(),
+    change: z.enum(["created", "refreshed", "revoked"]),
+    reason: z.enum(["revoked", "refresh_reuse", "chat_ended"]).nullable(),
+  }),
+  "conversation.changed": z.object({
+    tenant_id: z.string(),
+    conversation_id: z.string(),
+    change: z.enum(["created", "updated", "participant_added", "participant_updated", "participant_removed", "channel_added"]),
+    participant_id: z.string().nullable(),
+    channel_id: z.string().nullable(),
+  }),
+  "conversation.webhook_changed": z.object({
+    tenant_id: z.string(),
+    webhook_id: z.string(),
+    change: z.enum(["registered", "revoked", "replayed"]),
+    queued: z.number().int(),
+  }),
+  "conversation.webhook_attempted": z.object({
+    tenant_id: z.string(),
+    webhook_id: z.string(),
+    delivery_id: z.string(),
+    event_id: z.string(),
+    attempt: z.number().int(),
+    status: z.number().int().nullable(),
+    state: z.enum(["pending", "delivered", "exhausted"]),
+  }),
+  /** A job was created (`from` null) or moved to another status; drives the job runner (jobs service). */
+  "job.status_changed": z.object({
+    job_id: z.string(),
+    tenant_id: z.string(),
+    type: z.string(),
+    from: z.enum(["pending", "running", "succeeded", "failed", "canceled", "expired"]).nullable(),
+    to: z.enum(["pending", "running", "succeeded", "failed", "canceled", "expired"]),
+    error_code: z.string().nullable(),
+  }),
+  /** A live energy lease was ordered from the rental provider. */
+  "tron.lease_ordered": z.object({
+    lease_id: z.string(),
+    job_id: z.string(),
+    tenant_id: z.string(),
+    provider_order_id: z.string(),
+    receiver: z.string(),
+    energy: z.number().int(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_CATALOG;

@@ -6,8 +6,12 @@ import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType } 
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
 
-/** Handles the new events of a batch, inside the transaction that records them as processed. */
-export type EventHandler<Tx extends SqlExecutor, T extends EventType> = (events: EventEnvelope<T>[], tx: Tx) => Promise<void>;
+/**
+ * Handles the new events of a batch, inside the transaction that records them as processed.
+ * A handler of a checkpointing consumer may answer the ids it applied (the others were
+ * duplicates by event id), for its metrics and logs; others ignore the answer.
+ */
+export type EventHandler<Tx extends SqlExecutor, T extends EventType> = (events: EventEnvelope<T>[], tx: Tx) => Promise<void | string[]>;
 
 export type ConsumerOptions<Tx extends SqlExecutor, T extends EventType> = {
   js: JetStreamClient;

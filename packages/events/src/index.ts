@@ -4,6 +4,8 @@ export { redeliveryDelayMs, startConsumer, type ConsumerOptions, type EventHandl
 export { connectNats, ensureStream, isNotFound, DUPLICATE_WINDOW_MS, STREAM_MAX_AGE_MS, type JetStreamClient, type JetStreamManager, type NatsConnection } from "./nats.js";
 export { createTransact, enqueueEvent, outboxInsertFrom, outboxRow, poolStatements, type Emit, type EmitOptions, type OutboxRow, type Statements, type Transact } from "./outbox.js";
 export { OutboxRelay, type RelayOptions } from "./relay.js";
+export { LogRelay, type LogRelayOptions } from "./log-relay.js";
+export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
 export { subjectsFor, type Subjects } from "./subjects.js";
 export { publishEnvelope, publishEvent } from "./publish.js";

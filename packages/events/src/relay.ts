@@ -3,6 +3,7 @@ import type { Logger } from "@gateway/logger";
 import { Counter, Gauge, type Registry } from "@gateway/metrics";
 import type { EventEnvelope, EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
+import { BatchLoop } from "./batch-loop.js";
 import { publishEnvelope } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 
@@ -40,7 +41,6 @@ export type RelayOptions = {
   publishTimeoutMs?: number;
 };
 
-
 /**
  * Moves committed outbox rows to JetStream. Rows are locked with SKIP LOCKED,
  * so replicas share the work without publishing a row twice at the same time;
@@ -49,9 +49,6 @@ export type RelayOptions = {
  * by event id) drops it, and consumers dedupe by event id beyond that window.
  */
 export class OutboxRelay {
-  private readonly pollMs: number;
-  private readonly lingerMs: number;
-  private lingerTimer: NodeJS.Timeout | undefined;
   private readonly batchSize: number;
   private readonly publishTimeoutMs: number;
   private readonly log: Logger;
@@ -59,14 +56,9 @@ export class OutboxRelay {
   private readonly batches?: Counter;
   private readonly failures?: Counter;
   private readonly backlog?: Gauge;
-  private running = false;
-  private loopDone: Promise<void> = Promise.resolve();
-  private wake: (() => void) | undefined;
-  private kicked = false;
+  private readonly schedule: BatchLoop;
 
   constructor(private readonly options: RelayOptions) {
-    this.pollMs = options.pollMs ?? 500;
-    this.lingerMs = options.lingerMs ?? 0;
     this.batchSize = options.batchSize ?? 100;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
     this.log = options.logger.child({ component: "outbox-relay" });
@@ -76,83 +68,34 @@ export class OutboxRelay {
       this.failures = new Counter({ name: "outbox_publish_failures_total", help: "Failed outbox publish batches.", registers: [options.registry] });
       this.backlog = new Gauge({ name: "outbox_last_batch_size", help: "Rows in the last outbox batch.", registers: [options.registry] });
     }
+    this.schedule = new BatchLoop({
+      round: () => this.publishBatch(),
+      batchSize: this.batchSize,
+      pollMs: options.pollMs ?? 500,
+      lingerMs: options.lingerMs ?? 0,
+      log: this.log,
+      messages: { failed: "outbox publish failed; retrying", finalFlushFailed: "final outbox flush failed; events stay in the outbox for the next start" },
+      onFailure: () => this.failures?.inc(),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loopDone = this.loop();
+    this.schedule.start();
   }
 
   /** Something was committed: publish soon (after the linger) rather than at the next poll. */
   kick(): void {
-    this.kicked = true;
-    if (this.lingerMs === 0) {
-      this.wake?.();
-      return;
-    }
-    this.lingerTimer ??= setTimeout(() => {
-      this.lingerTimer = undefined;
-      this.wake?.();
-    }, this.lingerMs);
+    this.schedule.kick();
   }
 
   /** Publishes until the outbox is empty (or an error stops it). Returns the count. */
-  async flush(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await this.publishBatch();
-      total += n;
-      if (n < this.batchSize) return total;
-    }
+  flush(): Promise<number> {
+    return this.schedule.flush();
   }
 
   /** Stops the loop, then publishes what is left. */
-  async stop(): Promise<void> {
-    this.running = false;
-    clearTimeout(this.lingerTimer);
-    this.lingerTimer = undefined;
-    this.wake?.();
-    await this.loopDone;
-    try {
-      await this.flush();
-    } catch (err) {
-      this.log.warn({ err }, "final outbox flush failed; events stay in the outbox for the next start");
-    }
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      this.kicked = false;
-      let published = 0;
-      try {
-        published = await this.publishBatch();
-        failures = 0;
-      } catch (err) {
-        failures++;
-        this.failures?.inc();
-        this.log.warn({ err, failures }, "outbox publish failed; retrying");
-        await this.sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6)));
-        continue;
-      }
-      // Kicked while publishing, and the linger already over: go again at once.
-      if (published === this.batchSize || (this.kicked && !this.lingerTimer)) continue;
-      await this.sleep(this.pollMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wake = undefined;
-        resolve();
-      }
-      this.wake = done;
-    });
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 
   private async publishBatch(): Promise<number> {

@@ -4,7 +4,7 @@ import { currentActor, currentRequestId } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";
 import { METADATA, fromServiceError, statusName } from "./status.js";
-import type { CallOptions, PromiseClient, ResponseStream } from "./types.js";
+import type { CallOptions, PromiseClient, RequestStream, ResponseStream } from "./types.js";
 
 export type ClientOptions = {
   /** Deadline of every unary call unless the call gives its own. */
@@ -67,18 +67,64 @@ export function createClient<C extends AnyContract>(contract: C, address: string
   };
 
   for (const [method, def] of Object.entries(contract.definition())) {
-    if (def.responseStream) {
+    if (def.requestStream && !def.responseStream) {
+      methods[method] = (call?: CallOptions): RequestStream<unknown, unknown> => {
+        const deadlineMs = call?.deadlineMs ?? options.streamDeadlineMs ?? options.deadlineMs;
+        let settle!: { resolve: (r: unknown) => void; reject: (e: unknown) => void };
+        let ended: { error: unknown } | undefined;
+        // At most one write waits for flow control at a time (callers await each write).
+        let waiting: { resolve: () => void; reject: (e: unknown) => void } | undefined;
+        const response = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
+        // Nobody may be waiting on `response` when the call fails; the error also reaches write/end.
+        response.catch(() => undefined);
+        const stream = raw.makeClientStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, metadataFor(call), { deadline: Date.now() + deadlineMs }, (err, res) => {
+          ended = { error: err ? fromServiceError(err, name) : new Error("the call has ended") };
+          waiting?.reject(ended.error);
+          waiting = undefined;
+          if (err) settle.reject(ended.error);
+          else settle.resolve(res);
+        });
+        // The call's outcome arrives through the callback; stream errors must not go unheard.
+        stream.on("error", () => undefined);
+        stream.on("drain", () => {
+          waiting?.resolve();
+          waiting = undefined;
+        });
+        call?.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
+        return {
+          response,
+          write(message) {
+            if (ended) return Promise.reject(ended.error);
+            if (stream.write(message)) return Promise.resolve();
+            return new Promise<void>((resolve, reject) => (waiting = { resolve, reject }));
+          },
+          end() {
+            if (!ended) stream.end();
+            return response;
+          },
+          cancel: () => stream.cancel(),
+        };
+      };
+    } else if (def.responseStream) {
       methods[method] = (request: unknown, call?: CallOptions): ResponseStream<unknown> => {
         const deadlineMs = call?.deadlineMs ?? options.streamDeadlineMs ?? options.deadlineMs;
         const stream = raw.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), {
           deadline: Date.now() + deadlineMs,
         });
-        call?.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
+        const onAbort = () => stream.cancel();
+        call?.signal?.addEventListener("abort", onAbort, { once: true });
+        // Until the caller iterates, nobody listens to the stream; a cancel or a
+        // broken connection must not become an uncaught 'error' event.
+        stream.on("error", () => undefined);
         async function* iterate() {
           try {
             for await (const message of stream) yield message;
           } catch (err) {
             throw fromServiceError(err as grpc.ServiceError, name);
+          } finally {
+            call?.signal?.removeEventListener("abort", onAbort);
+            // A caller that stops early (break, throw) ends the call too.
+            stream.cancel();
           }
         }
         const iterable = iterate();
@@ -96,6 +142,7 @@ export function createClient<C extends AnyContract>(contract: C, address: string
             metadataFor(call),
             { deadline: Date.now() + (call?.deadlineMs ?? options.deadlineMs) },
             (err, response) => {
+              call?.signal?.removeEventListener("abort", onAbort);
               histogram?.observe(
                 { method: def.path, code: statusName(err ? err.code : grpc.status.OK) },
                 Number(process.hrtime.bigint() - started) / 1e9,
@@ -104,7 +151,10 @@ export function createClient<C extends AnyContract>(contract: C, address: string
               else resolve(response);
             },
           );
-          call?.signal?.addEventListener("abort", () => pending.cancel(), { once: true });
+          call?.signal?.addEventListener("abort", onAbort, { once: true });
+          function onAbort() {
+            pending.cancel();
+          }
         });
     }
   }

@@ -18,6 +18,8 @@ let server: GrpcServer;
 let port: number;
 let client: Client<typeof echoContract>;
 const cancelled: string[] = [];
+const collectEnded: string[] = [];
+let collectRead = 0;
 
 beforeAll(async () => {
   const registry = createRegistry("test");
@@ -38,6 +40,22 @@ beforeAll(async () => {
       if (req.fail_with === "rate") throw new AppError("rate_limited", "slow down", { retryAfter: 7 });
       if (req.fail_with === "crash") throw new Error('duplicate key value violates unique constraint "secret_table"');
       return { text: req.text.toUpperCase(), request_id: ctx.requestId + (ctx.actor ? `|${ctx.actor}` : "") };
+    },
+    async Collect(requests, ctx) {
+      ctx.signal.addEventListener("abort", () => collectEnded.push("signal aborted"));
+      const texts: string[] = [];
+      try {
+        for await (const r of requests) {
+          if (r.fail_with === "too_large") throw new AppError("payload_too_large", "too much");
+          if (r.sleep_ms > 0) await new Promise((resolve) => setTimeout(resolve, r.sleep_ms));
+          collectRead++;
+          if (r.text.length < 1000) texts.push(r.text);
+        }
+      } catch (err) {
+        collectEnded.push(ctx.signal.aborted ? "cancelled" : "failed");
+        throw err;
+      }
+      return { text: texts.join(","), request_id: ctx.requestId };
     },
     async Count(req, ctx, send) {
       for (let i = 1; i <= req.to; i++) {
@@ -122,6 +140,56 @@ describe("server streaming", () => {
     })().catch((e: unknown) => e);
     expect(got).toEqual(["1", "2"]);
     expect(err).toMatchObject({ code: "upstream_error", message: "provider stream broke" });
+  });
+});
+
+describe("client streaming", () => {
+  it("delivers every message in order, then the answer", async () => {
+    const call = runWithContext({ requestId: "req_collect1" }, () => client.Collect());
+    for (const text of ["a", "b", "c"]) await call.write({ text });
+    expect(await call.end()).toEqual({ text: "a,b,c", request_id: "req_collect1" });
+  });
+
+  it("an early refusal rejects the next write and the answer with the handler's AppError", async () => {
+    const call = client.Collect();
+    await call.write({ text: "a" });
+    await call.write({ text: "b", fail_with: "too_large" });
+    let err: unknown;
+    for (let i = 0; i < 100 && !err; i++) {
+      err = await call.write({ text: String(i) }).then(
+        () => new Promise((r) => setTimeout(r, 10)).then(() => undefined),
+        (e: unknown) => e,
+      );
+    }
+    expect(err).toMatchObject({ code: "payload_too_large", message: "too much" });
+    await expect(call.end()).rejects.toMatchObject({ code: "payload_too_large" });
+  });
+
+  it("waits on flow control: the writer never runs far ahead of a slow reader", async () => {
+    const call = client.Collect({ deadlineMs: 30_000 });
+    const piece = "x".repeat(64 * 1024);
+    collectRead = 0;
+    let ahead = 0;
+    // 200 messages of 64 KiB (12.5 MiB), each read after 5 ms. Without flow control every write would
+    // resolve at once and the writer would be ~200 ahead; with it, only what the buffers hold.
+    for (let written = 1; written <= 200; written++) {
+      await call.write({ text: piece, sleep_ms: 5 });
+      ahead = Math.max(ahead, written - collectRead);
+    }
+    await call.end();
+    expect(collectRead).toBe(200);
+    expect(ahead).toBeLessThan(60);
+  });
+
+  it("a cancelled call aborts the handler's signal, and the caller sees unavailable", async () => {
+    const before = collectEnded.length;
+    const call = client.Collect();
+    await call.write({ text: "a" });
+    await new Promise((r) => setTimeout(r, 50));
+    call.cancel();
+    await expect(call.response).rejects.toMatchObject({ code: "unavailable" });
+    for (let i = 0; i < 50 && collectEnded.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(collectEnded.slice(before)).toContain("signal aborted");
   });
 });
 

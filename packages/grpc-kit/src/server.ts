@@ -6,7 +6,7 @@ import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import { healthV1, type AnyContract } from "@gateway/protos";
 import { HealthService } from "./health.js";
 import { METADATA, statusName, toStatus } from "./status.js";
-import type { CallContext, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
+import type { CallContext, ClientStreamMethod, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
 
 export type GrpcServerOptions = {
   logger: Logger;
@@ -47,13 +47,15 @@ export class GrpcServer {
 
   add<C extends AnyContract>(contract: C, implementation: Implementation<C>): this {
     const definition = contract.definition();
-    const impl = implementation as unknown as Record<string, UnaryMethod<unknown, unknown> | ServerStreamMethod<unknown, unknown>>;
+    const impl = implementation as unknown as Record<string, UnaryMethod<unknown, unknown> | ServerStreamMethod<unknown, unknown> | ClientStreamMethod<unknown, unknown>>;
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(definition)) {
       const fn = impl[name];
       if (!fn) throw new Error(`${contract.serviceName}.${name} is not implemented`);
-      if (method.requestStream) throw new Error(`${contract.serviceName}.${name}: client streaming is not supported`);
-      handlers[name] = method.responseStream
+      if (method.requestStream && method.responseStream) throw new Error(`${contract.serviceName}.${name}: bidirectional streaming is not supported`);
+      handlers[name] = method.requestStream
+        ? this.wrapClientStream(method.path, fn as ClientStreamMethod<unknown, unknown>)
+        : method.responseStream
         ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
         : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
     }
@@ -93,13 +95,15 @@ export class GrpcServer {
     });
   }
 
-  private context(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): CallContext {
+  private context(
+    call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
+  ): CallContext {
     const fromCaller = call.metadata.get(METADATA.requestId)[0];
     const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
     const rawActor = call.metadata.get(METADATA.actor)[0];
     const actor = typeof rawActor === "string" && /^[a-z]+:[A-Za-z0-9_.:-]{1,160}$/.test(rawActor) ? rawActor : undefined;
     const controller = new AbortController();
-    call.on("cancelled", () => controller.abort());
+    (call as grpc.ServerUnaryCall<unknown, unknown>).on("cancelled", () => controller.abort());
     const deadline = call.getDeadline();
     return {
       requestId,
@@ -168,6 +172,30 @@ export class GrpcServer {
           (err: unknown) => {
             this.observe(path, started, err);
             if (!call.cancelled) call.emit("error", toStatus(err));
+          },
+        );
+      });
+    };
+  }
+
+  private wrapClientStream(path: string, fn: ClientStreamMethod<unknown, unknown>): grpc.handleClientStreamingCall<unknown, unknown> {
+    return (call, callback) => {
+      const ctx = this.context(call);
+      const started = process.hrtime.bigint();
+      // A cancelled call destroys the stream; iteration then throws. Errors are heard here and by the iterator.
+      call.on("error", () => undefined);
+      // A cancelled call's stream may simply end (grpc-js reports the cancellation just after its 'end'):
+      // protocols carry an explicit last message (files' UploadFile sends `end`), and ctx.signal aborts.
+      const requests: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => call[Symbol.asyncIterator]() };
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+        fn(requests, ctx).then(
+          (response) => {
+            this.observe(path, started, undefined);
+            callback(null, response);
+          },
+          (err: unknown) => {
+            this.observe(path, started, err);
+            callback(toStatus(err));
           },
         );
       });

@@ -21,6 +21,15 @@ describe("error mapping", () => {
     }
   });
 
+  it("answers a database that is down or restarting as unavailable, never internal (issue 10)", () => {
+    const down = Object.assign(new Error("the database system is not yet accepting connections"), { code: "57P03" });
+    const back = fromServiceError(asServiceError(toStatus(down)), "managed-ai");
+    expect(toStatus(down).code).toBe(status.UNAVAILABLE);
+    expect(back.code).toBe("unavailable");
+    expect(back.message).not.toContain("database system");
+    expect(toStatus(new Error("a bug")).code).toBe(status.INTERNAL);
+  });
+
   it("maps transport failures without a code trailer", () => {
     const raw = (code: status, details = "x") => Object.assign(new Error(details), { code, details, metadata: new Metadata() });
     expect(fromServiceError(raw(status.UNAVAILABLE), "ledger")).toMatchObject({ code: "unavailable", message: "ledger is unavailable; try again later." });

@@ -1,5 +1,5 @@
 import { status as GrpcStatus, Metadata, type ServiceError, type StatusObject } from "@grpc/grpc-js";
-import { AppError, isAppError, isErrorCode, type ErrorCode } from "@gateway/errors";
+import { AppError, isAppError, isErrorCode, isUnavailableFailure, UNAVAILABLE_MESSAGE, type ErrorCode } from "@gateway/errors";
 
 export const METADATA = {
   requestId: "x-request-id",
@@ -60,6 +60,11 @@ export function toStatus(err: unknown): Partial<StatusObject> {
     if (err.extra) metadata.set(METADATA.errorExtra, JSON.stringify(err.extra));
     if (err.retryAfter !== undefined) metadata.set(METADATA.retryAfter, String(err.retryAfter));
     return { code: GRPC_STATUS[err.code], details: err.message, metadata };
+  }
+  if (isUnavailableFailure(err)) {
+    // The service's database (or another dependency) is down or restarting: retryable.
+    metadata.set(METADATA.errorCode, "unavailable");
+    return { code: GrpcStatus.UNAVAILABLE, details: UNAVAILABLE_MESSAGE, metadata };
   }
   metadata.set(METADATA.errorCode, "internal_error");
   return { code: GrpcStatus.INTERNAL, details: "internal error", metadata };

@@ -19,6 +19,7 @@ export type RequestOut<M> = M extends MethodDefinition<infer _Req, infer _Res, i
 export type ResponseIn<M> = M extends MethodDefinition<infer _Req, infer Res, infer _ReqOut, infer _ResOut> ? Res : never;
 
 type IsServerStream<H> = H extends grpc.handleServerStreamingCall<infer _A, infer _B> ? true : false;
+type IsClientStream<H> = H extends grpc.handleClientStreamingCall<infer _A, infer _B> ? true : false;
 
 export type CallContext = {
   requestId: string;
@@ -34,11 +35,22 @@ export type UnaryMethod<Req, Res> = (request: Req, ctx: CallContext) => Promise<
 /** `send` resolves when the message is handed to the transport (waits on backpressure). */
 export type ServerStreamMethod<Req, Res> = (request: Req, ctx: CallContext, send: (message: Res) => Promise<void>) => Promise<void>;
 
+/**
+ * A client-streaming handler: the caller's messages as an async iterable, read
+ * at the handler's pace (flow control reaches the caller). When the caller
+ * cancels, iteration may just end (grpc-js reports the cancellation an instant
+ * later, then `ctx.signal` aborts): a protocol whose completeness matters ends
+ * with an explicit last message, and treats a plain end without it as a failure.
+ */
+export type ClientStreamMethod<Req, Res> = (requests: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>;
+
 /** What a service implements for a contract: one async function per RPC. */
 export type Implementation<C> = {
   [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
     ? ServerStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
-    : UnaryMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>;
+    : IsClientStream<HandlersOf<C>[K]> extends true
+      ? ClientStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
+      : UnaryMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>;
 };
 
 export type CallOptions = {
@@ -53,9 +65,25 @@ export type CallOptions = {
 
 export type ResponseStream<T> = AsyncIterable<T> & { cancel(): void };
 
+/**
+ * The caller's side of a client-streaming call. `write` resolves once the
+ * transport took the message (waiting on flow control) and rejects with the
+ * call's error once the call has ended (e.g. the service refused early);
+ * `end` half-closes and resolves with the answer; `cancel` abandons the call.
+ */
+export type RequestStream<Req, Res> = {
+  write(message: Req): Promise<void>;
+  end(): Promise<Res>;
+  cancel(): void;
+  /** Settles when the call ends, however it ends. */
+  readonly response: Promise<Res>;
+};
+
 /** What a caller gets for a contract: promise-returning methods, streams as async iterables. */
 export type PromiseClient<C> = {
   [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
     ? (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => ResponseStream<ResponseOut<DefOf<C>[K]>>
-    : (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => Promise<ResponseOut<DefOf<C>[K]>>;
+    : IsClientStream<HandlersOf<C>[K]> extends true
+      ? (options?: CallOptions) => RequestStream<RequestIn<DefOf<C>[K]>, ResponseOut<DefOf<C>[K]>>
+      : (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => Promise<ResponseOut<DefOf<C>[K]>>;
 };

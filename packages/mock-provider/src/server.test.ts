@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { promptTokens, startMockProvider, type MockProvider } from "./index.js";
+import { EMBEDDING_DIMENSIONS, embeddingOf, promptTokens, startMockProvider, type MockProvider } from "./index.js";
 
 const KEY = "sk-mock-test-key";
 let provider: MockProvider;
@@ -97,7 +97,7 @@ describe("chat completions", () => {
       expect((await json(res)).error.type).toBe("invalid_request_error");
     }
     expect((await chat({ model: "m", messages }, "sk-wrong")).status).toBe(401);
-    const unknown = await fetch(`${provider.url}/embeddings`, { method: "POST", headers: auth() });
+    const unknown = await fetch(`${provider.url}/completions`, { method: "POST", headers: auth() });
     expect(unknown.status).toBe(404);
   });
 
@@ -116,6 +116,36 @@ describe("chat completions", () => {
 
     const plain = (await events(await chat({ model: "m", messages, stream: true }))).slice(0, -1).map((d) => JSON.parse(d));
     expect(plain.some((c) => c.usage)).toBe(false);
+  });
+});
+
+describe("embeddings", () => {
+  const embed = (body: unknown) =>
+    fetch(`${provider.url}/embeddings`, { method: "POST", headers: { ...auth(), "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  it("answers deterministic vectors in input order with token usage", async () => {
+    const body = await json(await embed({ model: "mock-embed", input: ["alpha", "beta gamma"] }));
+    expect(body).toMatchObject({ object: "list", model: "mock-embed", usage: { prompt_tokens: 2 + 3, total_tokens: 5 } });
+    expect(body.data.map((d: { index: number }) => d.index)).toEqual([0, 1]);
+    expect(body.data[0].embedding).toEqual(embeddingOf("alpha"));
+    expect(body.data[0].embedding).toHaveLength(EMBEDDING_DIMENSIONS);
+    expect(body.data[0].embedding).not.toEqual(body.data[1].embedding);
+    const again = await json(await embed({ model: "mock-embed", input: "alpha" }));
+    expect(again.data[0].embedding).toEqual(body.data[0].embedding);
+    expect(again.usage.prompt_tokens).toBe(2);
+  });
+
+  it("answers float32 base64 when asked, as OpenAI does", async () => {
+    const body = await json(await embed({ model: "m", input: "alpha", encoding_format: "base64" }));
+    const bytes = Buffer.from(body.data[0].embedding, "base64");
+    const floats = [...new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)];
+    expect(floats.map((f) => Math.round(f * 1e4))).toEqual(embeddingOf("alpha").map((f) => Math.round(f * 1e4)));
+  });
+
+  it("rejects what OpenAI rejects", async () => {
+    for (const body of [{ model: "m" }, { input: "x" }, { model: "m", input: [] }, { model: "m", input: "" }, { model: "m", input: "x", dimensions: 0 }]) {
+      expect((await embed(body)).status, JSON.stringify(body)).toBe(400);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { complete, completionBody, parseChatRequest, writeStream, type Usage } from "./chat.js";
+import { embeddingsBody, parseEmbeddingsRequest } from "./embeddings.js";
 import { errorTypeFor, sendError, sendJson } from "./http.js";
 
 export type MockProviderOptions = {
@@ -83,8 +84,9 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Starts an OpenAI-compatible provider on node:http: `GET /v1/models` and
- * `POST /v1/chat/completions` (JSON, or SSE with `stream: true`), both behind a
+ * Starts an OpenAI-compatible provider on node:http: `GET /v1/models`,
+ * `POST /v1/chat/completions` (JSON, or SSE with `stream: true`) and
+ * `POST /v1/embeddings` (see embeddings.ts), all behind a
  * Bearer key check (401 in OpenAI's error shape). Answers and token counts are
  * deterministic (see tokens.ts).
  */
@@ -129,6 +131,11 @@ export async function startMockProvider(options: MockProviderOptions): Promise<M
         ...(b.chunkDelayMs ? { chunkDelayMs: b.chunkDelayMs } : {}),
         onClientGone: () => abandoned.push(req.url ?? ""),
       });
+    }
+    if (req.method === "POST" && path === "/v1/embeddings") {
+      const embeddings = parseEmbeddingsRequest(body);
+      if (typeof embeddings === "string") return sendError(res, 400, embeddings, "invalid_request_error");
+      return sendJson(res, 200, embeddingsBody(embeddings));
     }
     return sendError(res, 404, `Unknown request URL: ${req.method} ${path}.`, "invalid_request_error", "unknown_url");
   }

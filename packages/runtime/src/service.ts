@@ -6,6 +6,7 @@ import {
   ensureStream,
   pgTransactions,
   OutboxRelay,
+  startCheckpointConsumer,
   startConsumer,
   subjectsFor,
   type EventHandler,
@@ -63,8 +64,13 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
   jsm: JetStreamManager;
   subjects: Subjects;
   shutdown: Shutdown;
-  /** Starts a deduplicating durable consumer now (batched, on plain SQL); it is stopped on shutdown. */
-  consume<T extends EventType>(durable: string, types: T[], handler: EventHandler<SqlExecutor, T>): Promise<RunningConsumer>;
+  /**
+   * Starts a consumer now (batched, on plain SQL); it is stopped on shutdown. By default a
+   * durable consumer that marks each event in processed_events; with `checkpoint: true` one
+   * that reads the stream in order and keeps one position in consumer_checkpoints (the
+   * service's schema needs that table; docs/decisions/0162).
+   */
+  consume<T extends EventType>(durable: string, types: T[], handler: EventHandler<SqlExecutor, T>, options?: { checkpoint?: boolean }): Promise<RunningConsumer>;
   /** Is the service's database answering? */
   databaseUp(): Promise<boolean>;
 };
@@ -142,8 +148,10 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       jsm,
       subjects,
       shutdown,
-      async consume(durable, types, handler) {
-        const c = await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
+      async consume(durable, types, handler, options) {
+        const c = options?.checkpoint
+          ? await startCheckpointConsumer({ js, jsm, subjects, name: durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS })
+          : await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
         consumers.push(c);
         return c;
       },

@@ -5,14 +5,21 @@ export type ShutdownStep = { name: string; run: () => Promise<void> };
 /**
  * Runs the steps in order on SIGTERM/SIGINT (or a fatal error), each bounded
  * by what is left of the grace period, then exits. A second signal exits at once.
+ * The steps run once: a fatal error during shutdown (several streams failing
+ * the same way) joins the shutdown under way, with exit code 1, instead of
+ * starting the steps again (which closed every server once more per error and
+ * piled up their `close` listeners: issue 10's MaxListenersExceededWarning).
  */
 export class Shutdown {
   private readonly steps: ShutdownStep[] = [];
   private started = false;
+  private running: Promise<never> | undefined;
+  private exitCode = 0;
 
   constructor(
     private readonly logger: Logger,
     private readonly graceMs: number,
+    private readonly exit: (code: number) => never = (code) => process.exit(code),
   ) {}
 
   add(name: string, run: () => Promise<void>): void {
@@ -28,7 +35,7 @@ export class Shutdown {
     const onSignal = (signal: NodeJS.Signals) => {
       if (this.started) {
         this.logger.warn({ signal }, "second signal: exiting now");
-        process.exit(1);
+        this.exit(1);
       }
       void this.run(`signal ${signal}`, 0);
     };
@@ -44,16 +51,25 @@ export class Shutdown {
     });
   }
 
-  async run(reason: string, exitCode: number): Promise<never> {
+  run(reason: string, exitCode: number): Promise<never> {
+    this.exitCode = Math.max(this.exitCode, exitCode);
+    if (this.running) {
+      this.logger.warn({ reason }, "already shutting down");
+      return this.running;
+    }
     this.started = true;
+    this.running = this.runSteps(reason);
+    return this.running;
+  }
+
+  private async runSteps(reason: string): Promise<never> {
     const deadline = Date.now() + this.graceMs;
     this.logger.info({ reason }, "shutting down");
     const hardStop = setTimeout(() => {
       this.logger.error("shutdown overran its grace period; exiting");
-      process.exit(1);
+      this.exit(1);
     }, this.graceMs + 5_000);
     hardStop.unref();
-    let code = exitCode;
     for (const step of this.steps) {
       const left = Math.max(0, deadline - Date.now());
       try {
@@ -62,11 +78,12 @@ export class Shutdown {
           new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), left + 1_000).unref()),
         ]);
       } catch (err) {
-        code = 1;
+        this.exitCode = 1;
         this.logger.warn({ err, step: step.name }, "shutdown step failed");
       }
     }
-    this.logger.info({ code }, "stopped");
-    process.exit(code);
+    clearTimeout(hardStop);
+    this.logger.info({ code: this.exitCode }, "stopped");
+    return this.exit(this.exitCode);
   }
 }

@@ -8,6 +8,8 @@ export type LogLine = Record<string, unknown> & { msg?: string; level?: string; 
 /** One service process with its output captured as parsed JSON lines. */
 export class ServiceProcess {
   readonly lines: LogLine[] = [];
+  /** Every exit of the process so far (planned or not), oldest first. */
+  readonly exits: { code: number | null; signal: NodeJS.Signals | null; at: Date }[] = [];
   private child: ChildProcess | undefined;
   private exited: Promise<number | null> = Promise.resolve(null);
   private file: WriteStream | undefined;
@@ -36,6 +38,7 @@ export class ServiceProcess {
     if (this.running) throw new Error(`${this.name} is already running`);
     const child = spawn(process.execPath, [this.entry], { env: this.env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
+    child.on("error", (err) => this.lines.push({ raw: `spawn failed: ${err.message}` }));
     const take = (stream: NodeJS.ReadableStream) => {
       createInterface({ input: stream }).on("line", (line) => {
         this.file?.write(`${line}\n`);
@@ -48,7 +51,12 @@ export class ServiceProcess {
     };
     take(child.stdout!);
     take(child.stderr!);
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        this.exits.push({ code, signal, at: new Date() });
+        resolve(code);
+      }),
+    );
   }
 
   signal(sig: NodeJS.Signals): void {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -15,7 +16,7 @@ export const GRPC_SERVICES = ["ledger", "managed-ai", "jobs", "messaging", "file
 export type GrpcServiceName = (typeof GRPC_SERVICES)[number];
 /** `edge`, `edge-2`, ... are edge replicas sharing every store. */
 export type EdgeName = "edge" | `edge-${number}`;
-export type ServiceName = EdgeName | GrpcServiceName;
+export type ServiceName = EdgeName | GrpcServiceName | `${GrpcServiceName}-${number}`;
 
 const SERVICE_NAMES: Record<GrpcServiceName, string> = {
   ledger: "gateway.ledger.v1.LedgerService",
@@ -42,6 +43,8 @@ export type StackOptions = {
   services?: GrpcServiceName[];
   /** Server URL for every service's database, default the machine's PostgreSQL. */
   databaseUrl?: string;
+  /** NATS server, default NATS_URL or the machine's. */
+  natsUrl?: string;
   readyTimeoutMs?: number;
   /**
    * Run the built services of another checkout (its `apps/<service>/dist/main.js`),
@@ -56,6 +59,8 @@ export type Stack = {
   edgeUrl: string;
   admin: { email: string; password: string };
   jwtSecret: string;
+  /** The edges' WIDGET_JWT_SECRET (chat widget tokens). */
+  widgetJwtSecret: string;
   address(service: GrpcServiceName): string;
   metricsUrl(service: ServiceName): string;
   process(service: ServiceName): ServiceProcess;
@@ -70,6 +75,8 @@ export type Stack = {
   start(service: ServiceName): Promise<void>;
   /** Starts another edge replica (same database, NATS, Redis and secrets); returns its base URL. */
   addEdge(name: `edge-${number}`, env?: Record<string, string>): Promise<string>;
+  /** Starts another replica of a gRPC service (same database and NATS, its own ports); returns its address. */
+  addReplica(service: GrpcServiceName, name: `${GrpcServiceName}-${number}`, env?: Record<string, string>): Promise<string>;
   edgeUrlOf(name: EdgeName): string;
   redisPrefix: string;
   shutdown(): Promise<void>;
@@ -95,17 +102,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const runId = randomBytes(4).toString("hex");
   const namespace = `t${runId}`;
   const serverUrl = options.databaseUrl ?? process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-  const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+  const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222";
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const logDir = process.env.TEST_LOG_DIR ? join(process.env.TEST_LOG_DIR, runId) : undefined;
   const grpcServices = options.services ?? [...GRPC_SERVICES];
   const admin = { email: `admin-${runId}@example.com`, password: `admin-password-${runId}` };
   const jwtSecret = randomBytes(32).toString("hex");
+  const widgetJwtSecret = randomBytes(32).toString("hex");
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
 
   const ports = new Map<string, number>();
   for (const name of ["edge", ...grpcServices, ...grpcServices.map((s) => `${s}:metrics`)]) ports.set(name, await freePort());
-  const dbName = (service: ServiceName) => (service.startsWith("edge") ? `gw_${runId}_edge` : `gw_${runId}_${service.replace("-", "_")}`);
+  const replicaOf = new Map<string, GrpcServiceName>();
+  const baseOf = (service: ServiceName): string => replicaOf.get(service) ?? service;
+  const dbName = (service: ServiceName) => (service.startsWith("edge") ? `gw_${runId}_edge` : `gw_${runId}_${baseOf(service).replace("-", "_")}`);
 
   const common = {
     PATH: process.env.PATH ?? "",
@@ -119,7 +129,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   const processes = new Map<ServiceName, ServiceProcess>();
   const entry = (service: ServiceName) => {
-    const path = join(options.appsRoot ?? REPO_ROOT, "apps", service.startsWith("edge") ? "edge" : service, "dist", "main.js");
+    const path = join(options.appsRoot ?? REPO_ROOT, "apps", service.startsWith("edge") ? "edge" : baseOf(service), "dist", "main.js");
     if (!existsSync(path)) throw new Error(`${path} is missing: build first (pnpm build)`);
     return path;
   };
@@ -127,6 +137,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // Services that call other services get their addresses.
   const peers: Partial<Record<GrpcServiceName, Record<string, string>>> = {
     "managed-ai": { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}` },
+    // Each run stores file bytes in its own directory, removed by shutdown.
+    files: { FILES_LOCAL_DIR: join(tmpdir(), `gw-${runId}-files`) },
+    messaging: { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}`, MANAGED_AI_GRPC_URL: `127.0.0.1:${ports.get("managed-ai") ?? 9}` },
+    jobs: { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}` },
   };
   for (const service of grpcServices) {
     processes.set(
@@ -154,6 +168,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     DATABASE_NAME: dbName(name),
     PORT: String(port),
     JWT_SECRET: jwtSecret,
+    WIDGET_JWT_SECRET: widgetJwtSecret,
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: namespace,
     BOOTSTRAP_ADMIN_EMAIL: admin.email,
@@ -173,7 +188,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await waitUntil(service, async () => (await fetch(`${url}/health`)).status === 200, readyTimeoutMs, proc);
     } else {
       const address = `127.0.0.1:${ports.get(service)}`;
-      const name = SERVICE_NAMES[service as GrpcServiceName];
+      const name = SERVICE_NAMES[baseOf(service) as GrpcServiceName];
       await waitUntil(service, async () => (await checkHealth(address, name, 500)) === "SERVING", readyTimeoutMs, proc);
     }
   };
@@ -187,10 +202,24 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     edgeUrl,
     admin,
     jwtSecret,
+    widgetJwtSecret,
     redisPrefix: namespace,
     edgeUrlOf,
     address: (service) => `127.0.0.1:${ports.get(service)}`,
     metricsUrl: (service) => (service.startsWith("edge") ? `${edgeUrlOf(service as EdgeName)}/metrics` : `http://127.0.0.1:${ports.get(`${service}:metrics`)}/metrics`),
+    async addReplica(service, name, env) {
+      if (processes.has(name)) throw new Error(`${name} exists`);
+      const first = processes.get(service);
+      if (!first) throw new Error(`${service} is not part of this stack`);
+      replicaOf.set(name, service);
+      ports.set(name, await freePort());
+      ports.set(`${name}:metrics`, await freePort());
+      const proc = new ServiceProcess(name, entry(name), { ...first.env, GRPC_PORT: String(ports.get(name)), METRICS_PORT: String(ports.get(`${name}:metrics`)), ...env }, logDir);
+      processes.set(name, proc);
+      proc.start();
+      await ready(name);
+      return `127.0.0.1:${ports.get(name)}`;
+    },
     process: (service) => processes.get(service)!,
     logs: (service) => processes.get(service)!.lines,
     async waitForLog(service, match, timeoutMs = 10_000) {
@@ -203,6 +232,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       let pool = pools.get(service);
       if (!pool) {
         pool = new pg.Pool({ ...connectionConfig(databaseUrl(serverUrl, dbName(service))), max: 2 });
+        // A server restart (the fault suite's) cuts idle connections: an error event, not a crash.
+        pool.on("error", () => undefined);
         pools.set(service, pool);
       }
       return (await pool.query(text, values)).rows;
@@ -234,6 +265,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await jsm.streams.delete(subjectsFor(namespace).stream).catch(() => undefined);
       await conn.drain();
       for (const name of new Set([...processes.keys()].map(dbName))) await dropDatabase(serverUrl, name);
+      rmSync(join(tmpdir(), `gw-${runId}-files`), { recursive: true, force: true });
       const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
       try {
         await redis.connect();

@@ -14,10 +14,12 @@ export type CountRequestOut = { to: number; fail_after: number };
 export interface EchoDefinition extends grpc.ServiceDefinition {
   Say: MethodDefinition<SayRequest, SayResponse, SayRequestOut, SayResponseOut>;
   Count: MethodDefinition<CountRequest, SayResponse, CountRequestOut, SayResponseOut>;
+  Collect: MethodDefinition<SayRequest, SayResponse, SayRequestOut, SayResponseOut>;
 }
 export interface EchoHandlers extends grpc.UntypedServiceImplementation {
   Say: grpc.handleUnaryCall<SayRequestOut, SayResponse>;
   Count: grpc.handleServerStreamingCall<CountRequestOut, SayResponse>;
+  Collect: grpc.handleClientStreamingCall<SayRequestOut, SayResponse>;
 }
 
 const file = fileURLToPath(new URL("./echo.proto", import.meta.url));

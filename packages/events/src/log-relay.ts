@@ -1,0 +1,178 @@
+import type { JetStreamClient } from "nats";
+import type { Logger } from "@gateway/logger";
+import { Counter, type Registry } from "@gateway/metrics";
+import type { EventEnvelope, EventType } from "./catalog.js";
+import type { PoolLike } from "./pg.js";
+import { BatchLoop } from "./batch-loop.js";
+import { publishEnvelope } from "./publish.js";
+import type { Subjects } from "./subjects.js";
+
+/** One event of the log, as the source relation presents it. */
+type LogRow = {
+  seq: bigint | string | number;
+  id: string;
+  type: EventType;
+  payload: unknown;
+  request_id: string | null;
+  created_at: Date;
+  checkpoint: bigint | string | number | null;
+};
+
+export type LogRelayOptions = {
+  /** Connections to the service's database (one per round, released after it). */
+  pool: PoolLike;
+  js: JetStreamClient;
+  subjects: Subjects;
+  /** The publishing service, written into every envelope. */
+  source: string;
+  /**
+   * A table or view with columns `seq, id, type, payload, request_id, created_at`,
+   * one row per event, whose `seq` only ever grows IN COMMIT ORDER: a row that
+   * becomes visible never has a smaller seq than one already visible (e.g. seq
+   * assigned under a lock held to commit, as the ledger's transfers do). A plain
+   * bigserial does not qualify: a transaction that took 5 may commit after the one
+   * that took 6, and the relay would move past 5 for good.
+   */
+  log: string;
+  /** Its row in `relay_checkpoints` (created at 0 if missing). */
+  checkpoint: string;
+  logger: Logger;
+  registry?: Registry;
+  /** Fallback scan interval (other replicas, crashes). */
+  pollMs?: number;
+  /** After a kick, wait this long so the next commits' events leave in the same round. */
+  lingerMs?: number;
+  batchSize?: number;
+  publishTimeoutMs?: number;
+};
+
+const IDENT = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * The outbox without the outbox: publishes the rows a service already writes (its
+ * event log) in `seq` order and then advances a checkpoint, instead of inserting an
+ * outbox row per event and deleting it again (docs/decisions/0161).
+ *
+ * A round: `BEGIN`, lock the checkpoint row (SKIP LOCKED: another replica's round
+ * in progress means nothing to do here) and read the events after it in one
+ * statement, publish them (event id as JetStream message id), advance the
+ * checkpoint and COMMIT in one message. Rolled back if a publish fails, so the same
+ * events go again. A crash after the acks and before the commit re-publishes them:
+ * JetStream drops copies within its duplicate window, consumers dedupe beyond it.
+ * The commit does not wait for the disk (losing it only re-publishes).
+ */
+export class LogRelay {
+  private readonly batchSize: number;
+  private readonly publishTimeoutMs: number;
+  private readonly log: Logger;
+  private readonly select: string;
+  private readonly published?: Counter;
+  private readonly rounds?: Counter;
+  private readonly failures?: Counter;
+  private readonly schedule: BatchLoop;
+  private ensured = false;
+
+  constructor(private readonly options: LogRelayOptions) {
+    if (!IDENT.test(options.log)) throw new Error(`invalid log relation ${options.log}`);
+    if (!IDENT.test(options.checkpoint)) throw new Error(`invalid checkpoint name ${options.checkpoint}`);
+    this.batchSize = options.batchSize ?? 500;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+    this.log = options.logger.child({ component: "log-relay", log: options.log });
+    this.select = `WITH cp AS (SELECT position FROM relay_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED)
+      SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at
+      FROM cp LEFT JOIN LATERAL (SELECT * FROM ${options.log} WHERE seq > cp.position ORDER BY seq LIMIT $2) e ON true`;
+    if (options.registry) {
+      this.published = new Counter({ name: "log_relay_published_total", help: "Events published by tailing the event log.", registers: [options.registry] });
+      this.rounds = new Counter({ name: "log_relay_rounds_total", help: "Log relay rounds that published (events per round = published ÷ rounds).", registers: [options.registry] });
+      this.failures = new Counter({ name: "log_relay_failures_total", help: "Failed log relay rounds.", registers: [options.registry] });
+    }
+    this.schedule = new BatchLoop({
+      round: () => this.round(),
+      batchSize: this.batchSize,
+      pollMs: options.pollMs ?? 500,
+      lingerMs: options.lingerMs ?? 0,
+      log: this.log,
+      messages: { failed: "log relay round failed; retrying", finalFlushFailed: "final log relay flush failed; the events go at the next start" },
+      onFailure: () => this.failures?.inc(),
+    });
+  }
+
+  start(): void {
+    this.schedule.start();
+  }
+
+  /** Something was committed: publish soon (after the linger) rather than at the next poll. */
+  kick(): void {
+    this.schedule.kick();
+  }
+
+  /** Publishes until the log is caught up (or an error stops it). Returns the count. */
+  flush(): Promise<number> {
+    return this.schedule.flush();
+  }
+
+  /** Stops the loop, then publishes what is left. */
+  stop(): Promise<void> {
+    return this.schedule.stop();
+  }
+
+  /** One round; returns how many events it published. */
+  private async round(): Promise<number> {
+    const client = await this.options.pool.connect();
+    let open = false;
+    try {
+      if (!this.ensured) {
+        await client.query("INSERT INTO relay_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING", [this.options.checkpoint]);
+        this.ensured = true;
+      }
+      await client.query("BEGIN; SET LOCAL synchronous_commit = off");
+      open = true;
+      const { rows } = (await client.query(this.select, [this.options.checkpoint, this.batchSize])) as { rows: LogRow[] };
+      const events = rows.filter((r) => r.id !== null);
+      if (events.length === 0) {
+        open = false;
+        await client.query("COMMIT");
+        client.release();
+        return 0;
+      }
+      const { js, subjects, source } = this.options;
+      await Promise.all(
+        events.map((row) =>
+          publishEnvelope(
+            js,
+            subjects,
+            {
+              id: row.id,
+              type: row.type,
+              source,
+              occurred_at: new Date(row.created_at).toISOString(),
+              request_id: row.request_id,
+              data: row.payload as EventEnvelope["data"],
+            },
+            this.publishTimeoutMs,
+          ),
+        ),
+      );
+      const last = BigInt(events[events.length - 1]!.seq);
+      open = false;
+      // Values inlined (a bigint and a checked identifier) so the update and the commit are one message.
+      await client.query(`UPDATE relay_checkpoints SET position = ${last.toString()}, updated_at = now() WHERE name = '${this.options.checkpoint}'; COMMIT`);
+      client.release();
+      this.published?.inc(events.length);
+      this.rounds?.inc();
+      return events.length;
+    } catch (err) {
+      if (open) {
+        try {
+          await client.query("ROLLBACK");
+          client.release();
+        } catch {
+          client.release(true);
+        }
+      } else {
+        client.release(true);
+      }
+      throw err;
+    }
+  }
+}
