@@ -16,9 +16,8 @@ export type LedgerContext = {
    */
   pool: pg.Pool;
   /**
-   * The outbox relay, woken after a movement committed its event. Movements run
-   * as one database function each (src/domain/movement.ts) that writes its
-   * outbox row itself, so no `transact` helper is involved.
+   * The relay that publishes the journal's rows as events (LogRelay over the view
+   * ledger_events, decision 0161), woken after a movement committed. No outbox rows.
    */
   relay: { kick(): void };
   /** Reserves, captures and voids, group-committed (src/domain/movement-queue.ts). */

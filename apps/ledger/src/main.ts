@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
+import { LogRelay } from "@gateway/events";
 import { ledgerV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
 import { prismaFor, type Tx } from "./db.js";
@@ -16,7 +17,24 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma: prismaFor,
   serviceNames: [ledgerV1.serviceName],
-  register: (server, { prisma, pool, relay, logger, registry }) => {
+  register: (server, { prisma, pool, js, subjects, logger, registry, shutdown }) => {
+    // The ledger's events are its transfers (view ledger_events): tailed, not copied
+    // into an outbox (docs/decisions/0161). The runtime's outbox relay keeps draining
+    // outbox rows written before the migration.
+    const relay = new LogRelay({
+      pool,
+      js,
+      subjects,
+      source: "ledger",
+      log: "ledger_events",
+      checkpoint: "ledger_events",
+      logger,
+      registry,
+      pollMs: env.OUTBOX_POLL_MS,
+      lingerMs: env.OUTBOX_LINGER_MS,
+    });
+    relay.start();
+    shutdown.addFirst("ledger event relay", () => relay.stop());
     const batchSize = new Histogram({ name: "ledger_movement_batch_size", help: "Movements per ledger_apply statement (group commit).", buckets: BATCH_BUCKETS, registers: [registry] });
     const movements = poolMovements(pool, relay, {
       logger,

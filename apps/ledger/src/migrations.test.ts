@@ -7,7 +7,13 @@ import { databaseUrl, dropDatabase, ensureDatabase, Migrator } from "@gateway/db
 import { createLogger } from "@gateway/logger";
 import { createDatabase, type LedgerContext, type LedgerDatabase } from "./db.js";
 import { createCredit } from "./domain/credit/create.js";
+import { captureHold } from "./domain/hold/capture.js";
+import { getHold } from "./domain/hold/get.js";
 import { reserveHold } from "./domain/hold/reserve.js";
+import { voidHold } from "./domain/hold/void.js";
+import { getBalance } from "./domain/balance/get.js";
+import { listEntries } from "./domain/entry/list.js";
+import { requestHash } from "./domain/fingerprint.js";
 import { checkInvariant } from "./domain/invariant/check.js";
 import { poolMovements } from "./domain/movement-queue.js";
 import { PRISMA_DIR, SERVER_URL } from "./testing/ledger-database.js";
@@ -87,5 +93,81 @@ describe("migrations", () => {
     const seqs = await db.prisma.$queryRawUnsafe<{ operation_id: string; seq: bigint }[]>("SELECT operation_id, seq FROM transfers ORDER BY seq");
     expect(seqs.map((r) => r.operation_id)).toEqual(["credit:t1:k1", "credit:t2:k1", "credit:t1:k2", "r"]);
     expect((await checkInvariant({ ctx, input: {} })).ok).toBe(true);
+  });
+
+  it("convert the holds, journal and outbox of the previous schema in place: balances, open holds, replays and events keep working", async () => {
+    const name2 = `gw_test_ledger_mig2_${randomBytes(4).toString("hex")}`;
+    const url2 = databaseUrl(SERVER_URL, name2);
+    const before = await mkdtemp(join(tmpdir(), "ledger-migrations-"));
+    await ensureDatabase(SERVER_URL, name2);
+    let db2: LedgerDatabase | undefined;
+    try {
+      // Every migration before the pending/posted one.
+      const all = (await readdir(join(PRISMA_DIR, "migrations"))).filter((d) => /^\d+_/.test(d)).sort();
+      const cut = all.findIndex((d) => d.endsWith("_ledger_pending_posted"));
+      for (const d of all.slice(0, cut)) await cp(join(PRISMA_DIR, "migrations", d), join(before, d), { recursive: true });
+      await cp(join(PRISMA_DIR, "migrations", "migration_lock.toml"), join(before, "migration_lock.toml"));
+      const deployTo = async (dir: string) => {
+        const m = await Migrator.open({ url: url2, schemaPath: join(PRISMA_DIR, "schema.prisma"), migrationsDir: dir });
+        try {
+          return await m.deploy();
+        } finally {
+          await m.close();
+        }
+      };
+      expect(await deployTo(before)).toHaveLength(cut);
+      db2 = createDatabase(url2, 2);
+      const q = (text: string, ...values: unknown[]) => db2!.prisma.$queryRawUnsafe<Record<string, unknown>[]>(text, ...values);
+      // What the previous functions wrote: credits, holds (open, captured, voided), legs, outbox rows.
+      await q("SELECT * FROM ledger_credit('old:credit', 'h-credit', 'm1', 1000, 'funds', 'trf_c1', 'evt_c1', NULL)");
+      const apply = (kind: string, op: string, tenant: string | null, hold: string | null, units: number | null, newHold: string | null, trf: string) =>
+        q(
+          `SELECT * FROM ledger_apply(ARRAY[$1], ARRAY[$2], ARRAY[$8], ARRAY[$3]::text[], ARRAY[$4]::text[], ARRAY[$5]::bigint[], ARRAY[NULL]::timestamptz[], ARRAY[900],
+             ARRAY[''], ARRAY[$6]::text[], ARRAY[$7], ARRAY['evt_' || $7], ARRAY[NULL]::text[])`,
+          kind, op, tenant, hold, units, newHold, trf,
+          kind === "reserve" ? requestHash(["reserve", tenant!, String(units), "ttl:900", ""]) : `h-${op}`,
+        );
+      await apply("reserve", "old:r1", "m1", null, 300, "hold_o1", "trf_r1");
+      await apply("reserve", "old:r2", "m1", null, 200, "hold_o2", "trf_r2");
+      await apply("reserve", "old:r3", "m1", null, 100, "hold_o3", "trf_r3");
+      await apply("capture", "old:c1", null, "hold_o1", 120, null, "trf_s1");
+      await apply("void", "old:v2", null, "hold_o2", null, null, "trf_s2");
+      const oldHold3 = (await q("SELECT expires_at, created_at FROM holds WHERE id = 'hold_o3'"))[0]!;
+      const oldEntries = await q("SELECT transfer_id, leg, account, units FROM entries ORDER BY transfer_id, leg");
+      expect(oldEntries.length).toBe(13);
+      expect(await q("SELECT count(*)::int AS n FROM outbox_events")).toEqual([{ n: 6 }]);
+      await db2.prisma.$disconnect();
+
+      expect(await deployTo(join(PRISMA_DIR, "migrations"))).toHaveLength(all.length - cut);
+      db2 = createDatabase(url2, 2);
+      const relay = { kick() {} };
+      const ctx: LedgerContext = { ...db2, relay, movements: poolMovements(db2.pool, relay), logger: createLogger({ service: "ledger-test", level: "silent" }) };
+
+      // Balances preserved exactly; the account carries them as pending/posted debits and credits.
+      expect(await getBalance({ ctx, input: { tenant_id: "m1" } })).toEqual({ tenantId: "m1", available: 780n, held: 100n });
+      expect(await q("SELECT debits_pending::int AS dp, debits_posted::int AS dpo, credits_posted::int AS cpo FROM accounts WHERE tenant_id = 'm1'")).toEqual([{ dp: 100, dpo: 120, cpo: 1000 }]);
+      // The legs the view derives are the legs that were stored.
+      expect(await q("SELECT transfer_id, leg, account, units FROM entries ORDER BY transfer_id, leg")).toEqual(oldEntries);
+      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true, journalSum: 0n, unbalancedTransfers: 0n });
+      // Holds as they were; the open one still settles exactly once, the others refuse.
+      expect(await getHold({ ctx, input: { hold_id: "hold_o3" } })).toMatchObject({ status: "open", units: 100n, expiresAt: oldHold3.expires_at, createdAt: oldHold3.created_at });
+      expect(await getHold({ ctx, input: { hold_id: "hold_o1" } })).toMatchObject({ status: "captured", capturedUnits: 120n, releasedUnits: 180n });
+      await expect(voidHold({ ctx, input: { operation_id: "new:v1", hold_id: "hold_o1" } })).rejects.toMatchObject({ code: "conflict" });
+      const settled = await captureHold({ ctx, input: { operation_id: "new:c3", hold_id: "hold_o3", units: "40" } });
+      expect(settled).toMatchObject({ replayed: false, balance: { available: 840n, held: 0n }, hold: { status: "captured", capturedUnits: 40n } });
+      await expect(voidHold({ ctx, input: { operation_id: "new:v3", hold_id: "hold_o3" } })).rejects.toMatchObject({ code: "conflict" });
+      // Retries of operations stored before the migration replay them.
+      const replay = await reserveHold({ ctx, input: { operation_id: "old:r1", tenant_id: "m1", units: "300", ttl_seconds: 900, reason: "" } });
+      expect(replay).toMatchObject({ replayed: true, holdId: "hold_o1", entryId: "trf_r1", balance: { available: 700n, held: 300n } });
+      // The old events stay with the outbox relay; the tail starts after them.
+      expect(await q("SELECT position::int AS p FROM relay_checkpoints WHERE name = 'ledger_events'")).toEqual([{ p: 6 }]);
+      expect(await q("SELECT count(*)::int AS n FROM ledger_events WHERE seq > 6")).toEqual([{ n: 1 }]);
+      expect((await listEntries({ ctx, input: { tenant_id: "m1" } })).entries.map((e) => e.operationId)).toEqual(["new:c3", "old:v2", "old:c1", "old:r3", "old:r2", "old:r1", "old:credit"]);
+      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
+    } finally {
+      await db2?.prisma.$disconnect();
+      await dropDatabase(SERVER_URL, name2);
+      await rm(before, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { address, env, int, loadEnv as load, serviceEnvShape } from "@gateway/config";
-import { DEV_ENCRYPTION_KEYS, KeyringError, parseKeyring, usesDevelopmentKey } from "./crypto/keyring.js";
+import { address, bool, env, int, loadEnv as load, serviceEnvShape } from "@gateway/config";
+import { DEV_ENCRYPTION_KEYS, keyringProblem } from "@gateway/secrets";
 
 export const ManagedAiEnv = z
   .object({
@@ -14,6 +14,10 @@ export const ManagedAiEnv = z
     HOLD_TTL_SECONDS: int("A metered request's hold expires this long after its reservation; an operator may then release it.", 900, { min: 1 }),
     PROVIDER_TIMEOUT_MS: int("How long a provider may take to start answering a chat completion (status and headers).", 120_000, { min: 100 }),
     PROVIDER_IDLE_TIMEOUT_MS: int("How long a provider's answer may stall between two pieces (a stalled stream ends as interrupted).", 60_000, { min: 100 }),
+    ALLOW_PRIVATE_TARGETS: bool(
+      "Let bring-your-own-key base URLs reach loopback, private and link-local addresses (local testing only; customer URLs are otherwise refused at write and at connect).",
+      false,
+    ),
     CATALOG_CACHE_TTL_MS: int(
       "How long a replica keeps instances, models, prices and offers in memory for invocations; any write empties the cache at once here and, by broadcast, on other replicas.",
       5_000,
@@ -24,17 +28,20 @@ export const ManagedAiEnv = z
       2_500,
       { min: 100, max: 60_000 },
     ),
+    RECONCILE_INTERVAL_MS: int(
+      "How often the reconciler finishes usage records whose outcome was unknown (ledger down, a crash) from what the ledger knows; 0 turns it off. It also runs at start.",
+      30_000,
+      { min: 0 },
+    ),
+    RECONCILE_RESERVED_AFTER_SECONDS: int(
+      "A usage record still `reserved` after this long belongs to a process that is gone: the reconciler settles it from the ledger (longer than any request may last).",
+      900,
+      { min: 1 },
+    ),
   })
   .superRefine((cfg, ctx) => {
-    try {
-      const keyring = parseKeyring(cfg.ENCRYPTION_KEYS);
-      if (cfg.NODE_ENV === "production" && usesDevelopmentKey(keyring)) {
-        ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: "must be set in production (the development key is refused)" });
-      }
-    } catch (err) {
-      if (!(err instanceof KeyringError)) throw err;
-      ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: err.message });
-    }
+    const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
+    if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
   });
 export type ManagedAiEnv = z.output<typeof ManagedAiEnv>;
 

@@ -13,6 +13,7 @@ import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
 import { LedgerCalls } from "./domain/invocation/ledger-calls.js";
 import { UsageRecordWriter } from "./domain/invocation/records.js";
 import { ProviderClient } from "./providers/openai.js";
+import { startReconciler } from "./domain/reconcile/schedule.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
@@ -26,7 +27,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
     catalog.listen();
     const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
-    const provider = new ProviderClient({ headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS });
+    const provider = new ProviderClient({ headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS }, { allowPrivate: env.ALLOW_PRIVATE_TARGETS });
     // After the gRPC server has drained (it stops first): nothing calls these any more.
     shutdown.add("ledger client", async () => ledger.close());
     shutdown.add("provider client", () => provider.close());
@@ -54,5 +55,9 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       holdTtlSeconds: env.HOLD_TTL_SECONDS,
     };
     server.add(managedAiV1, managedAiHandlers(ctx));
+    if (env.RECONCILE_INTERVAL_MS > 0) {
+      const reconciler = startReconciler(ctx, { pool, intervalMs: env.RECONCILE_INTERVAL_MS, reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS });
+      shutdown.addFirst("reconciler", () => reconciler.stop());
+    }
   },
 });

@@ -55,7 +55,7 @@ export type Query = (text: string, values: unknown[]) => Promise<{ rows: Movemen
 
 export type MovementQueueOptions = {
   query: Query;
-  /** Woken after a batch in which something moved (its events are in the outbox). */
+  /** Woken after a batch in which something moved (its transfers are its events). */
   relay: { kick(): void };
   logger: Logger;
   /** At most this many movements per statement. */

@@ -7,7 +7,7 @@ import type { LedgerContext } from "../db.js";
 /**
  * A movement is one call of a ledger_* database function (migration
  * `ledger_functions`): a single autocommit statement that locks, checks,
- * moves the balances and writes the transfer, its legs and the outbox event,
+ * moves the balances and writes the transfer (one row, which is also the event),
  * or refuses without writing anything. One round trip per operation, through
  * the shared pg pool (int64 as bigint, timestamps as Date).
  */

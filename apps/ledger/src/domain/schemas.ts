@@ -14,5 +14,10 @@ export const Units = z
 export const PositiveUnits = Units.refine((v) => v > 0n, "units must be positive");
 export const NonNegativeUnits = Units.refine((v) => v >= 0n, "units must not be negative");
 
-/** An optional audit note ("" when absent). */
-export const Note = z.string().trim().max(240).default("");
+/**
+ * An optional audit note ("" when absent). Up to 512 characters: callers put a
+ * contract-sized reason (1-240) into it with a prefix of their own, e.g. managed-ai's
+ * "released: <operator's reason>", and the note must take the whole reason.
+ */
+export const NOTE_MAX = 512;
+export const Note = z.string().trim().max(NOTE_MAX).default("");

@@ -15,15 +15,15 @@ export type TestLedger = {
   kicks(): number;
   /** SQL against the test database. */
   sql<T = Record<string, unknown>>(text: string, ...values: unknown[]): Promise<T[]>;
-  /** Outbox rows (no relay runs here), each checked against the event catalog. */
+  /** The ledger's events (its transfers, view ledger_events; no relay runs here), each checked against the event catalog. */
   events(type?: string): Promise<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }[]>;
   close(): Promise<void>;
 };
 
 /**
  * A ledger on its own, freshly migrated database (gw_test_ledger_<random>),
- * dropped again by `close`. No relay publishes: emitted events stay in
- * outbox_events; the ledger's wake-ups of the relay are counted.
+ * dropped again by `close`. No relay publishes (the events are the transfers,
+ * view ledger_events); the ledger's wake-ups of the relay are counted.
  */
 export async function openTestLedger(options: { poolSize?: number } = {}): Promise<TestLedger> {
   const name = `gw_test_ledger_${randomBytes(4).toString("hex")}`;
@@ -48,7 +48,7 @@ export async function openTestLedger(options: { poolSize?: number } = {}): Promi
     sql,
     async events(type) {
       const rows = await sql<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }>(
-        "SELECT id, type, payload, request_id FROM outbox_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
+        "SELECT id, type, payload, request_id FROM ledger_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
         type ?? null,
       );
       for (const row of rows) {

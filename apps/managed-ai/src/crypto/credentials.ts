@@ -1,55 +1,17 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import type { Keyring } from "./keyring.js";
-
-/**
- * Provider credentials at rest: AES-256-GCM with a random 96-bit nonce per
- * encryption and a 128-bit tag. The stored blob is nonce || ciphertext || tag;
- * the id of the key that sealed it is stored beside it, and the associated data
- * binds it to its owner (a blob copied onto another row does not open).
- */
-const ALGORITHM = "aes-256-gcm";
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
-
-export type SealedCredential = { ciphertext: Uint8Array<ArrayBuffer>; keyId: string };
-
-export class CredentialError extends Error {
-  override readonly name = "CredentialError";
-}
+// Sealing lives in @gateway/secrets (shared with messaging); this service names its own contexts.
+export { CredentialError, openCredential, sealCredential, type SealedCredential } from "@gateway/secrets";
 
 /** The associated data of an upstream's API key. */
 export function upstreamKeyContext(upstreamId: string): string {
   return `gateway.managed_ai.upstream.api_key:${upstreamId}`;
 }
 
-/** Encrypts with the keyring's current key. */
-export function sealCredential(keyring: Keyring, plaintext: string, context: string): SealedCredential {
-  const key = keyring.keys.get(keyring.currentId);
-  if (!key) throw new CredentialError(`current key ${keyring.currentId} is missing from the keyring`);
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
-  cipher.setAAD(Buffer.from(context, "utf8"));
-  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  // A copy with its own ArrayBuffer (Buffers may share a pooled one), as Prisma's Bytes expects.
-  return { ciphertext: new Uint8Array(Buffer.concat([nonce, body, cipher.getAuthTag()])), keyId: keyring.currentId };
+/** The associated data of a bring-your-own-key instance's inline API key. */
+export function instanceKeyContext(instanceId: string): string {
+  return `gateway.managed_ai.instance.api_key:${instanceId}`;
 }
 
-/**
- * Decrypts with the key the blob names. Fails (without saying anything about the
- * content) when that key is not configured or the blob, its key id or its context
- * do not match.
- */
-export function openCredential(keyring: Keyring, sealed: { ciphertext: Uint8Array; keyId: string }, context: string): string {
-  const key = keyring.keys.get(sealed.keyId);
-  if (!key) throw new CredentialError(`key ${sealed.keyId} is not in ENCRYPTION_KEYS`);
-  const blob = Buffer.from(sealed.ciphertext);
-  if (blob.length < NONCE_BYTES + TAG_BYTES) throw new CredentialError("sealed credential is truncated");
-  const decipher = createDecipheriv(ALGORITHM, key, blob.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
-  decipher.setAAD(Buffer.from(context, "utf8"));
-  decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES));
-  try {
-    return Buffer.concat([decipher.update(blob.subarray(NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()]).toString("utf8");
-  } catch {
-    throw new CredentialError(`sealed credential does not authenticate with key ${sealed.keyId}`);
-  }
+/** The associated data of a connected account's secret. */
+export function connectedAccountContext(accountId: string): string {
+  return `gateway.managed_ai.connected_account.secret:${accountId}`;
 }

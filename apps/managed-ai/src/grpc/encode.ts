@@ -3,6 +3,8 @@ import type { CustomerModelView } from "../domain/customer-models/list.js";
 import type { ModelView, PriceView } from "../domain/models/view.js";
 import type { OfferView } from "../domain/offers/view.js";
 import type { UpstreamView } from "../domain/upstreams/view.js";
+import type { InstanceView } from "../domain/instances/view.js";
+import type { ConnectedAccountView } from "../domain/connected-accounts/view.js";
 
 /** Domain views as proto messages: snake_case, int64 as decimal strings, ISO 8601 UTC times. */
 export function encodePrice(p: PriceView): managedAi.PriceVersion {
@@ -67,22 +69,36 @@ export function encodeCustomerModel(c: CustomerModelView): managedAi.CustomerMod
   };
 }
 
-export function encodeInstance(i: import("../domain/instances/view.js").InstanceView): managedAi.Instance {
+export function encodeInstance(i: InstanceView): managedAi.Instance {
+  const c = i.config;
   return {
     id: i.id,
     tenant_id: i.tenantId,
     service_id: i.serviceId,
     alias: i.alias,
     status: i.status,
-    mode: i.mode,
-    default_model: i.managed.default_model,
-    models: i.managed.models ?? [],
-    ...(i.managed.max_tokens_per_request !== undefined ? { max_tokens_per_request: i.managed.max_tokens_per_request } : {}),
-    ...(i.managed.max_cost_per_request !== undefined ? { max_cost_per_request: i.managed.max_cost_per_request } : {}),
+    mode: c.mode,
+    default_model: c.default_model,
+    models: c.mode === "managed" ? (c.models ?? []) : [],
+    ...(c.max_tokens_per_request !== undefined ? { max_tokens_per_request: c.max_tokens_per_request } : {}),
+    ...(c.max_cost_per_request !== undefined ? { max_cost_per_request: c.max_cost_per_request } : {}),
     version: i.version,
     created_at: i.createdAt.toISOString(),
     updated_at: i.updatedAt.toISOString(),
+    ...(c.mode === "byok"
+      ? {
+          provider: c.provider,
+          base_url: c.base_url,
+          api_key_configured: i.apiKeyConfigured,
+          connected_account_id: i.connectedAccountId ?? "",
+          ...(c.pricing ? { pricing: c.pricing } : {}),
+        }
+      : {}),
   };
+}
+
+export function encodeConnectedAccount(a: ConnectedAccountView): managedAi.ConnectedAccount {
+  return { id: a.id, tenant_id: a.tenantId, provider: a.provider, name: a.name, created_at: a.createdAt.toISOString() };
 }
 
 export function encodeUsage(r: import("../generated/prisma/client.js").UsageRecord): managedAi.UsageRecord {

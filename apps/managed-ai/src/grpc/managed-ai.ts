@@ -1,3 +1,4 @@
+import { AppError } from "@gateway/errors";
 import type { CallContext, Implementation } from "@gateway/grpc-kit";
 import type { managedAiV1 } from "@gateway/protos";
 import type { ManagedAiContext } from "../db.js";
@@ -13,11 +14,16 @@ import { putUpstream } from "../domain/upstreams/put.js";
 import { testUpstream } from "../domain/upstreams/test.js";
 import { listInstanceModels, listInstances } from "../domain/instances/list.js";
 import { putInstance } from "../domain/instances/put.js";
-import { invokeChat } from "../domain/invocation/invoke.js";
+import { invokeChat, type InvokeResult } from "../domain/invocation/invoke.js";
+import { invokeEmbeddings } from "../domain/invocation/embed.js";
+import { createConnectedAccount } from "../domain/connected-accounts/create.js";
+import { deleteConnectedAccount } from "../domain/connected-accounts/delete.js";
+import { listConnectedAccounts } from "../domain/connected-accounts/list.js";
+import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
 import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
 import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
-import { encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
+import { encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
 
 /** Transport only: decode, call the domain (writes with the caller as actor), encode. */
 export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof managedAiV1> {
@@ -60,34 +66,57 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
       return { models: (await listCustomerModels({ ctx, input: req })).map(encodeCustomerModel) };
     },
     async PutInstance(req, call) {
-      const input = {
+      const common = {
         actor: call.actor,
         tenant_id: req.tenant_id,
         alias: req.alias,
-        status: req.status,
-        mode: req.mode,
+        status: req.status as "active",
         default_model: req.default_model,
-        models: req.models,
         ...(req.max_tokens_per_request !== undefined ? { max_tokens_per_request: req.max_tokens_per_request } : {}),
         ...(req.max_cost_per_request !== undefined ? { max_cost_per_request: req.max_cost_per_request } : {}),
       };
-      return encodeInstance(await putInstance({ ctx, input: input as never }));
+      const input =
+        req.mode === "byok"
+          ? {
+              ...common,
+              mode: "byok" as const,
+              provider: req.provider,
+              base_url: req.base_url,
+              ...(req.api_key !== undefined ? { api_key: req.api_key } : {}),
+              ...(req.connected_account_id ? { connected_account_id: req.connected_account_id } : {}),
+              ...(req.pricing ? { pricing: req.pricing } : {}),
+            }
+          : { ...common, mode: req.mode as "managed", models: req.models };
+      return encodeInstance(await putInstance({ ctx, input }));
     },
     async ListInstances(req) {
       return { instances: (await listInstances({ ctx, input: req })).map(encodeInstance) };
     },
-    async ListInstanceModels(req) {
-      const models = await listInstanceModels({ ctx, input: req });
-      return { models: models.map((m) => ({ alias: m.alias, created_at: m.createdAt.toISOString() })) };
+    async ListInstanceModels(req, call) {
+      const listed = await listInstanceModels({ ctx, input: req, signal: call.signal });
+      return {
+        models: listed.models.map((m) => ({ alias: m.alias, created_at: m.createdAt.toISOString() })),
+        ...(listed.providerBody ? { provider_body: listed.providerBody } : {}),
+      };
     },
     async Invoke(req, call) {
-      const result = await invokeChat(ctx, invokeInput(req, call));
-      return {
-        pricing: { price_id: result.priceId, reserved_units: result.reservedUnits.toString() },
-        ...(result.finalUnits !== undefined ? { final_units: result.finalUnits.toString() } : {}),
-        ...(result.totalTokens !== undefined ? { total_tokens: result.totalTokens } : {}),
-        body: result.body,
-      };
+      return invokeResponse(await invokeChat(ctx, invokeInput(req, call)));
+    },
+    async Embed(req, call) {
+      return invokeResponse(await invokeEmbeddings(ctx, invokeInput(req, call)));
+    },
+    async CreateConnectedAccount(req, call) {
+      return encodeConnectedAccount(await createConnectedAccount({ ctx, input: { ...req, actor: call.actor } }));
+    },
+    async ListConnectedAccounts(req) {
+      return { accounts: (await listConnectedAccounts({ ctx, input: req })).map(encodeConnectedAccount) };
+    },
+    async DeleteConnectedAccount(req, call) {
+      await deleteConnectedAccount({ ctx, input: { ...req, actor: call.actor } });
+      return {};
+    },
+    async RevealConnectedAccount(req) {
+      return revealConnectedAccount({ ctx, input: req });
     },
     async InvokeStream(req, call, send) {
       await invokeChatStream(ctx, invokeInput(req, call), (message) => {
@@ -106,6 +135,15 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
       const result = await releaseUsage({ ctx, input: { id: req.id, reason: req.reason, actor: call.actor ?? "" } });
       return { id: result.id, status: result.status, refunded_units: result.refunded.toString() };
     },
+  };
+}
+
+function invokeResponse(result: InvokeResult) {
+  return {
+    pricing: { price_id: result.priceId, reserved_units: result.reservedUnits.toString() },
+    ...(result.finalUnits !== undefined ? { final_units: result.finalUnits.toString() } : {}),
+    ...(result.totalTokens !== undefined ? { total_tokens: result.totalTokens } : {}),
+    body: result.body,
   };
 }
 

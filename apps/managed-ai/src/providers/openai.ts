@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
+import { checkUrl, guardedLookup, type EgressPolicy } from "@gateway/outbound";
 
 /**
  * One OpenAI-compatible chat API call per request (no retry, no fallback:
@@ -29,12 +30,23 @@ export type ProviderTimeouts = {
   idleMs: number;
 };
 
+/**
+ * Where a call goes. `operator`: an upstream an operator configured (trusted,
+ * any address). `customer`: a base URL a customer supplied (bring-your-own-key):
+ * checked against the egress policy before the call and again when the socket
+ * connects (DNS pinned to checked addresses), so it cannot reach private networks.
+ */
+export type Egress = "operator" | "customer";
+
 export type ChatCall = {
   baseUrl: string;
   apiKey: string;
   body: Record<string, unknown>;
   signal?: AbortSignal;
+  egress?: Egress;
 };
+
+export type ProviderCall = ChatCall & { path: "/chat/completions" | "/embeddings" };
 
 const MAX_ERROR_BODY = 64 * 1024;
 
@@ -61,13 +73,17 @@ function failureFor(status: number, text: string, retryAfter: string | undefined
       new AppError("unavailable", "The provider is rate limiting; try again shortly.", Number.isFinite(seconds) && seconds > 0 ? { retryAfter: seconds } : {}),
     );
   }
-  if (status === 401 || status === 403) return new ProviderError("provider_auth_failed", new AppError("upstream_error", "The provider refused the gateway's credentials."));
-  if (status === 404) return new ProviderError("provider_not_found", new AppError("upstream_error", "The provider does not know the configured model."));
+  if (status === 401 || status === 403) return new ProviderError("provider_auth_failed", new AppError("upstream_error", "The provider refused the credentials it was given."));
+  if (status === 404) return new ProviderError("provider_not_found", new AppError("upstream_error", "The provider does not know the requested model or route."));
   return new ProviderError("provider_error", new AppError("upstream_error", `The provider failed (HTTP ${status}).`));
 }
 
+const egressRefused = () => new ProviderError("egress_refused", new AppError("upstream_error", "The provider's address is not allowed (it is not a public address)."));
+
 function transportFailure(err: unknown, signal: AbortSignal | undefined): ProviderError {
   if (signal?.aborted) return new ProviderError("client_disconnected", new AppError("unavailable", "The request was cancelled."));
+  const code = (err as { code?: string; cause?: { code?: string } })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  if (code === "EGRESS_REFUSED") return egressRefused();
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
     return new ProviderError("provider_timeout", new AppError("upstream_error", "The provider did not answer in time."));
   }
@@ -76,31 +92,79 @@ function transportFailure(err: unknown, signal: AbortSignal | undefined): Provid
 
 export type ProviderResponse = { body: Dispatcher.ResponseData["body"] };
 
-/** A keep-alive connection pool per process for provider calls. */
+/**
+ * A keep-alive connection pool per process for provider calls: one for
+ * operator upstreams, one whose sockets connect only to addresses the egress
+ * policy allows (customer-supplied base URLs). The same code serves both.
+ */
 export class ProviderClient {
   private readonly agent: Agent;
+  private readonly guarded: Agent;
 
-  constructor(private readonly timeouts: ProviderTimeouts) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs });
+  constructor(
+    private readonly timeouts: ProviderTimeouts,
+    private readonly egressPolicy: EgressPolicy = { allowPrivate: false },
+  ) {
+    const options = { keepAliveTimeout: 30_000, connections: 256, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs };
+    this.agent = new Agent(options);
+    this.guarded = new Agent({ ...options, connect: { lookup: guardedLookup(egressPolicy) } });
+  }
+
+  /** Whether a customer-supplied base URL may be stored and called (syntax, scheme, every address public unless allowed). */
+  async checkBaseUrl(baseUrl: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const check = await checkUrl(baseUrl, this.egressPolicy);
+    return check.ok ? { ok: true } : { ok: false, reason: check.reason };
   }
 
   /**
    * POSTs `{base_url}/chat/completions`. Resolves once a 2xx status arrived
    * (the body still to be read); rejects with a ProviderError otherwise.
    */
-  async chat(call: ChatCall): Promise<ProviderResponse> {
+  chat(call: ChatCall): Promise<ProviderResponse> {
+    return this.post({ ...call, path: "/chat/completions" });
+  }
+
+  /** POSTs `{base_url}/embeddings`; as `chat`. */
+  embeddings(call: ChatCall): Promise<ProviderResponse> {
+    return this.post({ ...call, path: "/embeddings" });
+  }
+
+  /** GETs `{base_url}/models` and reads the JSON answer whole. */
+  async models(call: Omit<ChatCall, "body">): Promise<Record<string, unknown>> {
+    const res = await this.send(`${call.baseUrl}/models`, "GET", call, undefined);
+    return this.json(res.body, call.signal);
+  }
+
+  private post(call: ProviderCall): Promise<ProviderResponse> {
+    return this.send(`${call.baseUrl}${call.path}`, "POST", call, JSON.stringify(call.body));
+  }
+
+  private async send(url: string, method: "GET" | "POST", call: Omit<ChatCall, "body">, body: string | undefined): Promise<ProviderResponse> {
+    const customer = call.egress === "customer";
+    // A customer URL is checked now (literal addresses, scheme) and again at connect (names).
+    if (customer && !(await checkUrl(url, this.egressPolicy)).ok) throw egressRefused();
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(`${call.baseUrl}/chat/completions`, {
-        method: "POST",
-        dispatcher: this.agent,
-        headers: { authorization: `Bearer ${call.apiKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify(call.body),
+      res = await request(url, {
+        method,
+        dispatcher: customer ? this.guarded : this.agent,
+        headers: {
+          authorization: `Bearer ${call.apiKey}`,
+          accept: "application/json, text/event-stream",
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body }),
         ...(call.signal ? { signal: call.signal } : {}),
       });
     } catch (err) {
       throw transportFailure(err, call.signal);
     }
+    // The body outlives this call: its reader may stop (a client that left, a
+    // failure) and destroy it, or the abort signal may destroy it before anyone
+    // reads; undici then emits RequestAbortedError. Readers see errors through
+    // their own iteration; this listener keeps an unread body's error from
+    // becoming an uncaught exception that ends the process (issue 10).
+    res.body.on("error", () => undefined);
     if (res.statusCode >= 200 && res.statusCode < 300) return { body: res.body };
     let text = "";
     try {
@@ -137,6 +201,6 @@ export class ProviderClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.guarded.close()]);
   }
 }

@@ -28,7 +28,7 @@ describe("createCredit", () => {
       { account: "available", units: 12_345n },
     ]);
     const [event] = await ledger.sql<{ type: string; payload: unknown; request_id: string }>(
-      "SELECT type, payload, request_id FROM outbox_events WHERE payload->>'entry_id' = $1",
+      "SELECT type, payload, request_id FROM ledger_events WHERE payload->>'entry_id' = $1",
       result.entryId,
     );
     expect(event).toEqual({

@@ -24,7 +24,7 @@ const counts = async (tenant: string) => {
   const [row] = await ledger.sql<{ transfers: number; holds: number; events: number }>(
     `SELECT (SELECT count(*)::int FROM transfers WHERE tenant_id = $1) AS transfers,
             (SELECT count(*)::int FROM holds WHERE tenant_id = $1) AS holds,
-            (SELECT count(*)::int FROM outbox_events WHERE payload->>'tenant_id' = $1) AS events`,
+            (SELECT count(*)::int FROM ledger_events WHERE payload->>'tenant_id' = $1) AS events`,
     tenant,
   );
   return row!;
@@ -146,7 +146,7 @@ describe("reserveHold", () => {
       { ttl_seconds: 0, expires_at: "2030-01-01T00:00:00" },
       { ttl_seconds: 0, expires_at: soon(-1_000) },
       { ttl_seconds: 0, expires_at: soon(366 * 24 * 3600 * 1000) },
-      { reason: "x".repeat(241) },
+      { reason: "x".repeat(513) },
     ]) {
       await expect(reserve({ tenant_id: "r9", ...bad })).rejects.toMatchObject({ code: "invalid_request" });
     }

@@ -124,13 +124,14 @@ describe("captureHold", () => {
 
   it("rejects invalid input with invalid_request", async () => {
     const h = await holdFor("c8", 100, 100);
-    for (const bad of [{ units: "-1" }, { units: "x" }, { hold_id: "bad id" }, { operation_id: "" }, { reason: "x".repeat(241) }]) {
+    for (const bad of [{ units: "-1" }, { units: "x" }, { hold_id: "bad id" }, { operation_id: "" }, { reason: "x".repeat(513) }]) {
       await expect(capture({ hold_id: h.holdId, ...bad })).rejects.toMatchObject({ code: "invalid_request" });
     }
   });
 });
 
 describe("voidHold", () => {
+
   it("releases the whole hold held → available, once; emits ledger.voided", async () => {
     const h = await holdFor("v1", 1_000, 600);
     const r = await release({ operation_id: "void:v1", hold_id: h.holdId, reason: "provider failed" });
@@ -158,5 +159,16 @@ describe("voidHold", () => {
     await expect(release({ operation_id: "void:v1-again", hold_id: h.holdId })).rejects.toMatchObject({ code: "conflict" });
     await expect(capture({ hold_id: h.holdId, units: "1" })).rejects.toMatchObject({ code: "conflict" });
     expect(await balance("v1")).toEqual({ tenantId: "v1", available: 1_000n, held: 0n });
+  });
+});
+
+describe("voidHold with a long note", () => {
+  it("takes an operator's whole release reason (240 characters) behind managed-ai's prefix", async () => {
+    const h = await holdFor("v0", 100, 100);
+    const reason = `released: ${"r".repeat(240)}`;
+    const r = await release({ operation_id: "void:v0", hold_id: h.holdId, reason });
+    expect(r).toMatchObject({ replayed: false, hold: { status: "voided" } });
+    const [row] = await ledger.sql<{ reason: string }>("SELECT reason FROM transfers WHERE id = $1", r.entryId);
+    expect(row!.reason).toBe(reason);
   });
 });

@@ -48,14 +48,15 @@ describe("checkInvariant", () => {
   });
 
   it("notices a running balance that disagrees with the journal", async () => {
-    await ledger.sql("UPDATE accounts SET available = available + 1 WHERE tenant_id = 'i2'");
+    // Consistent with the account's own CHECKs (available = credits posted − debits), not with the transfers.
+    await ledger.sql("UPDATE accounts SET available = available + 1, credits_posted = credits_posted + 1 WHERE tenant_id = 'i2'");
     try {
       const report = await checkInvariant({ ctx: ledger.ctx, input: {} });
       expect(report.ok).toBe(false);
       expect(report.tenants.find((t) => t.tenantId === "i2")).toMatchObject({ ok: false, available: 651n, journalAvailable: 650n });
       expect(report.tenants.find((t) => t.tenantId === "i1")!.ok).toBe(true);
     } finally {
-      await ledger.sql("UPDATE accounts SET available = available - 1 WHERE tenant_id = 'i2'");
+      await ledger.sql("UPDATE accounts SET available = available - 1, credits_posted = credits_posted - 1 WHERE tenant_id = 'i2'");
     }
     expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
   });
@@ -64,38 +65,54 @@ describe("checkInvariant", () => {
 describe("the database's own defences", () => {
   const fails = (text: string, why: RegExp) => expect(ledger.sql(text)).rejects.toThrow(why);
 
-  it("refuses negative balances", async () => {
-    await fails("UPDATE accounts SET available = -1 WHERE tenant_id = 'i1'", /accounts_available_nonnegative/);
-    await fails("UPDATE accounts SET held = held - 101 WHERE tenant_id = 'i1'", /accounts_held_nonnegative/);
+  it("refuses negative balances, and balances that disagree with the account's pending/posted debits and credits", async () => {
+    await fails("UPDATE accounts SET available = -1 WHERE tenant_id = 'i1'", /accounts_available_nonnegative|accounts_tb_derived/);
+    await fails("UPDATE accounts SET held = held - 101, debits_pending = debits_pending - 101 WHERE tenant_id = 'i1'", /accounts_held_nonnegative|accounts_tb_nonnegative/);
+    await fails("UPDATE accounts SET available = available + 1 WHERE tenant_id = 'i1'", /accounts_tb_derived/);
+    await fails("UPDATE accounts SET held = held + 1 WHERE tenant_id = 'i1'", /accounts_tb_derived/);
   });
 
-  it("keeps the journal append-only", async () => {
+  it("keeps the journal append-only; legs and holds are views of it, never written", async () => {
     await fails("UPDATE transfers SET units = units + 1 WHERE operation_id = 'i1:credit'", /transfers is append-only/);
     await fails("DELETE FROM transfers WHERE operation_id = 'i1:credit'", /transfers is append-only/);
-    await fails("UPDATE entries SET units = units + 1", /entries is append-only/);
-    await fails("DELETE FROM entries", /entries is append-only/);
+    await fails("UPDATE entries SET units = units + 1", /cannot update view "entries"/);
+    await fails("DELETE FROM entries", /cannot delete from view "entries"/);
   });
 
-  it("refuses an unbalanced transfer at commit", async () => {
-    await expect(
-      ledger.ctx.prisma.$transaction(async (tx) => {
-        await tx.$executeRawUnsafe(
-          `INSERT INTO transfers (id, operation_id, request_hash, kind, tenant_id, units, available_after, held_after)
-           VALUES ('trf_bad', 'bad', 'x', 'credit', 'i1', 5, 0, 0)`,
-        );
-        await tx.$executeRawUnsafe("INSERT INTO entries (transfer_id, leg, account, units) VALUES ('trf_bad', 0, 'funding', -5), ('trf_bad', 1, 'available', 4)");
-      }),
-    ).rejects.toThrow(/trf_bad does not balance/);
+  /** A transfer row as the movement functions write it, with some columns overridden. */
+  const insert = (over: Record<string, string>) => {
+    const row: Record<string, string> = {
+      id: "'trf_bad'", seq: "(SELECT max(seq) + 1 FROM transfers)", operation_id: "'bad'", request_hash: "'x'", kind: "'void'", tenant_id: "'i1'",
+      units: "100", hold_id: "NULL", reason: "''", available_after: "0", held_after: "0", pending_units: "100", expires_at: "NULL",
+      debit_account: "'held'", credit_account: "'available'", event_id: "'evt_bad'", ...over,
+    };
+    return `INSERT INTO transfers (${Object.keys(row).join(", ")}) VALUES (${Object.values(row).join(", ")})`;
+  };
+
+  it("refuses a settlement that does not match its pending transfer, a second settlement of a hold, and a seq taken twice", async () => {
+    const [open] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE tenant_id = 'i1' AND status = 'open' LIMIT 1");
+    const [captured] = await ledger.sql<{ id: string; units: bigint }>("SELECT id, units FROM holds WHERE tenant_id = 'i1' AND status = 'captured' LIMIT 1");
+    // The open hold is 100 units: releasing 99 of them, or one of another tenant, does not match it.
+    await fails(insert({ hold_id: `'${open!.id}'`, units: "99", pending_units: "99" }), /does not match its pending transfer/);
+    await fails(insert({ hold_id: `'${open!.id}'`, tenant_id: "'i2'" }), /does not match its pending transfer/);
+    await fails(insert({ hold_id: "'hold_nope'" }), /does not match its pending transfer/);
+    // A capture above its hold, a void that is not the whole hold, accounts that are not the kind's.
+    await fails(insert({ hold_id: `'${open!.id}'`, kind: "'capture'", credit_account: "'revenue'", units: "101" }), /transfers_pending_valid/);
+    await fails(insert({ hold_id: `'${open!.id}'`, units: "50" }), /transfers_pending_valid/);
+    await fails(insert({ hold_id: `'${open!.id}'`, credit_account: "'revenue'" }), /transfers_accounts_valid/);
+    // A hold settles once.
+    await fails(insert({ hold_id: `'${captured!.id}'`, units: String(captured!.units), pending_units: String(captured!.units) }), /transfers_settlement_key/);
+    // One position per row in the log the relay tails.
+    await fails(insert({ hold_id: `'${open!.id}'`, seq: "(SELECT max(seq) FROM transfers)" }), /transfers_seq_key/);
     expect(await ledger.sql("SELECT 1 FROM transfers WHERE id = 'trf_bad'")).toEqual([]);
+    expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
   });
 
-  it("settles a hold once and never deletes one", async () => {
+  it("never lets a hold be changed or deleted: it is a view of its transfers", async () => {
     const [captured] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE status = 'captured' LIMIT 1");
-    await fails(`UPDATE holds SET status = 'voided' WHERE id = '${captured!.id}'`, /is captured and cannot become voided/);
-    await fails(`UPDATE holds SET status = 'open', settled_by = NULL, settled_at = NULL, captured_units = NULL WHERE id = '${captured!.id}'`, /cannot become open/);
+    await fails(`UPDATE holds SET status = 'voided' WHERE id = '${captured!.id}'`, /cannot update view "holds"/);
     const [open] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE status = 'open' LIMIT 1");
-    await fails(`UPDATE holds SET units = units + 1 WHERE id = '${open!.id}'`, /cannot become/);
-    await fails(`DELETE FROM holds WHERE id = '${open!.id}'`, /never deleted/);
+    await fails(`DELETE FROM holds WHERE id = '${open!.id}'`, /cannot delete from view "holds"/);
     expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
   });
 });

@@ -51,11 +51,16 @@ type Row = {
   j_funding: bigint;
   j_revenue: bigint;
   open_holds: bigint;
+  credits_posted: bigint;
+  debits_posted: bigint;
+  debits_pending: bigint;
 };
 
 /**
- * Reconciles four independent records per tenant: the running balances, the
- * journal's legs, the holds, and the credit transfers. One statement, so one
+ * Reconciles independent records per tenant: the running balances (available and
+ * held, and the pending/posted debits and credits), the journal's legs, the holds,
+ * and the credit transfers (legs and holds are views over the transfers since
+ * decision 0160; the balances are kept apart from them, batch by batch). One statement, so one
  * snapshot: concurrent movements never show up half done.
  */
 const CHECK_SQL = `
@@ -100,7 +105,9 @@ SELECT totals.journal_sum, totals.unbalanced, t.tenant_id,
        coalesce(a.available, 0)::bigint AS available, coalesce(a.held, 0)::bigint AS held,
        coalesce(j.j_available, 0)::bigint AS j_available, coalesce(j.j_held, 0)::bigint AS j_held,
        coalesce(j.j_funding, 0)::bigint AS j_funding, coalesce(j.j_revenue, 0)::bigint AS j_revenue,
-       coalesce(h.open_holds, 0)::bigint AS open_holds
+       coalesce(h.open_holds, 0)::bigint AS open_holds,
+       coalesce(a.credits_posted, 0)::bigint AS credits_posted, coalesce(a.debits_posted, 0)::bigint AS debits_posted,
+       coalesce(a.debits_pending, 0)::bigint AS debits_pending
 FROM totals
 LEFT JOIN tenants t ON true
 LEFT JOIN accounts a ON a.tenant_id = t.tenant_id
@@ -139,6 +146,10 @@ export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input
         r.available === r.j_available &&
         r.held === r.j_held &&
         r.held === r.open_holds &&
+        // The account's pending/posted balances (docs/decisions/0160) agree with the transfers.
+        r.credits_posted === r.credits &&
+        r.debits_posted === r.captured &&
+        r.debits_pending === r.open_holds &&
         -r.j_funding === r.credits &&
         r.j_revenue === r.captured &&
         r.available >= 0n &&

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import { ResourceId } from "../schemas.js";
-import { configOf, instanceView, type InstanceView } from "./view.js";
+import { byokTarget } from "../invocation/byok-target.js";
+import { instanceView, managedConfigOf, type InstanceView } from "./view.js";
 
 export const ListInstancesInput = z.object({ tenant_id: ResourceId });
 
@@ -15,22 +16,42 @@ export async function listInstances({ ctx, input }: { ctx: ManagedAiContext; inp
 
 export const ListInstanceModelsInput = z.object({ tenant_id: ResourceId, alias: ResourceId });
 
-/** The models an instance serves now: its listed models (or all), enabled and priced. */
+export type InstanceModels = { models: { alias: string; createdAt: Date }[]; providerBody?: Buffer };
+
+/**
+ * The models an instance serves now. Managed: its listed models (or all),
+ * enabled and priced. Bring-your-own-key: the provider's own listing, asked
+ * with the instance's key and answered unchanged.
+ */
 export async function listInstanceModels({
   ctx,
   input,
+  signal,
 }: {
   ctx: ManagedAiContext;
   input: z.input<typeof ListInstanceModelsInput>;
-}): Promise<{ alias: string; createdAt: Date }[]> {
+  signal?: AbortSignal;
+}): Promise<InstanceModels> {
   const q = parseInput(ListInstanceModelsInput, input);
   const row = await ctx.prisma.serviceInstance.findUnique({ where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias } } });
   if (!row) throw new AppError("not_found", `No ai-model instance ${q.alias}.`);
-  const listed = configOf(row).models;
-  return ctx.prisma.model.findMany({
+  const managed = managedConfigOf(row);
+  if (!managed) {
+    if (row.status !== "active") throw new AppError("forbidden", `The instance ${q.alias} is disabled.`);
+    const target = await byokTarget(ctx, row);
+    try {
+      const listing = await ctx.provider.models({ ...target, ...(signal ? { signal } : {}) });
+      return { models: [], providerBody: Buffer.from(JSON.stringify(listing)) };
+    } catch (err) {
+      throw ctx.provider.asTransportFailure(err, signal).appError;
+    }
+  }
+  const listed = managed.models;
+  const models = await ctx.prisma.model.findMany({
     where: { enabled: true, prices: { some: {} }, ...(listed && listed.length > 0 ? { alias: { in: listed } } : {}) },
     select: { alias: true, createdAt: true },
     orderBy: [{ createdAt: "desc" }, { alias: "asc" }],
     take: 200,
   });
+  return { models };
 }

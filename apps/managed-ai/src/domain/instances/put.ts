@@ -1,30 +1,67 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { ManagedAiContext } from "../../db.js";
-import { Actor, ResourceId } from "../schemas.js";
-import { instanceView, type InstanceView, type ManagedConfig } from "./view.js";
+import { instanceKeyContext, sealCredential } from "../../crypto/credentials.js";
+import type { ManagedAiContext, Tx } from "../../db.js";
+import type { ServiceInstance } from "../../generated/prisma/client.js";
+import { BaseUrl, ApiKey } from "../upstreams/put.js";
+import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
+import { instanceView, type ByokConfig, type InstanceView, type ManagedConfig } from "./view.js";
 
-export const PutInstanceInput = z.object({
+const common = {
   actor: Actor,
   tenant_id: ResourceId,
   alias: ResourceId,
   status: z.enum(["active", "disabled"]),
-  mode: z.literal("managed", "mode must be managed (bring-your-own-key instances come later)"),
-  default_model: ResourceId,
-  models: z.array(ResourceId).max(200).default([]),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
   max_cost_per_request: z.number().min(0).max(1_000_000).optional(),
+};
+
+const ManagedInput = z.object({
+  ...common,
+  mode: z.literal("managed"),
+  default_model: ResourceId,
+  models: z.array(ResourceId).max(200).default([]),
 });
+
+/** A provider's model name: any printable text (`gpt-4.1`, `meta-llama/Llama-3-8B`), not only an alias. */
+export const ProviderModel = z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces");
+
+const ByokInput = z
+  .object({
+    ...common,
+    mode: z.literal("byok"),
+    provider: z.string().pipe(z.literal("openai", { error: 'provider must be "openai" (any OpenAI-compatible API)' })),
+    base_url: BaseUrl,
+    default_model: ProviderModel,
+    api_key: ApiKey.optional(),
+    connected_account_id: ResourceId.optional(),
+    pricing: z.object({ input_units_per_mtok: NonNegativeUnits, output_units_per_mtok: NonNegativeUnits }).optional(),
+  })
+  .refine((v) => (v.api_key === undefined) !== (v.connected_account_id === undefined), {
+    message: "send exactly one of config.api_key or connected_account_id",
+    path: ["api_key"],
+  });
+
+export const PutInstanceInput = z.discriminatedUnion("mode", [ManagedInput, ByokInput], { error: 'mode must be "managed" or "byok"' });
 export type PutInstanceInput = z.input<typeof PutInstanceInput>;
 
 /**
  * Creates the tenant's ai-model instance under `alias`, or updates it (the same
- * call with an existing alias). Its default model and listed models must be
- * managed models; the default must be among the listed ones when a list is given.
+ * call with an existing alias; the mode may change).
+ *  - managed: its default model and listed models must be managed models; the
+ *    default must be among the listed ones when a list is given.
+ *  - byok: the base URL must be allowed by the egress policy (public addresses
+ *    unless ALLOW_PRIVATE_TARGETS); exactly one of an inline key (sealed, the
+ *    instance id as associated data) or one of the tenant's connected accounts
+ *    of the same provider.
  */
 export async function putInstance({ ctx, input }: { ctx: ManagedAiContext; input: PutInstanceInput }): Promise<InstanceView> {
   const q = parseInput(PutInstanceInput, input);
+  return q.mode === "managed" ? putManaged(ctx, q) : putByok(ctx, q);
+}
+
+async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput>): Promise<InstanceView> {
   const models = [...new Set(q.models)];
   if (models.length > 0 && !models.includes(q.default_model)) {
     throw new AppError("validation_failed", "default_model must be one of models", { extra: { param: "default_model" } });
@@ -41,15 +78,7 @@ export async function putInstance({ ctx, input }: { ctx: ManagedAiContext; input
     ...(q.max_cost_per_request !== undefined ? { max_cost_per_request: q.max_cost_per_request } : {}),
   };
   const row = await ctx.transact(async (tx, emit) => {
-    const existing = await tx.serviceInstance.findUnique({ where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias } } });
-    const saved = existing
-      ? await tx.serviceInstance.update({
-          where: { id: existing.id },
-          data: { status: q.status, mode: q.mode, config: config as object, version: { increment: 1 } },
-        })
-      : await tx.serviceInstance.create({
-          data: { id: newId("inst"), tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias, status: q.status, mode: q.mode, config: config as object, version: 1 },
-        });
+    const { saved, existing } = await save(tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
     await emit("managed_ai.instance_changed", {
       actor: q.actor,
       instance_id: saved.id,
@@ -62,4 +91,71 @@ export async function putInstance({ ctx, input }: { ctx: ManagedAiContext; input
     return saved;
   });
   return instanceView(row);
+}
+
+async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Promise<InstanceView> {
+  const egress = await ctx.provider.checkBaseUrl(q.base_url);
+  if (!egress.ok) {
+    throw new AppError("validation_failed", `config.base_url is not allowed (${egress.reason}): it must resolve to public addresses only`, { extra: { param: "base_url" } });
+  }
+  const config: ByokConfig = {
+    mode: "byok",
+    provider: q.provider,
+    base_url: q.base_url,
+    default_model: q.default_model,
+    ...(q.max_tokens_per_request !== undefined ? { max_tokens_per_request: q.max_tokens_per_request } : {}),
+    ...(q.max_cost_per_request !== undefined ? { max_cost_per_request: q.max_cost_per_request } : {}),
+    ...(q.pricing
+      ? { pricing: { input_units_per_mtok: q.pricing.input_units_per_mtok.toString(), output_units_per_mtok: q.pricing.output_units_per_mtok.toString() } }
+      : {}),
+  };
+  const row = await ctx.transact(async (tx, emit) => {
+    if (q.connected_account_id !== undefined) {
+      const account = await tx.connectedAccount.findFirst({ where: { id: q.connected_account_id, tenantId: q.tenant_id }, select: { provider: true } });
+      if (!account) throw new AppError("validation_failed", `No connected account ${q.connected_account_id}.`, { extra: { param: "connected_account_id" } });
+      if (account.provider !== q.provider) {
+        throw new AppError("validation_failed", `The connected account is for ${account.provider}, not ${q.provider}.`, { extra: { param: "connected_account_id" } });
+      }
+    }
+    const { saved, existing } = await save(tx, q, config, (id) => {
+      if (q.api_key === undefined) return { apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: q.connected_account_id ?? null };
+      const sealed = sealCredential(ctx.keyring, q.api_key, instanceKeyContext(id));
+      return { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, connectedAccountId: null };
+    });
+    await emit("managed_ai.byok_instance_changed", {
+      actor: q.actor,
+      instance_id: saved.id,
+      tenant_id: saved.tenantId,
+      alias: saved.alias,
+      change: existing ? "updated" : "created",
+      status: saved.status,
+      provider: q.provider,
+      base_url: q.base_url,
+      default_model: q.default_model,
+      credential: q.api_key !== undefined ? "inline" : "connected_account",
+      connected_account_id: q.connected_account_id ?? null,
+    });
+    return saved;
+  });
+  return instanceView(row);
+}
+
+type Credential = { apiKeyCiphertext: Uint8Array<ArrayBuffer> | null; apiKeyKeyId: string | null; connectedAccountId: string | null };
+
+/** Creates or updates the (tenant, ai-model, alias) row, the row locked while it is compared and written. */
+async function save(
+  tx: Tx,
+  q: { tenant_id: string; alias: string; status: string; mode: string },
+  config: ManagedConfig | ByokConfig,
+  credential: (id: string) => Credential,
+): Promise<{ saved: ServiceInstance; existing: boolean }> {
+  const found = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM service_instances
+    WHERE tenant_id = ${q.tenant_id} AND service_id = 'ai-model' AND alias = ${q.alias} FOR UPDATE`;
+  const existing = found[0];
+  const id = existing?.id ?? newId("inst");
+  const data = { status: q.status, mode: q.mode, config: config as object, ...credential(id) };
+  const saved = existing
+    ? await tx.serviceInstance.update({ where: { id }, data: { ...data, version: { increment: 1 } } })
+    : await tx.serviceInstance.create({ data: { id, tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias, ...data, version: 1 } });
+  return { saved, existing: existing !== undefined };
 }

@@ -9,12 +9,41 @@ export type ManagedConfig = {
   max_cost_per_request?: number;
 };
 
-export type InstanceView = ServiceInstance & { managed: ManagedConfig };
+/** The customer's own provider prices, units of USD 0.0001 per million tokens (decimal strings: int64). */
+export type ByokPricing = { input_units_per_mtok: string; output_units_per_mtok: string };
 
-export function configOf(row: ServiceInstance): ManagedConfig {
-  return row.config as unknown as ManagedConfig;
+/**
+ * The config of a bring-your-own-key instance (CONTRACT.md section 7), as
+ * stored: never the key, which lives sealed in its own columns or in a
+ * connected account.
+ */
+export type ByokConfig = {
+  mode: "byok";
+  provider: "openai";
+  base_url: string;
+  default_model: string;
+  max_tokens_per_request?: number;
+  max_cost_per_request?: number;
+  pricing?: ByokPricing;
+};
+
+export type InstanceConfig = ManagedConfig | ByokConfig;
+
+/** An instance as the service answers it: its config, whether an inline key is stored, never the key. */
+export type InstanceView = Omit<ServiceInstance, "config" | "apiKeyCiphertext" | "apiKeyKeyId"> & { config: InstanceConfig; apiKeyConfigured: boolean };
+
+export function configOf(row: ServiceInstance): InstanceConfig {
+  const config = row.config as unknown as InstanceConfig;
+  return (row.mode === "byok" ? { ...config, mode: "byok" } : { ...config, mode: "managed" }) as InstanceConfig;
+}
+
+/** The config of a managed instance (the only kind that lists managed models). */
+export function managedConfigOf(row: ServiceInstance): ManagedConfig | null {
+  const config = configOf(row);
+  return config.mode === "managed" ? config : null;
 }
 
 export function instanceView(row: ServiceInstance): InstanceView {
-  return { ...row, managed: configOf(row) };
+  const { apiKeyCiphertext, apiKeyKeyId: _keyId, ...rest } = row;
+  return { ...rest, config: configOf(row), apiKeyConfigured: apiKeyCiphertext !== null };
 }

@@ -1,5 +1,5 @@
 import type { Broadcast, SqlExecutor, Transact } from "@gateway/events";
-import type { Prisma, PrismaClient, ServiceInstance } from "../../generated/prisma/client.js";
+import type { ConnectedAccount, Prisma, PrismaClient, ServiceInstance } from "../../generated/prisma/client.js";
 
 /** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
 export type PlannedModel = Prisma.ModelGetPayload<{
@@ -19,6 +19,7 @@ export class CatalogCache {
   private generation = 0;
   private readonly instances = new Map<string, Entry<ServiceInstance | null>>();
   private readonly models = new Map<string, Entry<PlannedModel | null>>();
+  private readonly accounts = new Map<string, Entry<ConnectedAccount | null>>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -40,6 +41,7 @@ export class CatalogCache {
     this.generation++;
     this.instances.clear();
     this.models.clear();
+    this.accounts.clear();
   }
 
   instance(tenantId: string, alias: string): Promise<ServiceInstance | null> {
@@ -55,6 +57,11 @@ export class CatalogCache {
         include: { upstream: true, prices: { orderBy: { version: "desc" }, take: 1 }, offers: { where: { tenantId } } },
       }),
     );
+  }
+
+  /** One of the tenant's connected accounts (sealed secret included), for bring-your-own-key instances. */
+  account(tenantId: string, id: string): Promise<ConnectedAccount | null> {
+    return this.cached(this.accounts, `${tenantId}\u0000${id}`, () => this.prisma.connectedAccount.findFirst({ where: { id, tenantId } }));
   }
 
   private async cached<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> {

@@ -61,9 +61,14 @@ const Body = z.object({
 });
 
 export type ChatRequest = {
-  messages: { role: string; content: string | { type: "text"; text: string }[]; name?: string }[];
+  /** As forwarded to the provider (managed: validated text messages; byok: the client's, unchanged). */
+  messages: unknown[];
   model: string | undefined;
   maxTokens: number | undefined;
+  /** The name the provider gets the output cap under (byok keeps the client's choice; default max_tokens). */
+  maxTokensParam?: "max_tokens" | "max_completion_tokens";
+  /** Choices asked for (byok; managed models refuse n above 1). */
+  choices?: number;
   maxCostUsd: number | undefined;
   stream: boolean;
   /** The client asked for the usage chunk in its stream. */

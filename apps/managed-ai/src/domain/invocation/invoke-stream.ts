@@ -1,9 +1,10 @@
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import type { InvokeInput } from "./invoke.js";
-import { planInvocation, providerBody } from "./plan.js";
+import { openMeter } from "./meter.js";
+import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { ProviderError } from "../../providers/openai.js";
-import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Usage } from "./settlement.js";
+import { usageOf, type Usage } from "./settlement.js";
 import { SseParser } from "./sse.js";
 
 export type StreamMessage = { start: { priceId: string; reservedUnits: bigint } } | { data: string } | { failure: { errorCode: string; message: string } };
@@ -11,7 +12,8 @@ export type StreamMessage = { start: { priceId: string; reservedUnits: bigint } 
 const malformed = () => new ProviderError("provider_malformed_response", new AppError("upstream_error", "The provider sent a stream event that is not JSON."));
 
 /**
- * A metered chat completion as a stream. Until the provider has accepted the
+ * A chat completion as a stream, managed (metered) or byok (not charged; the
+ * meter only prices the usage), through the same code. Until the provider has accepted the
  * request every failure is an ordinary error answer (402, 409, 502...); after
  * `start`, the provider's events pass through one by one as they arrive, and
  * the request settles after the provider's last byte:
@@ -24,18 +26,18 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  */
 export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
   const plan = await planInvocation(ctx, input);
-  const opened = await openReservation(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true });
   const abort = new AbortController();
   const onClientGone = () => abort.abort();
   input.signal.addEventListener("abort", onClientGone, { once: true });
   let body;
   try {
-    body = (await ctx.provider.chat({ baseUrl: plan.upstream.baseUrl, apiKey: plan.upstream.apiKey, body: providerBody(plan, true), signal: abort.signal })).body;
+    body = (await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, true), signal: abort.signal })).body;
   } catch (err) {
     input.signal.removeEventListener("abort", onClientGone);
     const failure = ctx.provider.asTransportFailure(err, abort.signal);
-    if (failure.code === "client_disconnected") await settleReview(ctx, opened, plan, failure.code);
-    else await settleFailed(ctx, opened, plan, failure.code);
+    if (failure.code === "client_disconnected") await meter.review(failure.code);
+    else await meter.failed(failure.code);
     throw failure.appError;
   }
 
@@ -60,7 +62,7 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
         usage = usageOf(event.usage) ?? usage;
         const usageOnly = Array.isArray(event.choices) && event.choices.length === 0 && event.usage !== undefined;
         if (usageOnly && !plan.request.includeUsage) continue;
-        event.model = plan.modelAlias;
+        if (plan.mode === "managed") event.model = plan.modelAlias;
         await send({ data: JSON.stringify(event) });
       }
     }
@@ -68,22 +70,25 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
     if (!abort.signal.aborted) interruption = ctx.provider.asTransportFailure(err, abort.signal);
   } finally {
     input.signal.removeEventListener("abort", onClientGone);
-    if (!done) body.destroy();
+    if (!done) {
+      body.on("error", () => undefined); // destroying may emit 'error' after the loop: never uncaught
+      body.destroy();
+    }
   }
 
   if (abort.signal.aborted || input.signal.aborted) {
-    if (usage) await settleCompleted(ctx, opened, plan, usage);
-    else await settleReview(ctx, opened, plan, "client_disconnected");
+    if (usage) await meter.completed(usage);
+    else await meter.review("client_disconnected");
     return;
   }
   if (!done && !interruption) interruption = new ProviderError("stream_interrupted", new AppError("upstream_error", "The provider's stream ended early."));
   if (interruption) {
-    if (usage) await settleCompleted(ctx, opened, plan, usage);
-    else await settleReview(ctx, opened, plan, interruption.code === "provider_malformed_response" ? interruption.code : "stream_interrupted");
+    if (usage) await meter.completed(usage);
+    else await meter.review(interruption.code === "provider_malformed_response" ? interruption.code : "stream_interrupted");
     await send({ failure: { errorCode: interruption.code, message: interruption.appError.message } }).catch(() => undefined);
     return;
   }
-  if (usage) await settleCompleted(ctx, opened, plan, usage);
-  else await settleReview(ctx, opened, plan, "usage_unavailable");
+  if (usage) await meter.completed(usage);
+  else await meter.review("usage_unavailable");
 }
 

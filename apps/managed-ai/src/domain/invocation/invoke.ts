@@ -1,6 +1,7 @@
 import type { ManagedAiContext } from "../../db.js";
-import { planInvocation, providerBody } from "./plan.js";
-import { openReservation, settleCompleted, settleFailed, settleReview, usageOf } from "./settlement.js";
+import { openMeter } from "./meter.js";
+import { planInvocation, providerBody, targetOf } from "./plan.js";
+import { usageOf } from "./settlement.js";
 
 export type InvokeInput = {
   requestId: string;
@@ -22,32 +23,34 @@ export type InvokeResult = {
 };
 
 /**
- * A metered chat completion answered as one JSON body: plan (validate, price
- * the worst case, 409 over max_cost), open the record and take the hold (402 on
- * insufficient balance, no provider call), call exactly one provider with the
- * effective max_tokens, settle to the cost of its reported usage.
+ * A chat completion answered as one JSON body: plan (validate, price the
+ * worst case, 409 over max_cost), open the meter (managed: the record and the
+ * hold, 402 on insufficient balance, no provider call), call exactly one
+ * provider with the effective max_tokens, settle to the cost of its reported
+ * usage. A byok answer is the provider's, unchanged; a managed one names the
+ * model alias.
  */
 export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
-  const opened = await openReservation(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
   let answer: Record<string, unknown>;
   try {
-    const res = await ctx.provider.chat({ baseUrl: plan.upstream.baseUrl, apiKey: plan.upstream.apiKey, body: providerBody(plan, false), signal: input.signal });
+    const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: input.signal });
     answer = await ctx.provider.json(res.body, input.signal);
   } catch (err) {
     const failure = ctx.provider.asTransportFailure(err, input.signal);
     // Nobody is waiting any more, and the provider may have done the work: an operator decides.
-    if (failure.code === "client_disconnected") await settleReview(ctx, opened, plan, failure.code);
-    else await settleFailed(ctx, opened, plan, failure.code);
+    if (failure.code === "client_disconnected") await meter.review(failure.code);
+    else await meter.failed(failure.code);
     throw failure.appError;
   }
-  answer.model = plan.modelAlias;
+  if (plan.mode === "managed") answer.model = plan.modelAlias;
   const usage = usageOf(answer.usage);
   const result = { priceId: plan.priceId, reservedUnits: plan.reservedUnits, body: Buffer.from(JSON.stringify(answer)) };
   if (!usage) {
-    await settleReview(ctx, opened, plan, "usage_unavailable");
+    await meter.review("usage_unavailable");
     return result;
   }
-  const finalUnits = await settleCompleted(ctx, opened, plan, usage);
+  const finalUnits = await meter.completed(usage);
   return { ...result, finalUnits, totalTokens: Number(usage.promptTokens + usage.completionTokens) };
 }

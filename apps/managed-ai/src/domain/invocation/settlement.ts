@@ -3,7 +3,7 @@ import { outboxInsertFrom, outboxRow } from "@gateway/events";
 import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "./money.js";
-import type { Plan } from "./plan.js";
+import type { Priced as Plan } from "./plan.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -87,6 +87,7 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
         extra: { pricing: { cost: unitsToUsdNumber(plan.reservedUnits) } },
       });
     }
+    ctx.logger.warn({ err, request_id: input.requestId }, "reserve failed; the record goes to review");
     await markSettled(ctx, opened, plan, { status: "review", errorCode: "ledger_unavailable" });
     throw new AppError("unavailable", "The balance could not be reserved; try again shortly.");
   }

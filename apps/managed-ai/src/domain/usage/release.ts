@@ -51,9 +51,11 @@ export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; inpu
 
   let refunded = 0n;
   const hold = await findHold(ctx, row);
+  // The ledger's note holds the operator's whole reason (up to the 240 characters the
+  // contract allows); the operation id void:<id> already says what the void is.
   if (hold) {
     try {
-      const res = await ctx.ledger.Void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: `released: ${q.reason}` });
+      const res = await ctx.ledger.Void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
       refunded = hold.existed ? BigInt(res.hold?.released_units ?? "0") : 0n;
     } catch (err) {
       if (!(isAppError(err) && err.code === "conflict")) throw err;

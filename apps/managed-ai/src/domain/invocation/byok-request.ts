@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { AppError } from "@gateway/errors";
+import type { ChatRequest } from "./chat-request.js";
+import type { BoundableMessage } from "./tokens.js";
+
+/**
+ * The body of a chat completion on a bring-your-own-key instance. The customer
+ * pays their own provider, so every provider parameter passes through (tools,
+ * images, n...) except what the gateway sets itself: `model` (default: the
+ * instance's), the output cap (`max_tokens` / `max_completion_tokens`, under
+ * the name the client used), `stream` / `stream_options` (usage is always
+ * asked for) and the gateway's own `max_cost`.
+ */
+const Body = z
+  .object({
+    messages: z.array(z.object({ role: z.string().min(1) }).loose()).min(1, "messages must be a non-empty array"),
+    model: z.string().regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters").optional(),
+    max_tokens: z.number().int().min(1).optional(),
+    max_completion_tokens: z.number().int().min(1).optional(),
+    max_cost: z.number().min(0).finite().optional(),
+    stream: z.boolean().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
+    n: z.number().int().min(1).max(128).optional(),
+  })
+  .loose();
+
+const GATEWAY_SET = new Set(["messages", "model", "max_tokens", "max_completion_tokens", "max_cost", "stream", "stream_options"]);
+/** Request parameters that become prompt input besides the messages. */
+const PROMPT_PARAMETERS = ["tools", "functions", "response_format", "prediction"];
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid request body";
+  const path = issue.path.map(String).join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+const text = (value: unknown) => (typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value));
+
+export function parseByokChatRequest(raw: unknown): ChatRequest {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
+  const parsed = Body.safeParse(raw);
+  if (!parsed.success) {
+    const param = parsed.error.issues[0]?.path[0];
+    throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
+  }
+  const body = parsed.data;
+  if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
+    throw new AppError("invalid_request", "max_tokens and max_completion_tokens disagree; send one", { extra: { param: "max_completion_tokens" } });
+  }
+  const passthrough: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) if (!GATEWAY_SET.has(name) && value !== undefined) passthrough[name] = value;
+  // The estimate bounds text by its UTF-8 bytes (a byte-level BPE token is at least one byte);
+  // non-text content (images, audio) is counted by its JSON, which is not a bound (docs/decisions/0142).
+  const boundable: BoundableMessage[] = body.messages.map((m) => {
+    const { role, name, content, ...rest } = m as { role: string; name?: unknown; content?: unknown };
+    return { role, name: typeof name === "string" ? name : undefined, text: text(content) + (Object.keys(rest).length > 0 ? JSON.stringify(rest) : "") };
+  });
+  const extra = PROMPT_PARAMETERS.filter((p) => passthrough[p] !== undefined).map((p) => JSON.stringify(passthrough[p])).join("");
+  if (extra) boundable.push({ role: "", text: extra });
+  return {
+    messages: body.messages,
+    model: body.model,
+    maxTokens: body.max_tokens ?? body.max_completion_tokens,
+    ...(body.max_completion_tokens !== undefined && body.max_tokens === undefined ? { maxTokensParam: "max_completion_tokens" as const } : {}),
+    ...(body.n !== undefined ? { choices: body.n } : {}),
+    maxCostUsd: body.max_cost,
+    stream: body.stream ?? false,
+    includeUsage: body.stream_options?.include_usage === true,
+    passthrough,
+    boundable,
+  };
+}

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "@gateway/errors";
+import type { ManagedAiContext } from "../../db.js";
+import { createTestContext, type TestContext } from "../../testing/context.js";
+import { reconcileUsage } from "./reconcile.js";
+
+/**
+ * The reconciler on a real database (its conditional statements and outbox
+ * rows) against a ledger kept in memory that behaves like the real one for the
+ * calls it makes: operation ids replay, a settled hold refuses another settlement.
+ */
+type Hold = { id: string; units: bigint; status: "open" | "captured" | "voided"; captured: bigint; released: bigint };
+
+function memoryLedger() {
+  const byOperation = new Map<string, { hold: Hold; reason?: string }>();
+  const holds = new Map<string, Hold>();
+  let down = false;
+  let n = 0;
+  const view = (h: Hold) => ({ hold_id: h.id, status: h.status, units: h.units.toString(), captured_units: h.captured.toString(), released_units: h.released.toString() });
+  const guard = () => {
+    if (down) throw new AppError("unavailable", "ledger is unavailable; try again later.");
+  };
+  const api = {
+    async reserve(req: { operation_id: string; units: string; reason?: string }) {
+      guard();
+      const seen = byOperation.get(req.operation_id);
+      if (seen) return { hold_id: seen.hold.id, replayed: true };
+      const hold: Hold = { id: `hold_${++n}`, units: BigInt(req.units), status: "open", captured: 0n, released: 0n };
+      holds.set(hold.id, hold);
+      byOperation.set(req.operation_id, { hold });
+      return { hold_id: hold.id, replayed: false };
+    },
+    async settle(kind: "capture" | "void", req: { operation_id: string; hold_id: string; units?: string; reason?: string }) {
+      guard();
+      const seen = byOperation.get(req.operation_id);
+      if (seen) {
+        if (seen.reason !== req.reason) throw new AppError("conflict", "operation id reused with other parameters");
+        return { hold: view(seen.hold), replayed: true };
+      }
+      const hold = holds.get(req.hold_id);
+      if (!hold) throw new AppError("not_found", "No such hold.");
+      if (hold.status !== "open") throw new AppError("conflict", "settled");
+      if (kind === "capture") {
+        hold.status = "captured";
+        hold.captured = BigInt(req.units ?? "0");
+        hold.released = hold.units - hold.captured;
+      } else {
+        hold.status = "voided";
+        hold.released = hold.units;
+      }
+      byOperation.set(req.operation_id, { hold, ...(req.reason !== undefined ? { reason: req.reason } : {}) });
+      return { hold: view(hold), replayed: false };
+    },
+  };
+  const calls = {
+    reserve: api.reserve,
+    capture: (req: { operation_id: string; hold_id: string; units: string; reason?: string }) => api.settle("capture", req),
+    void: (req: { operation_id: string; hold_id: string; reason?: string }) => api.settle("void", req),
+  };
+  const client = {
+    Reserve: api.reserve,
+    async GetHold(req: { hold_id: string }) {
+      guard();
+      const h = holds.get(req.hold_id);
+      if (!h) throw new AppError("not_found", "No such hold.");
+      return view(h);
+    },
+    close() {},
+  };
+  return {
+    calls,
+    client,
+    holds,
+    setDown: (v: boolean) => (down = v),
+    /** What a request did before the record lost track: reserve (and maybe settle) under its operation ids. */
+    async as(id: string, units: bigint, then?: "capture" | "void", captureUnits = 0n) {
+      const r = await api.reserve({ operation_id: `reserve:${id}`, units: units.toString() });
+      if (then === "capture") await api.settle("capture", { operation_id: `capture:${id}`, hold_id: r.hold_id, units: captureUnits.toString(), reason: `managed request ${id}` });
+      if (then === "void") await api.settle("void", { operation_id: `void:${id}`, hold_id: r.hold_id, reason: `managed request ${id}: x` });
+      return r.hold_id;
+    },
+  };
+}
+
+let t: TestContext;
+let ledger: ReturnType<typeof memoryLedger>;
+let ctx: ManagedAiContext;
+
+beforeAll(async () => {
+  ledger = memoryLedger();
+  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never });
+  ctx = t.ctx;
+});
+afterAll(() => t?.close());
+
+let seq = 0;
+async function record(fields: { status: string; error_code?: string | null; hold_id?: string | null; reserved?: bigint; age_seconds?: number }): Promise<string> {
+  const id = `req_rec${++seq}${Date.now()}`;
+  await ctx.sql.query(
+    `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
+       input_tokens_bound, output_tokens_cap, reserved_units, hold_id, error_code, hold_expires_at, created_at, updated_at)
+     VALUES ($1, 'ten_1', NULL, 'ai', 'small', 'price_1', 'up_1', 0, $2, false, 10, 10, $3, $4, $5, now() + interval '1 hour', now() - make_interval(secs => $6), now())`,
+    [id, fields.status, (fields.reserved ?? 100n).toString(), fields.hold_id ?? null, fields.error_code ?? null, fields.age_seconds ?? 0],
+  );
+  return id;
+}
+const row = async (id: string) => (await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; refunded_units: string | null; hold_id: string | null }>(
+  "SELECT status, error_code, final_units::text, refunded_units::text, hold_id FROM usage_records WHERE id = $1", [id]))[0];
+
+describe("reconcileUsage", () => {
+  it("finishes what the ledger can tell and leaves unknown usage with an open hold alone", async () => {
+    const captured = await record({ status: "review", error_code: "ledger_unavailable" });
+    await ledger.as(captured, 100n, "capture", 40n);
+    const voided = await record({ status: "review", error_code: "provider_error" });
+    await ledger.as(voided, 100n, "void");
+    const openNothingOwed = await record({ status: "review", error_code: "ledger_unavailable" });
+    const openHold = await ledger.as(openNothingOwed, 100n);
+    const never = await record({ status: "review", error_code: "ledger_unavailable" });
+    const orphan = await record({ status: "reserved", age_seconds: 3_600 });
+    await ledger.as(orphan, 100n);
+    const young = await record({ status: "reserved", age_seconds: 1 });
+    await ledger.as(young, 100n);
+    const unknown = await record({ status: "review", error_code: "usage_unavailable" });
+    await ledger.as(unknown, 100n);
+
+    const report = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect(await row(captured)).toMatchObject({ status: "completed", final_units: "40", error_code: null });
+    expect(await row(voided)).toMatchObject({ status: "failed", final_units: "0", refunded_units: "100", error_code: "provider_error" });
+    expect(await row(openNothingOwed)).toMatchObject({ status: "failed", refunded_units: "100", hold_id: openHold });
+    expect(ledger.holds.get(openHold)?.status).toBe("voided");
+    // Never reserved: the replay took a hold, which was given back at once.
+    expect(await row(never)).toMatchObject({ status: "failed", refunded_units: "0" });
+    expect([...ledger.holds.values()].filter((h) => h.status === "open").length).toBe(3); // orphan, young, unknown
+    expect(await row(orphan)).toMatchObject({ status: "review", error_code: "interrupted" });
+    expect(await row(young)).toMatchObject({ status: "reserved" });
+    expect(await row(unknown)).toMatchObject({ status: "review", error_code: "usage_unavailable" });
+    expect(report).toMatchObject({ completed: 1, failed: 3, toOperator: 1 });
+
+    const events = (await t.outbox()).filter((e) => e.type === "managed_ai.request_reconciled");
+    expect(events.map((e) => e.payload.request_id).sort()).toEqual([captured, voided, openNothingOwed, never, orphan].sort());
+    // A second pass changes nothing and writes no event.
+    await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect((await t.outbox()).filter((e) => e.type === "managed_ai.request_reconciled")).toHaveLength(5);
+  });
+
+  it("stops at the first unavailable ledger answer and changes nothing", async () => {
+    const id = await record({ status: "review", error_code: "ledger_unavailable" });
+    await ledger.as(id, 100n, "capture", 7n);
+    ledger.setDown(true);
+    try {
+      const report = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60, concurrency: 1 } });
+      expect(report.errors).toBe(1);
+      expect(await row(id)).toMatchObject({ status: "review", error_code: "ledger_unavailable" });
+    } finally {
+      ledger.setDown(false);
+    }
+    await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect(await row(id)).toMatchObject({ status: "completed", final_units: "7" });
+  });
+});

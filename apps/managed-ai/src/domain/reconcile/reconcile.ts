@@ -1,0 +1,198 @@
+import { z } from "zod";
+import { isAppError, parseInput } from "@gateway/errors";
+import { outboxInsertFrom, outboxRow } from "@gateway/events";
+import { runWithContext } from "@gateway/logger";
+import type { ManagedAiContext } from "../../db.js";
+import type { UsageRecord } from "../../generated/prisma/client.js";
+import { costUnits } from "../invocation/cost.js";
+import { captureOperation, reserveOperation, usageOf, voidOperation } from "../invocation/settlement.js";
+import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
+
+export const ReconcileInput = z.object({
+  /** A `reserved` record older than this belongs to a process that is gone (longer than any request lasts). */
+  reservedAfterSeconds: z.number().int().min(1),
+  /** At most this many records per pass. */
+  limit: z.number().int().min(1).max(10_000).default(500),
+  /** Records worked on at once. */
+  concurrency: z.number().int().min(1).max(64).default(16),
+});
+
+export type ReconcileReport = { examined: number; completed: number; failed: number; toOperator: number; unchanged: number; errors: number };
+
+/**
+ * The reconciler's pass (docs/decisions/0150): every record whose outcome was
+ * unknown when it was written, and that the ledger can now tell, becomes final
+ * and agrees with the ledger. Candidates: `review` records, and `reserved`
+ * records older than any request lasts (their process died). For each, the hold
+ * is found (its id, or by replaying reserve:<id>, which the ledger recognises
+ * before anything else), its state read, and then:
+ *   captured → completed with the captured units; voided or never taken → failed;
+ *   open and the charge known (settlement_failed) → capture:<id> replayed;
+ *   open and nothing owed (ledger_unavailable, a provider failure) → void:<id>;
+ *   open and the provider's usage unknown → stays (a `reserved` orphan goes to
+ *   review as `interrupted`) for an operator.
+ * Every change is conditional on the record being as it was read, so a request
+ * that settles meanwhile, an operator's release, or another replica wins; every
+ * ledger call is a replay of the record's own operation ids, so two passes at
+ * once (two replicas) move no money twice.
+ */
+export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ReconcileInput> }): Promise<ReconcileReport> {
+  const q = parseInput(ReconcileInput, input);
+  const report: ReconcileReport = { examined: 0, completed: 0, failed: 0, toOperator: 0, unchanged: 0, errors: 0 };
+  {
+    const staleBefore = new Date(Date.now() - q.reservedAfterSeconds * 1000);
+    const rows = await ctx.prisma.usageRecord.findMany({
+      where: {
+        reservedUnits: { gt: 0n },
+        OR: [{ status: "review" }, { status: "reserved", createdAt: { lt: staleBefore } }],
+      },
+      orderBy: { updatedAt: "asc" },
+      take: q.limit,
+    });
+    // Records are independent and every ledger call is a replay: several at once,
+    // their movements pipelined into the ledger's batches. The ledger down (or
+    // the database) ends the pass early; the next one starts over.
+    let down = false;
+    let next = 0;
+    const worker = async () => {
+      while (!down && next < rows.length) {
+        const row = rows[next++]!;
+        report.examined++;
+        try {
+          // In the record's request context: the ledger's movements and logs carry its id.
+          report[await runWithContext({ requestId: row.id, actor: "system:reconciler" }, () => reconcileRecord(ctx, row))]++;
+        } catch (err) {
+          report.errors++;
+          if (isAppError(err) && err.code === "unavailable") down = true;
+          ctx.logger.warn({ err, request_id: row.id }, "reconciling a usage record failed; the next pass tries again");
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: q.concurrency }, worker));
+  }
+  if (report.completed + report.failed + report.toOperator + report.errors > 0) ctx.logger.info({ reconcile: report }, "usage records reconciled");
+  return report;
+}
+
+/** The record's hold and its state, finding the hold by replaying the reservation when its id was never written. */
+async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string | null; state: HoldState }> {
+  let holdId = row.holdId;
+  let existed = true;
+  if (!holdId) {
+    try {
+      const res = await ctx.ledgerCalls.reserve({
+        operation_id: reserveOperation(row.id),
+        tenant_id: row.tenantId,
+        units: row.reservedUnits.toString(),
+        expires_at: row.holdExpiresAt.toISOString(),
+        reason: `managed request ${row.id}`,
+      });
+      holdId = res.hold_id;
+      existed = res.replayed;
+    } catch (err) {
+      // Refused now (no balance, an expiry in the past): it was never taken.
+      if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return { holdId: null, state: "none" };
+      throw err;
+    }
+  }
+  if (!existed) {
+    // Taken only now by the replay: the original never reached the ledger. Give it back.
+    await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: never reserved` });
+    return { holdId, state: "none" };
+  }
+  const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+  const status = hold.status === "captured" || hold.status === "voided" ? hold.status : "open";
+  return { holdId, state: { status, capturedUnits: BigInt(hold.captured_units || "0"), releasedUnits: BigInt(hold.released_units || "0") } };
+}
+
+/** The charge the request computed from its usage (the same units, so a replayed capture matches); null without usage. */
+async function chargeOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ units: bigint; capped: boolean } | null> {
+  const usage = usageOf(row.usageJson ? JSON.parse(row.usageJson) : null);
+  if (!usage) return null;
+  const price = await ctx.prisma.priceVersion.findUnique({ where: { id: row.priceId } });
+  if (!price) throw new Error(`record ${row.id}: its price ${row.priceId} is missing`);
+  const cost = costUnits(usage.promptTokens, usage.completionTokens, price, BigInt(row.discountBps));
+  return cost > row.reservedUnits ? { units: row.reservedUnits, capped: true } : { units: cost, capped: false };
+}
+
+type Outcome = "completed" | "failed" | "toOperator" | "unchanged";
+
+async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise<Outcome> {
+  const { holdId, state } = await holdOf(ctx, row);
+  let decision: Decision = decide(row, state);
+  const charge = await chargeOf(ctx, row);
+  if (decision.kind === "capture" && holdId && charge) {
+    const res = await ctx.ledgerCalls.capture({ operation_id: captureOperation(row.id), hold_id: holdId, units: charge.units.toString(), reason: `managed request ${row.id}` });
+    decision = { kind: "completed", finalUnits: BigInt(res.hold?.captured_units ?? charge.units.toString()) };
+  } else if (decision.kind === "void" && holdId) {
+    decision = await voidHold(ctx, row, holdId);
+  }
+  if (decision.kind === "operator") {
+    if (row.status !== "reserved") return "unchanged";
+    return (await finish(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
+  }
+  if (decision.kind === "completed") {
+    const errorCode = charge?.capped ? "usage_over_reservation" : null;
+    return (await finish(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null })) ? "completed" : "unchanged";
+  }
+  if (decision.kind === "failed") {
+    const errorCode = row.errorCode ?? INTERRUPTED;
+    return (await finish(ctx, row, holdId, { status: "failed", errorCode, finalUnits: 0n, refundedUnits: decision.refundedUnits })) ? "failed" : "unchanged";
+  }
+  return "unchanged";
+}
+
+/**
+ * Voids with the reason the request's own void would have used, so a void that
+ * did reach the ledger is recognised as the same operation; a conflict means the
+ * hold was settled otherwise meanwhile, and its state decides.
+ */
+async function voidHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
+  try {
+    const res = await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: ${row.errorCode}` });
+    return { kind: "failed", refundedUnits: BigInt(res.hold?.released_units ?? "0") };
+  } catch (err) {
+    if (!(isAppError(err) && err.code === "conflict")) throw err;
+    const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+    if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
+    if (hold.status === "voided") return { kind: "failed", refundedUnits: BigInt(hold.released_units) };
+    throw err;
+  }
+}
+
+type Final = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
+
+/**
+ * Moves the record on if it is still as it was read, with a
+ * `managed_ai.request_reconciled` event, in one statement (plain SQL like the
+ * invocation's own settlements: a Prisma transaction here would empty the
+ * catalog cache of every replica for each record).
+ */
+async function finish(ctx: ManagedAiContext, row: UsageRecord, holdId: string | null, next: Final): Promise<boolean> {
+  const event = outboxRow("managed_ai.request_reconciled", {
+    request_id: row.id,
+    tenant_id: row.tenantId,
+    key_id: row.apiKeyId,
+    from_status: row.status,
+    from_error_code: row.errorCode,
+    status: next.status,
+    error_code: next.errorCode,
+    reserved_units: row.reservedUnits.toString(),
+    final_units: next.finalUnits?.toString() ?? null,
+    refunded_units: next.refundedUnits?.toString() ?? null,
+  });
+  const changed = await ctx.sql.query<{ id: string }>(
+    `WITH upd AS (
+       UPDATE usage_records SET status = $5, error_code = $6, hold_id = $7,
+         final_units = COALESCE($8::bigint, final_units), refunded_units = COALESCE($9::bigint, refunded_units),
+         settled_at = CASE WHEN $5 <> 'review' THEN now() ELSE settled_at END, updated_at = now()
+       WHERE id = $1 AND status = $2 AND error_code IS NOT DISTINCT FROM $3 AND updated_at = $4
+       RETURNING id),
+     ev AS (${outboxInsertFrom(10, "upd")})
+     SELECT id FROM upd`,
+    [row.id, row.status, row.errorCode, row.updatedAt, next.status, next.errorCode, holdId, next.finalUnits?.toString() ?? null, next.refundedUnits?.toString() ?? null, ...event.values],
+  );
+  if (changed.length === 0) return false;
+  ctx.sql.eventsWritten();
+  return true;
+}
