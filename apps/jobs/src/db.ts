@@ -1,12 +1,44 @@
 import { poolAdapter } from "@gateway/db-kit";
+import type { Keyring } from "@gateway/secrets";
 import type { Transact } from "@gateway/events";
+import type { Client } from "@gateway/grpc-kit";
+import type { Logger } from "@gateway/logger";
+import type { ledgerV1 } from "@gateway/protos";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
+import type { TronNode } from "./tron/node.js";
+import type { LeasePricing } from "./tron/pricing.js";
+import type { EnergyProvider } from "./tron/provider.js";
 
 export type Tx = Prisma.TransactionClient;
 
+export type TronSettings = {
+  mode: "sandbox" | "live";
+  pricing: LeasePricing;
+  quoteTtlSeconds: number;
+  verifyTimeoutSeconds: number;
+  verifyPollMs: number;
+};
+
+export type CallbackSettings = {
+  allowHttpLoopback: boolean;
+  baseDelayMs: number;
+  timeoutMs: number;
+};
+
+/** What the domain verbs get: the database and, for leases, their collaborators. */
 export type JobsContext = {
   prisma: PrismaClient;
   transact: Transact<Tx>;
+  logger: Logger;
+  /** Seals callback secrets at rest. */
+  keyring: Keyring;
+  ledger: Client<typeof ledgerV1>;
+  provider: EnergyProvider;
+  node: TronNode;
+  tron: TronSettings;
+  callbacks: CallbackSettings;
+  /** Tells the local callback dispatcher that deliveries were committed. */
+  kickCallbacks: () => void;
 };
 
 /** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */

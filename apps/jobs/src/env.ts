@@ -1,9 +1,48 @@
 import { z } from "zod";
-import { loadEnv as load, serviceEnvShape } from "@gateway/config";
+import { address, bool, env, int, loadEnv as load, oneOf, serviceEnvShape, url } from "@gateway/config";
+import { DEV_ENCRYPTION_KEYS, keyringProblem } from "@gateway/secrets";
 
-export const JobsEnv = z.object({
-  ...serviceEnvShape({ service: "jobs", grpcPort: 50053, metricsPort: 9103 }),
-});
+export const JobsEnv = z
+  .object({
+    ...serviceEnvShape({ service: "jobs", grpcPort: 50053, metricsPort: 9103 }),
+    ENCRYPTION_KEYS: env.secret(
+      "Keys that encrypt callback secrets at rest: comma-separated `<key id>:<base64 of 32 bytes>`, the first encrypts (as managed-ai's, docs/decisions/0015). Required in production.",
+      DEV_ENCRYPTION_KEYS,
+    ),
+    LEDGER_GRPC_URL: address("host:port of the ledger service (holds for live energy leases).", "127.0.0.1:50051"),
+    LEDGER_DEADLINE_MS: int("Deadline of each ledger call.", 3_000, { min: 50 }),
+    TRON_MODE: oneOf("`sandbox`: leases are dry runs (no charge, no provider order, no callbacks); `live`: reserve, order, verify on chain, capture.", ["sandbox", "live"] as const, "sandbox"),
+    TRON_PROVIDER_URL: url("Base URL of the energy rental provider (live mode): `POST {url}/orders`.", "http://127.0.0.1:8091", ["http:", "https:"]),
+    TRON_PROVIDER_API_KEY: env.optionalSecret("Bearer token for the energy rental provider, when it wants one."),
+    TRON_NODE_URL: url("Base URL of the TRON node HTTP API (live mode): `POST {url}/wallet/getdelegatedresourcev2`.", "http://127.0.0.1:8090", ["http:", "https:"]),
+    TRON_HTTP_TIMEOUT_MS: int("Timeout of each call to the provider or the node.", 10_000, { min: 100 }),
+    TRON_VERIFY_TIMEOUT_SECONDS: int("A live lease whose delegation the node has not shown this long after the order ends `expired`, refunded.", 600, { min: 1 }),
+    TRON_VERIFY_POLL_MS: int("How often the node is asked for the delegation while a lease waits for it.", 3_000, { min: 10 }),
+    TRON_QUOTE_TTL_SECONDS: int("How long a quote can be used to create a lease.", 300, { min: 1, max: 86_400 }),
+    TRON_PRICE_BASE_UNITS: int("Quote price, fixed part per lease, in units of USD 0.0001 (docs/decisions/0101).", 100, { min: 0 }),
+    TRON_PRICE_UNITS_PER_MEGA_ENERGY_HOUR: int(
+      "Quote price, variable part: units per 1,000,000 energy per hour, prorated by the second and rounded up (docs/decisions/0101).",
+      40_000,
+      { min: 0 },
+    ),
+    JOBS_RUNNER_CONCURRENCY: int("How many job steps one replica runs at once (JetStream messages in flight).", 16, { min: 1, max: 256 }),
+    JOBS_ACK_WAIT_MS: int(
+      "How long JetStream waits for a job step's answer before giving its message to another replica (a crashed replica's steps resume after this).",
+      30_000,
+      { min: 1_000 },
+    ),
+    CALLBACK_BASE_DELAY_MS: int("First retry delay of a failed callback; doubles per attempt, with jitter (at most 8 attempts).", 1_000, { min: 1 }),
+    CALLBACK_TIMEOUT_MS: int("How long a callback receiver may take to answer (2xx within it = delivered).", 10_000, { min: 100 }),
+    CALLBACK_POLL_MS: int("How often the callback dispatcher looks for due deliveries it was not told about (other replicas, restarts).", 500, { min: 10 }),
+    CALLBACK_ALLOW_HTTP_LOOPBACK: bool("Allow `http://` callback URLs on loopback addresses (local testing only); otherwise HTTPS only.", false),
+  })
+  .superRefine((cfg, ctx) => {
+    const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
+    if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
+    if (cfg.NODE_ENV === "production" && cfg.CALLBACK_ALLOW_HTTP_LOOPBACK) {
+      ctx.addIssue({ code: "custom", path: ["CALLBACK_ALLOW_HTTP_LOOPBACK"], message: "is for local testing and refused in production" });
+    }
+  });
 export type JobsEnv = z.output<typeof JobsEnv>;
 
 export function loadEnv(source: Record<string, string | undefined>): JobsEnv {

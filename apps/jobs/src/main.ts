@@ -1,11 +1,19 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
-import { jobsV1 } from "@gateway/protos";
+import { parseKeyring } from "@gateway/secrets";
+import { closeAgents } from "@gateway/outbound";
+import { createClient } from "@gateway/grpc-kit";
+import { jobsV1, ledgerV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
-import { createPrisma, type Tx } from "./db.js";
+import { CallbackDispatcher } from "./callbacks/dispatcher.js";
+import { createPrisma, type JobsContext, type Tx } from "./db.js";
 import { recordAuditEvents } from "./domain/audit/record.js";
 import { JobsEnv, loadEnv } from "./env.js";
 import { jobsHandlers } from "./grpc/jobs.js";
+import { advanceLease } from "./runner/advance-lease.js";
+import { startJobRunner } from "./runner/consumer.js";
+import { HttpTronNode } from "./tron/node.js";
+import { HttpEnergyProvider } from "./tron/provider.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
@@ -15,9 +23,39 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
   serviceNames: [jobsV1.serviceName],
-  register: async (server, { prisma, transact, consume }) => {
-    server.add(jobsV1, jobsHandlers({ prisma, transact }));
-    // Every event of every service, once, into the audit trail.
-    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }));
+  register: async (server, { prisma, transact, consume, js, jsm, subjects, logger, registry, shutdown }) => {
+    const keyring = parseKeyring(env.ENCRYPTION_KEYS);
+    const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
+    const dispatcher = new CallbackDispatcher({ prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, registry });
+    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
+    const ctx: JobsContext = {
+      prisma,
+      transact,
+      logger: logger.child({ component: "jobs" }),
+      keyring,
+      ledger,
+      provider: new HttpEnergyProvider({ baseUrl: env.TRON_PROVIDER_URL, apiKey: env.TRON_PROVIDER_API_KEY, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
+      node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
+      tron: {
+        mode: env.TRON_MODE,
+        pricing: { baseUnits: env.TRON_PRICE_BASE_UNITS, unitsPerMegaEnergyHour: env.TRON_PRICE_UNITS_PER_MEGA_ENERGY_HOUR },
+        quoteTtlSeconds: env.TRON_QUOTE_TTL_SECONDS,
+        verifyTimeoutSeconds: env.TRON_VERIFY_TIMEOUT_SECONDS,
+        verifyPollMs: env.TRON_VERIFY_POLL_MS,
+      },
+      callbacks,
+      kickCallbacks: () => dispatcher.kick(),
+    };
+    server.add(jobsV1, jobsHandlers(ctx));
+    // Every event of every service, once, into the audit trail: read in stream order,
+    // one checkpoint row instead of a processed_events row per event (decision 0162).
+    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), { checkpoint: true });
+    const runner = await startJobRunner({ js, jsm, subjects, logger, registry, concurrency: env.JOBS_RUNNER_CONCURRENCY, ackWaitMs: env.JOBS_ACK_WAIT_MS, step: (input) => advanceLease({ ctx, input }) });
+    dispatcher.start();
+    // After the gRPC server has drained; before the database and NATS close (registered earlier, run later).
+    shutdown.addFirst("ledger client", async () => ledger.close());
+    shutdown.addFirst("callback connections", () => closeAgents());
+    shutdown.addFirst("callback dispatcher", () => dispatcher.stop());
+    shutdown.addFirst("job runner", () => runner.stop());
   },
 });

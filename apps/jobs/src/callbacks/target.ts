@@ -1,0 +1,59 @@
+import { AppError } from "@gateway/errors";
+import { openCredential, sealCredential, type Keyring, type SealedCredential } from "@gateway/secrets";
+import type { CallbackSettings } from "../db.js";
+import type { EgressPolicy } from "@gateway/outbound";
+
+export const SECRET_MIN = 16;
+export const SECRET_MAX = 256;
+
+/** HTTPS only; plain HTTP to a loopback address only with CALLBACK_ALLOW_HTTP_LOOPBACK. Private addresses are refused at delivery. */
+export function callbackPolicy(settings: Pick<CallbackSettings, "allowHttpLoopback">): EgressPolicy {
+  return { allowPrivate: false, allowHttpLoopback: settings.allowHttpLoopback, requireHttps: true };
+}
+
+/** The associated data binding a sealed callback secret to its job. */
+export const callbackSecretContext = (jobId: string) => `gateway.jobs.callback_secret:${jobId}`;
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * The syntax and scheme rules, checked when the lease is created (no DNS here:
+ * where the name points is checked, and pinned, at every delivery).
+ */
+function urlProblem(text: string, allowHttpLoopback: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "not a URL";
+  }
+  if (url.username || url.password) return "credentials in the URL";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && allowHttpLoopback && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return url.protocol === "http:" ? "plain http" : `scheme ${url.protocol.replace(":", "")}`;
+}
+
+/**
+ * Validates a lease's callback fields (400 on any problem): a URL the policy
+ * allows and a secret of 16..256 characters whenever a URL is given.
+ */
+export function checkCallback(settings: CallbackSettings, url: string, secret: string): { url: string; secret: string } | null {
+  if (!url) {
+    if (secret) throw new AppError("invalid_request", "callback_secret is only meaningful with a callback_url.");
+    return null;
+  }
+  if (url.length > 2048) throw new AppError("invalid_request", "callback_url must be at most 2048 characters.");
+  const reason = urlProblem(url, settings.allowHttpLoopback);
+  if (reason) throw new AppError("invalid_request", `callback_url must be an HTTPS URL (${reason}).`);
+  if (!secret) throw new AppError("invalid_request", "callback_secret is required with a callback_url.");
+  if (secret.length < SECRET_MIN || secret.length > SECRET_MAX) throw new AppError("invalid_request", `callback_secret must be ${SECRET_MIN} to ${SECRET_MAX} characters.`);
+  return { url, secret };
+}
+
+export function sealCallbackSecret(keyring: Keyring, jobId: string, secret: string): SealedCredential {
+  return sealCredential(keyring, secret, callbackSecretContext(jobId));
+}
+
+export function openCallbackSecret(keyring: Keyring, jobId: string, sealed: { ciphertext: Uint8Array; keyId: string }): string {
+  return openCredential(keyring, sealed, callbackSecretContext(jobId));
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { AppError, parseInput } from "@gateway/errors";
+import { ID_PATTERN } from "@gateway/ids";
+import type { JobsContext } from "../../db.js";
+import type { Job, TronLease } from "../../generated/prisma/client.js";
+import { TenantId } from "../quotes/schemas.js";
+
+export type LeaseWithJob = { lease: TronLease; job: Job };
+
+export const ListLeasesInput = z.object({ tenant_id: TenantId, limit: z.number().int().min(0).max(200).default(100) });
+export type ListLeasesInput = z.input<typeof ListLeasesInput>;
+
+async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): Promise<LeaseWithJob[]> {
+  const jobs = new Map((await ctx.prisma.job.findMany({ where: { id: { in: leases.map((l) => l.jobId) } } })).map((j) => [j.id, j]));
+  return leases.flatMap((lease) => {
+    const job = jobs.get(lease.jobId);
+    return job ? [{ lease, job }] : [];
+  });
+}
+
+/** The tenant's leases with their jobs, newest first; limit 0 means 100. */
+export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListLeasesInput }): Promise<LeaseWithJob[]> {
+  const q = parseInput(ListLeasesInput, input);
+  const leases = await ctx.prisma.tronLease.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+  return withJobs(ctx, leases);
+}
+
+export const GetLeaseInput = z.object({ tenant_id: TenantId, id: z.string().regex(ID_PATTERN, "id must be 1-128 of A-Z a-z 0-9 _ -") });
+export type GetLeaseInput = z.input<typeof GetLeaseInput>;
+
+/** Another tenant's lease is as absent as one that does not exist. */
+export async function getLease({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: GetLeaseInput }): Promise<LeaseWithJob> {
+  const q = parseInput(GetLeaseInput, input);
+  const lease = await ctx.prisma.tronLease.findUnique({ where: { id: q.id } });
+  const [found] = lease && lease.tenantId === q.tenant_id ? await withJobs(ctx, [lease]) : [];
+  if (!found) throw new AppError("not_found", "No such lease.");
+  return found;
+}

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { parseInput } from "@gateway/errors";
+import { newId } from "@gateway/ids";
+import type { JobsContext } from "../../db.js";
+import type { TronQuote } from "../../generated/prisma/client.js";
+import { leaseCostUnits } from "../../tron/pricing.js";
+import { Duration, Energy, Receiver, TenantId } from "./schemas.js";
+
+export const CreateQuoteInput = z.object({ tenant_id: TenantId, receiver: Receiver, energy: Energy, duration_seconds: Duration });
+export type CreateQuoteInput = z.input<typeof CreateQuoteInput>;
+
+/** Prices a lease (docs/decisions/0101) and keeps the offer for TRON_QUOTE_TTL_SECONDS. */
+export async function createQuote({ ctx, input }: { ctx: Pick<JobsContext, "prisma" | "tron">; input: CreateQuoteInput }): Promise<TronQuote> {
+  const q = parseInput(CreateQuoteInput, input);
+  return ctx.prisma.tronQuote.create({
+    data: {
+      id: newId("quote"),
+      tenantId: q.tenant_id,
+      receiver: q.receiver,
+      energy: q.energy,
+      durationSeconds: q.duration_seconds,
+      costUnits: leaseCostUnits(ctx.tron.pricing, q.energy, q.duration_seconds),
+      expiresAt: new Date(Date.now() + ctx.tron.quoteTtlSeconds * 1000),
+    },
+  });
+}

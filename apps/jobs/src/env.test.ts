@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { DEV_ENCRYPTION_KEYS } from "@gateway/secrets";
+import { TEST_KEYS } from "./testing/context.js";
+import { loadEnv } from "./env.js";
+
+describe("jobs configuration", () => {
+  it("defaults to sandbox mode and the documented callback schedule", () => {
+    const env = loadEnv({});
+    expect(env.TRON_MODE).toBe("sandbox");
+    expect(env.CALLBACK_BASE_DELAY_MS).toBe(1_000);
+    expect(env.CALLBACK_ALLOW_HTTP_LOOPBACK).toBe(false);
+  });
+
+  it("refuses the development key and the loopback flag in production", () => {
+    expect(() => loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: DEV_ENCRYPTION_KEYS })).toThrow(/ENCRYPTION_KEYS/);
+    expect(() => loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS, CALLBACK_ALLOW_HTTP_LOOPBACK: "true" })).toThrow(/CALLBACK_ALLOW_HTTP_LOOPBACK/);
+    expect(loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS }).NODE_ENV).toBe("production");
+    expect(() => loadEnv({ TRON_MODE: "mainnet" })).toThrow(/TRON_MODE/);
+  });
+});

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createQuote } from "../domain/quotes/create.js";
+import { createLease } from "../domain/leases/create.js";
+import { createTestContext, type TestContext } from "../testing/context.js";
+import { advanceLease, RESERVE_GRACE_MS } from "./advance-lease.js";
+
+const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
+let t: TestContext;
+let n = 0;
+
+beforeAll(async () => {
+  t = await createTestContext();
+});
+afterAll(async () => t?.close());
+
+async function newLease(options: { sandbox?: boolean; callback?: boolean } = {}) {
+  const tenant = `ten_${++n}`;
+  t.ledger.credit(tenant, 10_000n);
+  const ctx = options.sandbox ? { ...t.ctx, tron: { ...t.ctx.tron, mode: "sandbox" as const } } : t.ctx;
+  const q = await createQuote({ ctx, input: { tenant_id: tenant, receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600 } });
+  const r = await createLease({
+    ctx,
+    input: {
+      tenant_id: tenant,
+      quote_id: q.id,
+      max_cost_units: "2700",
+      receiver: RECEIVER,
+      energy: 65_000,
+      duration_seconds: 3_600,
+      ...(options.callback ? { callback_url: "https://hooks.example.com/j", callback_secret: "0123456789abcdef" } : {}),
+    },
+  });
+  return { tenant, jobId: r.jobId };
+}
+
+const step = (jobId: string, status: string) => advanceLease({ ctx: t.ctx, input: { jobId, status } });
+const job = (id: string) => t.ctx.prisma.job.findUniqueOrThrow({ where: { id } });
+
+describe("advanceLease", () => {
+  it("finishes a sandbox lease at once: succeeded, dry run, no order, no money", async () => {
+    const { jobId } = await newLease({ sandbox: true, callback: true });
+    expect(await step(jobId, "pending")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { dry_run: true }, callbackState: "none" });
+    expect(t.provider.requests.filter((r) => r.clientOrderId === jobId)).toHaveLength(0);
+    expect(await t.ctx.prisma.jobCallbackDelivery.count({ where: { jobId } })).toBe(0);
+  });
+
+  it("runs a live lease: running, one order, verification, capture, succeeded; repeats change nothing", async () => {
+    const { tenant, jobId } = await newLease({ callback: true });
+    expect(await step(jobId, "pending")).toEqual({ kind: "done" });
+    expect((await job(jobId)).status).toBe("running");
+    t.node.energy = 0;
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(t.provider.requests.filter((r) => r.clientOrderId === jobId)).toHaveLength(1);
+    t.node.energy = 65_000;
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { dry_run: false, delegated_energy: 65_000 } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n - 2_700n);
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+    // A redelivered message of an old status is acknowledged without effect.
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await step(jobId, "pending")).toEqual({ kind: "done" });
+    expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${jobId}`)).toHaveLength(1);
+    // One job.updated delivery per status change after creation.
+    const deliveries = await t.ctx.prisma.jobCallbackDelivery.findMany({ where: { jobId }, orderBy: { seq: "asc" } });
+    expect(deliveries.map((d) => (d.job as { status: string }).status)).toEqual(["running", "succeeded"]);
+    const statuses = (await t.outbox()).filter((e) => e.type === "job.status_changed" && e.payload.job_id === jobId).map((e) => e.payload.to);
+    expect(statuses).toEqual(["pending", "running", "succeeded"]);
+  });
+
+  it("settles again after a crash between the ledger call and the status commit", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
+    // As if a step had decided and captured, then died before committing the status.
+    await t.ctx.prisma.tronLease.update({ where: { id: lease.id }, data: { stage: "settle", outcome: { to: "succeeded", ledger: "capture", result: { dry_run: false } } } });
+    await t.ctx.ledger.Capture({ operation_id: `capture:${jobId}`, hold_id: lease.holdId!, units: "2700", reason: "x" });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect((await job(jobId)).status).toBe("succeeded");
+    expect(t.ledger.available.get(tenant)).toBe(10_000n - 2_700n);
+  });
+
+  it("voids and fails when the provider refuses", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    t.provider.next = "refused";
+    try {
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    } finally {
+      t.provider.next = "ordered";
+    }
+    expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "provider_refused" } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+  });
+
+  it("waits for an unreachable provider, then expires past the deadline", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    t.provider.next = "unreachable";
+    try {
+      expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+      await t.ctx.prisma.job.update({ where: { id: jobId }, data: { createdAt: new Date(Date.now() - 61_000) } });
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    } finally {
+      t.provider.next = "ordered";
+    }
+    expect(await job(jobId)).toMatchObject({ status: "expired", error: { code: "provider_unreachable" } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+  });
+
+  it("expires and refunds when the delegation is not seen before the deadline", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    t.node.energy = 64_999;
+    expect((await step(jobId, "running")).kind).toBe("later");
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { verifyDeadline: new Date(Date.now() - 1) } });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "expired", error: { code: "verification_timeout" } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+  });
+
+  it("gives up on a lease whose creation never confirmed its reservation, charging nothing", async () => {
+    const { tenant, jobId } = await newLease();
+    // As if the creating request had died after recording the lease, before its reservation was recorded.
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { stage: "reserve", holdId: null } });
+    expect(await step(jobId, "pending")).toEqual({ kind: "later", delayMs: 250 });
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { createdAt: new Date(Date.now() - RESERVE_GRACE_MS - 1) } });
+    expect(await step(jobId, "pending")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "reservation_unconfirmed" } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+  });
+});

@@ -1,0 +1,177 @@
+import { isAppError } from "@gateway/errors";
+import type { JobsContext } from "../db.js";
+import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
+import { changeJobStatus } from "../domain/jobs/change-status.js";
+import { TERMINAL, type JobStatus } from "../domain/jobs/view.js";
+import { captureOperation, reserveOperation, voidOperation } from "../domain/leases/money.js";
+
+/** What the runner does with the message that asked for the step: acknowledge it, or see it again later. */
+export type StepOutcome = { kind: "done" } | { kind: "later"; delayMs: number };
+
+const DONE: StepOutcome = { kind: "done" };
+
+/** How long a lease may wait in `reserve` for the request that created it before the runner gives up on it. */
+export const RESERVE_GRACE_MS = 30_000;
+
+type Outcome = { to: JobStatus; ledger: "capture" | "void"; result?: Prisma.InputJsonValue; error?: { code: string; message: string } };
+
+/**
+ * One step of an energy lease's job, for the `job.status_changed` message of
+ * status `status` (docs/decisions/0103). Each message drives the work of its
+ * own status: `pending` (sandbox: finish; live: once reserved, start running),
+ * `running` (order, verify, settle). Every external call is idempotent (the job
+ * id is the provider's client order id and the ledger operation ids derive
+ * from it) and every state change is a conditional update, so a step repeated
+ * after a crash or by a concurrent redelivery changes nothing twice.
+ */
+export async function advanceLease({ ctx, input }: { ctx: JobsContext; input: { jobId: string; status: string; touch?: () => void } }): Promise<StepOutcome> {
+  const [job, lease] = await Promise.all([ctx.prisma.job.findUnique({ where: { id: input.jobId } }), ctx.prisma.tronLease.findUnique({ where: { jobId: input.jobId } })]);
+  if (!job || !lease || TERMINAL.has(job.status) || job.status !== input.status) return DONE;
+  if (job.status === "pending") return start(ctx, job, lease);
+  return run(ctx, job, lease, input.touch ?? (() => undefined));
+}
+
+async function start(ctx: JobsContext, job: Job, first: TronLease): Promise<StepOutcome> {
+  let lease = first;
+  if (lease.dryRun) {
+    await finish(ctx, lease, "pending", {
+      to: "succeeded",
+      ledger: "void",
+      result: { dry_run: true, lease_id: lease.id, receiver: lease.receiver, energy: lease.energy, duration_seconds: lease.durationSeconds, cost_units: lease.costUnits.toString() },
+    });
+    return DONE;
+  }
+  if (lease.stage === "reserve") {
+    if (Date.now() - lease.createdAt.getTime() < RESERVE_GRACE_MS) return { kind: "later", delayMs: 250 };
+    // Decided first (a repeat of the request can no longer confirm it), then carried out.
+    const marked = await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: "reserve" }, data: { stage: "abandon" } });
+    if (marked.count === 0) return { kind: "later", delayMs: 0 };
+    lease = { ...lease, stage: "abandon" };
+  }
+  if (lease.stage === "abandon") {
+    await abandonUnconfirmed(ctx, lease);
+    return DONE;
+  }
+  await ctx.transact((tx, emit) => changeJobStatus(tx, emit, { jobId: job.id, from: "pending", to: "running" }));
+  ctx.kickCallbacks();
+  return DONE;
+}
+
+/**
+ * The request that created the lease never confirmed its reservation (it
+ * died, or the ledger did not answer it): the caller may not know the job
+ * exists, so nothing may be charged. The lease is marked `abandon` first; then
+ * whatever reservation exists is released (the same operation ids, so a
+ * repetition after a crash is harmless) and the job fails.
+ */
+async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<void> {
+  try {
+    const held = await ctx.ledger.Reserve({
+      operation_id: reserveOperation(lease.jobId),
+      tenant_id: lease.tenantId,
+      units: lease.costUnits.toString(),
+      ttl_seconds: 3_600,
+      reason: `energy lease ${lease.id}`,
+    });
+    await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: held.hold_id, reason: `energy lease ${lease.id} unconfirmed` });
+  } catch (err) {
+    if (!(isAppError(err) && err.code === "insufficient_balance")) throw err;
+  }
+  await ctx.transact(async (tx, emit) => {
+    const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: "abandon" }, data: { stage: "done" } });
+    if (moved.count === 0) return;
+    await changeJobStatus(tx, emit, {
+      jobId: lease.jobId,
+      from: "pending",
+      to: "failed",
+      error: { code: "reservation_unconfirmed", message: "The lease's reservation was never confirmed to the caller; nothing was charged." },
+    });
+  });
+  ctx.kickCallbacks();
+}
+
+async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => void): Promise<StepOutcome> {
+  let lease = first;
+  const reload = async () => (lease = await ctx.prisma.tronLease.findUniqueOrThrow({ where: { id: lease.id } }));
+  const decide = async (outcome: Outcome) => {
+    await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome } });
+    await reload();
+  };
+  for (;;) {
+    touch();
+    switch (lease.stage) {
+      case "order": {
+        const ordered = await ctx.provider.order({ clientOrderId: lease.jobId, receiver: lease.receiver, energy: lease.energy, durationSeconds: lease.durationSeconds });
+        if (ordered.kind === "ordered") {
+          await ctx.transact(async (tx, emit) => {
+            const moved = await tx.tronLease.updateMany({
+              where: { id: lease.id, stage: "order" },
+              data: { stage: "verify", providerOrderId: ordered.orderId, delegator: ordered.delegator, verifyDeadline: new Date(Date.now() + ctx.tron.verifyTimeoutSeconds * 1000) },
+            });
+            if (moved.count === 1) {
+              await emit("tron.lease_ordered", { lease_id: lease.id, job_id: lease.jobId, tenant_id: lease.tenantId, provider_order_id: ordered.orderId, receiver: lease.receiver, energy: lease.energy });
+            }
+          });
+          await reload();
+        } else if (ordered.kind === "refused") {
+          await decide({ to: "failed", ledger: "void", error: { code: "provider_refused", message: `The energy provider refused the order (${ordered.reason}).` } });
+        } else if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
+          await decide({ to: "expired", ledger: "void", error: { code: "provider_unreachable", message: "The energy provider could not be reached in time." } });
+        } else {
+          ctx.logger.warn({ job_id: lease.jobId, reason: ordered.reason }, "energy provider unreachable; will retry");
+          return { kind: "later", delayMs: ctx.tron.verifyPollMs };
+        }
+        break;
+      }
+      case "verify": {
+        const check = await ctx.node.delegatedEnergy(lease.delegator ?? "", lease.receiver);
+        if (check.kind === "energy" && check.energy >= lease.energy) {
+          await decide({
+            to: "succeeded",
+            ledger: "capture",
+            result: {
+              dry_run: false,
+              lease_id: lease.id,
+              provider_order_id: lease.providerOrderId,
+              receiver: lease.receiver,
+              energy: lease.energy,
+              delegated_energy: check.energy,
+              duration_seconds: lease.durationSeconds,
+              cost_units: lease.costUnits.toString(),
+            },
+          });
+        } else if (lease.verifyDeadline && Date.now() >= lease.verifyDeadline.getTime()) {
+          await decide({ to: "expired", ledger: "void", error: { code: "verification_timeout", message: "The delegation did not appear on chain in time; the reservation was released." } });
+        } else {
+          if (check.kind === "unreachable") ctx.logger.warn({ job_id: lease.jobId, reason: check.reason }, "TRON node unreachable; will retry");
+          return { kind: "later", delayMs: ctx.tron.verifyPollMs };
+        }
+        break;
+      }
+      case "settle": {
+        const outcome = lease.outcome as Outcome;
+        await finish(ctx, lease, "running", outcome);
+        return DONE;
+      }
+      default:
+        return DONE;
+    }
+  }
+}
+
+/** Settles the money as decided (idempotent operation ids), then the status, in that order. */
+async function finish(ctx: JobsContext, lease: TronLease, from: JobStatus, outcome: Outcome): Promise<void> {
+  if (!lease.dryRun && lease.holdId) {
+    if (outcome.ledger === "capture") {
+      await ctx.ledger.Capture({ operation_id: captureOperation(lease.jobId), hold_id: lease.holdId, units: lease.costUnits.toString(), reason: `energy lease ${lease.id}` });
+    } else {
+      await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: lease.holdId, reason: `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}` });
+    }
+  }
+  await ctx.transact(async (tx, emit) => {
+    const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "done" } });
+    if (moved.count === 0) return;
+    await changeJobStatus(tx, emit, { jobId: lease.jobId, from, to: outcome.to, ...(outcome.result !== undefined ? { result: outcome.result } : {}), ...(outcome.error ? { error: outcome.error } : {}) });
+  });
+  ctx.kickCallbacks();
+}

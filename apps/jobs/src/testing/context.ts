@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { parseKeyring } from "@gateway/secrets";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { AppError } from "@gateway/errors";
+import { createTransact } from "@gateway/events";
+import { newId } from "@gateway/ids";
+import { createLogger } from "@gateway/logger";
+import { createPrisma, type JobsContext, type Tx } from "../db.js";
+import type { DelegationCheck, TronNode } from "../tron/node.js";
+import type { EnergyProvider, OrderOutcome, OrderRequest } from "../tron/provider.js";
+
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
+
+type Hold = { holdId: string; tenantId: string; units: bigint; status: "open" | "captured" | "voided" };
+
+/**
+ * An in-memory ledger with the real one's contract for what leases use:
+ * operation ids replay their first result, a reserve beyond the balance fails
+ * with insufficient_balance, a hold is settled once.
+ */
+export class FakeLedger {
+  readonly available = new Map<string, bigint>();
+  readonly holds = new Map<string, Hold>();
+  readonly ops = new Map<string, unknown>();
+  readonly calls: { method: string; operation_id: string }[] = [];
+  failNext: AppError | undefined;
+
+  credit(tenantId: string, units: bigint): void {
+    this.available.set(tenantId, (this.available.get(tenantId) ?? 0n) + units);
+  }
+
+  reserved(tenantId: string): bigint {
+    return [...this.holds.values()].filter((h) => h.tenantId === tenantId && h.status === "open").reduce((s, h) => s + h.units, 0n);
+  }
+
+  private once<T>(method: string, op: string, fn: () => T): T {
+    this.calls.push({ method, operation_id: op });
+    if (this.failNext) {
+      const err = this.failNext;
+      this.failNext = undefined;
+      throw err;
+    }
+    if (this.ops.has(op)) return this.ops.get(op) as T;
+    const result = fn();
+    this.ops.set(op, result);
+    return result;
+  }
+
+  client(): JobsContext["ledger"] {
+    const self = this;
+    return {
+      async Reserve(req: { operation_id: string; tenant_id: string; units: string }) {
+        return self.once("Reserve", req.operation_id, () => {
+          const units = BigInt(req.units);
+          const available = self.available.get(req.tenant_id) ?? 0n;
+          if (available < units) throw new AppError("insufficient_balance", "short");
+          self.available.set(req.tenant_id, available - units);
+          const holdId = newId("hold");
+          self.holds.set(holdId, { holdId, tenantId: req.tenant_id, units, status: "open" });
+          return { hold_id: holdId };
+        });
+      },
+      async Capture(req: { operation_id: string; hold_id: string; units: string }) {
+        return self.once("Capture", req.operation_id, () => {
+          const hold = self.holds.get(req.hold_id);
+          if (!hold || hold.status !== "open") throw new AppError("conflict", "hold settled");
+          hold.status = "captured";
+          self.available.set(hold.tenantId, (self.available.get(hold.tenantId) ?? 0n) + hold.units - BigInt(req.units));
+          return {};
+        });
+      },
+      async Void(req: { operation_id: string; hold_id: string }) {
+        return self.once("Void", req.operation_id, () => {
+          const hold = self.holds.get(req.hold_id);
+          if (!hold || hold.status !== "open") throw new AppError("conflict", "hold settled");
+          hold.status = "voided";
+          self.available.set(hold.tenantId, (self.available.get(hold.tenantId) ?? 0n) + hold.units);
+          return {};
+        });
+      },
+      close() {},
+    } as unknown as JobsContext["ledger"];
+  }
+}
+
+/** A scriptable provider: idempotent by client order id, like the real contract asks. */
+export class FakeProvider implements EnergyProvider {
+  readonly requests: OrderRequest[] = [];
+  readonly orders = new Map<string, string>();
+  next: OrderOutcome["kind"] = "ordered";
+
+  async order(request: OrderRequest): Promise<OrderOutcome> {
+    this.requests.push(request);
+    if (this.next === "refused") return { kind: "refused", status: 409, reason: "no energy" };
+    if (this.next === "unreachable") return { kind: "unreachable", reason: "connection failed" };
+    const id = this.orders.get(request.clientOrderId) ?? `ord_${this.orders.size + 1}`;
+    this.orders.set(request.clientOrderId, id);
+    return { kind: "ordered", orderId: id, delegator: "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd" };
+  }
+}
+
+export class FakeNode implements TronNode {
+  energy = 0;
+  calls = 0;
+  async delegatedEnergy(): Promise<DelegationCheck> {
+    this.calls += 1;
+    return { kind: "energy", energy: this.energy };
+  }
+}
+
+export type TestContext = {
+  ctx: JobsContext;
+  ledger: FakeLedger;
+  provider: FakeProvider;
+  node: FakeNode;
+  outbox(): Promise<{ type: string; payload: Record<string, unknown> }[]>;
+  close(): Promise<void>;
+};
+
+export const TEST_KEYS = `t1:${randomBytes(32).toString("base64")}`;
+
+/** A jobs context on its own freshly migrated database (dropped by `close`), with fake third parties and ledger. */
+export async function createTestContext(overrides: Partial<JobsContext> = {}): Promise<TestContext> {
+  const name = `gw_test_jobs_${randomBytes(4).toString("hex")}`;
+  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const pool = createPool(url, { poolSize: 10 });
+  const prisma = createPrisma(pool);
+  const ledger = new FakeLedger();
+  const provider = new FakeProvider();
+  const node = new FakeNode();
+  const ctx: JobsContext = {
+    prisma,
+    transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
+    logger: createLogger({ service: "jobs", level: "silent", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
+    keyring: parseKeyring(TEST_KEYS),
+    ledger: ledger.client(),
+    provider,
+    node,
+    tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },
+    callbacks: { allowHttpLoopback: true, baseDelayMs: 1_000, timeoutMs: 2_000 },
+    kickCallbacks: () => undefined,
+    ...overrides,
+  };
+  return {
+    ctx,
+    ledger,
+    provider,
+    node,
+    outbox: async () => (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+    async close() {
+      await prisma.$disconnect();
+      await pool.end().catch(() => undefined);
+      await dropDatabase(SERVER, name);
+    },
+  };
+}
