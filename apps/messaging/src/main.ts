@@ -1,10 +1,13 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
-import { messagingV1 } from "@gateway/protos";
+import { conversationsV1, messagingV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
 import { createPrisma, type Tx } from "./db.js";
 import { MessagingEnv, loadEnv } from "./env.js";
 import { messagingHandlers } from "./grpc/messaging.js";
+import { startApps } from "./app-wiring.js";
+import { conversationHandlers } from "./grpc/conversations.js";
+import { startHub } from "./hub.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
@@ -13,8 +16,13 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   config: redactConfig(MessagingEnv, env),
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
-  serviceNames: [messagingV1.serviceName],
-  register: (server, { prisma, transact }) => {
-    server.add(messagingV1, messagingHandlers({ prisma, transact }));
+  serviceNames: [messagingV1.serviceName, conversationsV1.serviceName],
+  register: async (server, infra) => {
+    const { prisma, transact } = infra;
+    server.add(messagingV1, {
+      ...messagingHandlers({ prisma, transact }),
+      ...(await startApps(env, { prisma, transact }, infra)),
+    });
+    server.add(conversationsV1, conversationHandlers(startHub(env, infra)));
   },
 });

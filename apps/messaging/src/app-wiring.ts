@@ -1,0 +1,59 @@
+import { createClient } from "@gateway/grpc-kit";
+import type { Infrastructure } from "@gateway/runtime";
+import { closeAgents } from "@gateway/outbound";
+import { ledgerV1, managedAiV1 } from "@gateway/protos";
+import { parseKeyring } from "@gateway/secrets";
+import type { AppContext } from "./app-context.js";
+import type { MessagingContext, Tx } from "./db.js";
+import type { MessagingEnv } from "./env.js";
+import type { PrismaClient } from "./generated/prisma/client.js";
+import { appHandlers } from "./grpc/apps.js";
+import { recoverPushMessages } from "./domain/push/recover.js";
+import { startReplyWorker } from "./socialops/reply-worker.js";
+
+/**
+ * Push and SocialOps on top of the service's infrastructure: the ledger and
+ * managed-ai clients, the recovery loop for interrupted push messages, the
+ * reply worker. Returns the gRPC handlers; everything started stops on shutdown.
+ */
+export async function startApps(env: MessagingEnv, base: MessagingContext, infra: Infrastructure<PrismaClient, Tx>): Promise<ReturnType<typeof appHandlers>> {
+  const { logger, registry, shutdown } = infra;
+  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
+  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "managed-ai", registry });
+  const ctx: AppContext = {
+    ...base,
+    logger: logger.child({ component: "apps" }),
+    keyring: parseKeyring(env.ENCRYPTION_KEYS),
+    egress: { allowPrivate: env.ALLOW_PRIVATE_TARGETS },
+    ledger,
+    resolveConnectedAccount: async (tenantId, id) => {
+      const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });
+      return { id: account.id, provider: account.provider, secret: account.secret };
+    },
+    push: {
+      priceUnits: BigInt(env.PUSH_PRICE_UNITS),
+      targetTimeoutMs: env.PUSH_TARGET_TIMEOUT_MS,
+      holdTtlSeconds: env.PUSH_HOLD_TTL_SECONDS,
+      telegramApiBase: env.TELEGRAM_API_BASE,
+    },
+    reply: { timeoutMs: env.REPLY_TIMEOUT_MS, maxAttempts: env.REPLY_MAX_ATTEMPTS, baseDelayMs: env.REPLY_BASE_DELAY_MS },
+  };
+
+  let recovering: Promise<unknown> = Promise.resolve();
+  const recovery = setInterval(() => {
+    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).catch((err: unknown) => logger.warn({ err }, "push recovery failed"));
+  }, env.PUSH_RECOVERY_INTERVAL_MS);
+  recovery.unref();
+  const worker = await startReplyWorker({ ctx, js: infra.js, jsm: infra.jsm, subjects: infra.subjects, logger });
+
+  // Before the broker and the database close; the gRPC server (added first later) still drains before this.
+  shutdown.addFirst("push and socialops", async () => {
+    clearInterval(recovery);
+    await worker.stop();
+    await recovering;
+    ledger.close();
+    managedAi.close();
+    await closeAgents();
+  });
+  return appHandlers(ctx);
+}

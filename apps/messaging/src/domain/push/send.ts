@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { AppError, isAppError, parseInput } from "@gateway/errors";
+import { newId } from "@gateway/ids";
+import type { AppContext } from "../../app-context.js";
+import type { StoredPushConfig } from "../instances/config.js";
+import { activeInstance } from "../instances/list.js";
+import { reserveOperation, settlePush, statusOf, type PushStatus } from "./settle.js";
+import { sendToTarget, type PushPayload } from "./targets.js";
+
+const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
+export const SendPushInput = z.object({
+  tenant_id: Id,
+  api_key_id: z.string().nullable(),
+  alias: Id,
+  title: z.string().min(1).max(256),
+  text: z.string().min(1).max(4096),
+});
+
+export type PushResult = { target_id: string; ok: boolean; status: number | null; error: string | null };
+export type SentPush = { messageId: string; status: PushStatus; results: PushResult[]; chargedUnits: bigint };
+
+/**
+ * `POST /v1/apps/webhook-push/{alias}/send` (CONTRACT.md section 8, decision 0110):
+ * the record first, then the reservation of price × enabled targets (402 before
+ * anything is sent), then every enabled target in parallel with its own timeout,
+ * each outcome recorded as it comes, then settlement: captured per delivered
+ * target, the rest released.
+ */
+export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input<typeof SendPushInput> }): Promise<SentPush> {
+  const q = parseInput(SendPushInput, input);
+  const instance = await activeInstance(ctx, q.tenant_id, "webhook-push", q.alias);
+  const targets = (instance.config as StoredPushConfig).targets.filter((t) => t.enabled);
+  if (targets.length === 0) throw new AppError("validation_failed", `The instance ${q.alias} has no enabled target.`);
+
+  const id = newId("push");
+  const unitPrice = ctx.push.priceUnits;
+  const reservedUnits = unitPrice * BigInt(targets.length);
+  const holdExpiresAt = new Date(Date.now() + ctx.push.holdTtlSeconds * 1000);
+  await ctx.transact(async (tx, emit) => {
+    await tx.pushMessage.create({
+      data: {
+        id,
+        tenantId: q.tenant_id,
+        instanceId: instance.id,
+        apiKeyId: q.api_key_id,
+        status: "sending",
+        unitPrice,
+        reservedUnits,
+        holdExpiresAt,
+        deliveries: { create: targets.map((t, position) => ({ targetId: t.id, position, type: t.type })) },
+      },
+    });
+    await emit("push.message_accepted", {
+      message_id: id,
+      tenant_id: q.tenant_id,
+      instance_id: instance.id,
+      key_id: q.api_key_id,
+      targets: targets.length,
+      reserved_units: reservedUnits.toString(),
+    });
+  });
+
+  if (reservedUnits > 0n) {
+    let holdId: string;
+    try {
+      const res = await ctx.ledger.Reserve({
+        operation_id: reserveOperation(id),
+        tenant_id: q.tenant_id,
+        units: reservedUnits.toString(),
+        expires_at: holdExpiresAt.toISOString(),
+        reason: `push message ${id}`,
+      });
+      holdId = res.hold_id;
+    } catch (err) {
+      if (isAppError(err) && err.code === "insufficient_balance") {
+        await ctx.transact(async (tx, emit) => {
+          await tx.pushMessage.delete({ where: { id } });
+          await emit("push.message_refused", { message_id: id, tenant_id: q.tenant_id, reason: "insufficient_balance" });
+        });
+        throw new AppError("insufficient_balance", `The balance does not cover ${targets.length} target(s) at ${unitPrice} units each; nothing was sent.`);
+      }
+      throw err; // the record stays `sending`: the recovery loop finds (or rules out) the hold and releases it
+    }
+    await ctx.transact(async (tx, emit) => {
+      await tx.pushMessage.update({ where: { id }, data: { holdId } });
+      await emit("push.message_reserved", { message_id: id, tenant_id: q.tenant_id, hold_id: holdId, reserved_units: reservedUnits.toString() });
+    });
+  }
+
+  const payload: PushPayload = { message_id: id, title: q.title, text: q.text, sent_at: new Date().toISOString() };
+  const deps = { keyring: ctx.keyring, egress: ctx.egress, timeoutMs: ctx.push.targetTimeoutMs, telegramApiBase: ctx.push.telegramApiBase, resolveConnectedAccount: ctx.resolveConnectedAccount };
+  const outcomes = await Promise.all(
+    targets.map(async (target) => {
+      const outcome = await sendToTarget(deps, q.tenant_id, instance.id, target, payload);
+      await ctx
+        .transact(async (tx, emit) => {
+          const changed = await tx.pushDelivery.updateMany({
+            where: { messageId: id, targetId: target.id, ok: null },
+            data: { ok: outcome.ok, status: outcome.status, error: outcome.error, finishedAt: new Date() },
+          });
+          if (changed.count > 0) {
+            await emit("push.target_attempted", { message_id: id, tenant_id: q.tenant_id, target_id: target.id, ok: outcome.ok, status: outcome.status, error: outcome.error });
+          }
+        })
+        .catch((err: unknown) => ctx.logger.warn({ err, message_id: id, target_id: target.id }, "push outcome not recorded; recovery will settle the message"));
+      return { target_id: target.id, ...outcome };
+    }),
+  );
+
+  try {
+    const settled = await settlePush(ctx, id, { interrupted: false });
+    return {
+      messageId: id,
+      status: settled.status,
+      results: settled.deliveries.map((d) => ({ target_id: d.targetId, ok: d.ok === true, status: d.status, error: d.error })),
+      chargedUnits: settled.chargedUnits,
+    };
+  } catch (err) {
+    // The targets got (or missed) the message already; the recovery loop settles with the same operation ids and the same charge.
+    ctx.logger.warn({ err, message_id: id }, "push settlement deferred to recovery");
+    const delivered = BigInt(outcomes.filter((o) => o.ok).length);
+    return { messageId: id, status: statusOf(outcomes), results: outcomes, chargedUnits: delivered * unitPrice };
+  }
+}

@@ -1,0 +1,108 @@
+import { AppError, isAppError } from "@gateway/errors";
+import type { AppContext } from "../../app-context.js";
+import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
+
+/** Ledger operation ids derived from the message id: a retry (or a recovery) never moves money twice. */
+export const reserveOperation = (id: string) => `reserve:${id}`;
+export const captureOperation = (id: string) => `capture:${id}`;
+export const voidOperation = (id: string) => `void:${id}`;
+
+export type PushStatus = "delivered" | "partial" | "failed";
+export type SettledPush = { message: PushMessage; deliveries: PushDelivery[]; status: PushStatus; chargedUnits: bigint; settled: boolean };
+
+export function statusOf(deliveries: { ok: boolean | null }[]): PushStatus {
+  const delivered = deliveries.filter((d) => d.ok === true).length;
+  return delivered === deliveries.length && delivered > 0 ? "delivered" : delivered > 0 ? "partial" : "failed";
+}
+
+/**
+ * The hold of a message, also when a crash left the record without its id: the
+ * reservation is replayed with its original parameters. The ledger answers a
+ * replay before anything else, so a refusal means there never was a hold.
+ */
+async function findHold(ctx: AppContext, msg: PushMessage): Promise<string | null> {
+  if (msg.holdId) return msg.holdId;
+  if (msg.reservedUnits === 0n) return null;
+  try {
+    const res = await ctx.ledger.Reserve({
+      operation_id: reserveOperation(msg.id),
+      tenant_id: msg.tenantId,
+      units: msg.reservedUnits.toString(),
+      expires_at: msg.holdExpiresAt.toISOString(),
+      reason: `push message ${msg.id}`,
+    });
+    return res.hold_id;
+  } catch (err) {
+    if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return null;
+    throw err;
+  }
+}
+
+/**
+ * Settles a push message from the outcomes recorded in the database (never from
+ * memory, so the sender and a recovery compute the same charge): delivered
+ * targets × unit price is captured, the rest of the hold released; nothing
+ * delivered voids the hold. `interrupted` first records every target without an
+ * outcome as not delivered (a crash lost it: it is not charged). A message
+ * already settled is returned as it is. Ledger failures leave it `sending` for
+ * the recovery loop, which retries with the same operation ids.
+ */
+export async function settlePush(ctx: AppContext, messageId: string, options: { interrupted: boolean }): Promise<SettledPush> {
+  if (options.interrupted) {
+    await ctx.transact(async (tx, emit) => {
+      const open = await tx.pushDelivery.findMany({ where: { messageId, ok: null } });
+      if (open.length === 0) return;
+      const msg = await tx.pushMessage.findUniqueOrThrow({ where: { id: messageId } });
+      if (msg.status !== "sending") return;
+      await tx.pushDelivery.updateMany({ where: { messageId, ok: null }, data: { ok: false, error: "interrupted", finishedAt: new Date() } });
+      for (const d of open) {
+        await emit("push.target_attempted", { message_id: messageId, tenant_id: msg.tenantId, target_id: d.targetId, ok: false, status: null, error: "interrupted" });
+      }
+    });
+  }
+  const msg = await ctx.prisma.pushMessage.findUniqueOrThrow({ where: { id: messageId }, include: { deliveries: { orderBy: { position: "asc" } } } });
+  const { deliveries, ...message } = msg;
+  if (msg.status !== "sending") return { message, deliveries, status: msg.status as PushStatus, chargedUnits: msg.chargedUnits ?? 0n, settled: true };
+  if (deliveries.some((d) => d.ok === null)) throw new AppError("internal_error", "A push message cannot be settled while a target is still being delivered.");
+
+  const delivered = BigInt(deliveries.filter((d) => d.ok === true).length);
+  let charged = delivered * msg.unitPrice;
+  const holdId = await findHold(ctx, message);
+  if (holdId) {
+    try {
+      if (charged > 0n) {
+        await ctx.ledger.Capture({ operation_id: captureOperation(msg.id), hold_id: holdId, units: charged.toString(), reason: `push message ${msg.id}` });
+      } else {
+        await ctx.ledger.Void({ operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
+      }
+    } catch (err) {
+      if (!(isAppError(err) && err.code === "conflict")) throw err;
+      // Settled before (by a racing sender or recovery): what the ledger holds is the truth.
+      const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+      if (hold.status === "open") throw err;
+      charged = hold.status === "captured" ? BigInt(hold.captured_units) : 0n;
+    }
+  } else {
+    charged = 0n;
+  }
+
+  const status = statusOf(deliveries);
+  await ctx.transact(async (tx, emit) => {
+    const changed = await tx.pushMessage.updateMany({
+      where: { id: msg.id, status: "sending" },
+      data: { status, holdId, chargedUnits: charged, settledAt: new Date(), recovered: options.interrupted },
+    });
+    if (changed.count === 0) return; // settled concurrently with the same ledger outcome
+    await emit("push.message_settled", {
+      message_id: msg.id,
+      tenant_id: msg.tenantId,
+      instance_id: msg.instanceId,
+      status,
+      targets: deliveries.length,
+      delivered: Number(delivered),
+      charged_units: charged.toString(),
+      recovered: options.interrupted,
+    });
+  });
+  return { message: { ...message, status, holdId, chargedUnits: charged }, deliveries, status, chargedUnits: charged, settled: true };
+}

@@ -1,0 +1,102 @@
+import type { Implementation } from "@gateway/grpc-kit";
+import type { messaging, messagingV1 } from "@gateway/protos";
+import type { AppContext } from "../app-context.js";
+import type { AppInstance, SocialMessage, SocialThread } from "../generated/prisma/client.js";
+import { redactedConfig } from "../domain/instances/config.js";
+import { listAppInstances } from "../domain/instances/list.js";
+import { putAppInstance } from "../domain/instances/put.js";
+import { sendPush } from "../domain/push/send.js";
+import { ingestSocialEvent } from "../domain/socialops/ingest.js";
+import { listSocialMessages, listSocialThreads } from "../domain/socialops/list.js";
+import { queueSocialReply } from "../domain/socialops/reply.js";
+import { AppError } from "@gateway/errors";
+
+type AppMethods = "PutAppInstance" | "ListAppInstances" | "SendPush" | "IngestSocialEvent" | "ListSocialThreads" | "ListSocialMessages" | "QueueSocialReply";
+
+function encodeInstance(i: AppInstance): messaging.AppInstance {
+  return {
+    id: i.id,
+    tenant_id: i.tenantId,
+    service_id: i.serviceId,
+    alias: i.alias,
+    status: i.status,
+    config_json: JSON.stringify(redactedConfig(i.serviceId, i.config)),
+    version: i.version,
+    created_at: i.createdAt.toISOString(),
+    updated_at: i.updatedAt.toISOString(),
+  };
+}
+
+function encodeThread(t: SocialThread): messaging.SocialThread {
+  return {
+    id: t.id,
+    provider: t.provider,
+    external_thread_id: t.externalThreadId,
+    subject: t.subject,
+    unread_count: t.unreadCount,
+    message_count: t.messageCount,
+    last_activity_at: t.lastActivityAt.toISOString(),
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+function encodeMessage(m: SocialMessage): messaging.SocialMessage {
+  return {
+    id: m.id,
+    thread_id: m.threadId,
+    direction: m.direction,
+    ...(m.eventId !== null ? { event_id: m.eventId } : {}),
+    ...(m.author !== null ? { author: m.author } : {}),
+    text: m.text,
+    created_at: m.createdAt.toISOString(),
+    ...(m.deliveryState !== null ? { delivery_state: m.deliveryState } : {}),
+    delivery_attempts: m.deliveryAttempts,
+    ...(m.deliveryLastStatus !== null ? { delivery_last_status: m.deliveryLastStatus } : {}),
+    ...(m.deliveryError !== null ? { delivery_error: m.deliveryError } : {}),
+    ...(m.deliveredAt !== null ? { delivered_at: m.deliveredAt.toISOString() } : {}),
+  };
+}
+
+function parseConfig(json: string): unknown {
+  try {
+    return json ? (JSON.parse(json) as unknown) : {};
+  } catch {
+    throw new AppError("invalid_request", "config must be a JSON object.");
+  }
+}
+
+/** Push and SocialOps transport: decode, call the domain, encode. */
+export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagingV1>, AppMethods> {
+  return {
+    async PutAppInstance(req, call) {
+      const input = { actor: call.actor ?? null, tenant_id: req.tenant_id, service_id: req.service_id as never, alias: req.alias, status: req.status as never, config: parseConfig(req.config_json) };
+      return encodeInstance(await putAppInstance({ ctx, input }));
+    },
+    async ListAppInstances(req) {
+      return { instances: (await listAppInstances({ ctx, input: req })).map(encodeInstance) };
+    },
+    async SendPush(req) {
+      const sent = await sendPush({ ctx, input: { tenant_id: req.tenant_id, api_key_id: req.api_key_id || null, alias: req.alias, title: req.title, text: req.text } });
+      return {
+        message_id: sent.messageId,
+        status: sent.status,
+        charged_units: sent.chargedUnits.toString(),
+        results: sent.results.map((r) => ({ target_id: r.target_id, ok: r.ok, ...(r.status !== null ? { status: r.status } : {}), ...(r.error !== null ? { error: r.error } : {}) })),
+      };
+    },
+    async IngestSocialEvent(req) {
+      const input = { ...req, author: req.author ?? null };
+      const res = await ingestSocialEvent({ ctx, input });
+      return { thread_id: res.threadId, message_id: res.messageId, duplicate: res.duplicate };
+    },
+    async ListSocialThreads(req) {
+      return { threads: (await listSocialThreads({ ctx, input: req })).map(encodeThread) };
+    },
+    async ListSocialMessages(req) {
+      return { messages: (await listSocialMessages({ ctx, input: req })).map(encodeMessage) };
+    },
+    async QueueSocialReply(req) {
+      return encodeMessage(await queueSocialReply({ ctx, input: { tenant_id: req.tenant_id, alias: req.alias, thread_id: req.thread_id, text: req.text } }));
+    },
+  };
+}

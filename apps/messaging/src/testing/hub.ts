@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { createTransact } from "@gateway/events";
+import { createLogger } from "@gateway/logger";
+import { checkUrl } from "@gateway/outbound";
+import { parseKeyring } from "@gateway/secrets";
+import { createPrisma, type Tx } from "../db.js";
+import { formatOnlyFileRefs } from "../domain/files/file-refs.js";
+import type { HubContext } from "../domain/hub-context.js";
+
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
+
+export type TestHub = {
+  ctx: HubContext;
+  /** Session ids announced as revoked (what the edges would hear). */
+  announced: string[];
+  kicks: () => number;
+  outbox(): Promise<{ type: string; payload: Record<string, unknown> }[]>;
+  close(): Promise<void>;
+};
+
+/** A hub context on its own freshly migrated database (dropped by `close`): real PostgreSQL, transactions and outbox. */
+export async function createTestHub(overrides: Partial<HubContext> = {}): Promise<TestHub> {
+  const name = `gw_test_msg_${randomBytes(4).toString("hex")}`;
+  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const pool = createPool(url, { poolSize: 12 });
+  const prisma = createPrisma(pool);
+  const announced: string[] = [];
+  let kicks = 0;
+  const ctx: HubContext = {
+    prisma,
+    transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
+    logger: createLogger({ service: "messaging", level: "silent" }),
+    keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
+    widgetRefreshTtlSeconds: 3_600,
+    async checkWebhookUrl(u) {
+      const check = await checkUrl(u, { allowPrivate: true, allowHttpLoopback: true });
+      return check.ok ? { ok: true } : { ok: false, reason: check.reason };
+    },
+    kickWebhooks: () => {
+      kicks += 1;
+    },
+    announceRevoked: async (ids) => {
+      announced.push(...ids);
+    },
+    files: formatOnlyFileRefs,
+    ...overrides,
+  };
+  return {
+    ctx,
+    announced,
+    kicks: () => kicks,
+    outbox: async () => (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+    async close() {
+      await prisma.$disconnect();
+      await dropDatabase(SERVER, name);
+    },
+  };
+}
