@@ -1,13 +1,7 @@
 import { poolAdapter } from "@gateway/db-kit";
-import type { Transact } from "@gateway/events";
-import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
+import { PrismaClient } from "./generated/prisma/client.js";
 
-export type Tx = Prisma.TransactionClient;
-
-export type FilesContext = {
-  prisma: PrismaClient;
-  transact: Transact<Tx>;
-};
+export type { FilesContext, Tx } from "./domain/context.js";
 
 /** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */
 export function createPrisma(pool: Parameters<typeof poolAdapter>[0]): PrismaClient {

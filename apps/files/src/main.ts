@@ -5,8 +5,12 @@ import { startGrpcService } from "@gateway/runtime";
 import { createPrisma, type Tx } from "./db.js";
 import { FilesEnv, loadEnv } from "./env.js";
 import { filesHandlers } from "./grpc/files.js";
+import { createStore } from "./storage/create.js";
+import { startSweeper } from "./sweeper.js";
 
 const env = loadEnv(process.env);
+const store = createStore(env);
+const limits = { maxBytes: env.FILES_MAX_BYTES, defaultTtlSeconds: env.FILES_DEFAULT_TTL_SECONDS, maxTtlSeconds: env.FILES_MAX_TTL_SECONDS };
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   service: "files",
   env,
@@ -14,7 +18,16 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
   serviceNames: [filesV1.serviceName],
-  register: (server, { prisma, transact }) => {
-    server.add(filesV1, filesHandlers({ prisma, transact }));
+  register: (server, { prisma, transact, logger, shutdown }) => {
+    const ctx = { prisma, transact, store, limits, logger };
+    server.add(filesV1, filesHandlers(ctx));
+    const sweeper = startSweeper(ctx, {
+      intervalMs: env.FILES_SWEEP_INTERVAL_MS,
+      batch: 50,
+      exhaustedGraceSeconds: env.FILES_EXHAUSTED_GRACE_SECONDS,
+      staleUploadSeconds: env.FILES_STALE_UPLOAD_SECONDS,
+      logger: logger.child({ component: "sweeper" }),
+    });
+    shutdown.addFirst("sweeper", () => sweeper.stop());
   },
 });

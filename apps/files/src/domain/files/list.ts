@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { ID_PATTERN } from "@gateway/ids";
-import type { FilesContext } from "../../db.js";
+import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
 
 export const ListFilesInput = z.object({
@@ -10,8 +10,12 @@ export const ListFilesInput = z.object({
 });
 export type ListFilesInput = z.input<typeof ListFilesInput>;
 
-/** The tenant's files, newest first; limit 0 means 100. */
-export async function listFiles({ ctx, input }: { ctx: FilesContext; input: ListFilesInput }): Promise<File[]> {
+/** The tenant's files (uploads in progress excluded), newest first; limit 0 means 100. */
+export async function listFiles({ ctx, input }: { ctx: Pick<FilesContext, "prisma">; input: ListFilesInput }): Promise<File[]> {
   const q = parseInput(ListFilesInput, input);
-  return ctx.prisma.file.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+  return ctx.prisma.file.findMany({
+    where: { tenantId: q.tenant_id, state: { not: "uploading" } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: q.limit || 100,
+  });
 }
