@@ -8,16 +8,33 @@ import { observe } from "./http/observe.js";
 import { registerRoutes } from "./http/register.js";
 import { requestId } from "./http/request-id.js";
 import type { AnyRoute } from "./http/route.js";
+import { mountConsoleUi } from "./http/console-ui.js";
 
 export type AppOptions = {
   deps: EdgeDeps;
   routes: AnyRoute<EdgeDeps>[];
   auth: Authenticators;
   inFlight: InFlight;
+  /** Directory of the built web console to serve under /app/; absent: none. */
+  consoleDir?: string;
 };
 
+/** Routing is case-insensitive and ignores a trailing slash; so is this key. */
+function routeKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path.toLowerCase().replace(/\/+$/, "")}`;
+}
+
+function streamedBodyRoutes(routes: AnyRoute<EdgeDeps>[]): Set<string> {
+  const keys = new Set<string>();
+  for (const route of routes.filter((r) => r.rawBody)) {
+    if (route.path.includes(":")) throw new Error(`${route.path}: a route with a streamed body must have a static path`);
+    keys.add(routeKey(route.method, route.path));
+  }
+  return keys;
+}
+
 /** The edge's express app: conventions first (request id, metrics, body), then routes, then 404 and errors. */
-export function createApp({ deps, routes, auth, inFlight }: AppOptions): Express {
+export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -27,18 +44,20 @@ export function createApp({ deps, routes, auth, inFlight }: AppOptions): Express
   app.use(requestId());
   app.use(inFlight.middleware());
   app.use(observe(deps.registry, deps.logger));
-  app.use(
-    express.json({
-      limit: deps.env.BODY_LIMIT_BYTES,
-      strict: true,
-      type: ["application/json", "application/*+json"],
-      verify: (req, _res, buf) => {
-        (req as express.Request).rawBody = buf;
-      },
-    }),
-  );
+  const json = express.json({
+    limit: deps.env.BODY_LIMIT_BYTES,
+    strict: true,
+    type: ["application/json", "application/*+json"],
+    verify: (req, _res, buf) => {
+      (req as express.Request).rawBody = buf;
+    },
+  });
+  // Routes that stream their body (uploads) are never parsed, whatever the Content-Type.
+  const streamed = streamedBodyRoutes(routes);
+  app.use((req, res, next) => (streamed.has(routeKey(req.method, req.path)) ? next() : json(req, res, next)));
   deps.openapi = buildOpenApi(routes as AnyRoute<unknown>[], deps.env.PUBLIC_URL);
   registerRoutes(app, routes, { deps, auth });
+  if (consoleDir) mountConsoleUi(app, consoleDir, deps.logger);
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

@@ -1,6 +1,6 @@
 import { createClient, type Client } from "@gateway/grpc-kit";
 import type { Registry } from "@gateway/metrics";
-import { filesV1, jobsV1, ledgerV1, managedAiV1, messagingV1 } from "@gateway/protos";
+import { conversationsV1, filesV1, jobsV1, ledgerV1, managedAiV1, messagingV1 } from "@gateway/protos";
 import type { EdgeEnv } from "./env.js";
 
 export type Services = {
@@ -9,6 +9,8 @@ export type Services = {
   jobs: Client<typeof jobsV1>;
   messaging: Client<typeof messagingV1>;
   files: Client<typeof filesV1>;
+  /** The bot, widget and conversation hub, served by the messaging process. */
+  conversations: Client<typeof conversationsV1>;
 };
 
 /** One channel per service; every call has a deadline and carries the request id. */
@@ -20,6 +22,7 @@ export function createServices(env: EdgeEnv, registry: Registry): Services {
     jobs: createClient(jobsV1, env.JOBS_GRPC_URL, options("jobs")),
     messaging: createClient(messagingV1, env.MESSAGING_GRPC_URL, options("messaging")),
     files: createClient(filesV1, env.FILES_GRPC_URL, options("files")),
+    conversations: createClient(conversationsV1, env.MESSAGING_GRPC_URL, options("messaging")),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { address, baseEnvShape, bool, databaseEnvShape, env, int, loadEnv as load, natsEnvShape, port, str, url } from "@gateway/config";
 
 const DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789";
+const DEV_WIDGET_JWT_SECRET = "dev-only-widget-jwt-secret-change-me-0123";
 
 export const EdgeEnv = z
   .object({
@@ -19,6 +20,15 @@ export const EdgeEnv = z
     ACCESS_TOKEN_TTL_SECONDS: int("Lifetime of a session access token.", 900, { min: 60, max: 86_400 }),
     REFRESH_TOKEN_TTL_SECONDS: int("Lifetime of a refresh token.", 30 * 86_400, { min: 3_600 }),
     SESSION_CACHE_TTL_MS: int("How long a replica trusts its cached view of a session (revocations also arrive over NATS at once).", 30_000, {
+      min: 0,
+      max: 300_000,
+    }),
+    WIDGET_JWT_SECRET: env.secret(
+      "HS256 key for chat widget tokens, at least 32 characters, different from JWT_SECRET (a widget token opens widget routes only); shared by all edge replicas. Required in production.",
+      DEV_WIDGET_JWT_SECRET,
+    ),
+    WIDGET_TOKEN_TTL_SECONDS: int("Lifetime of a widget access token (at most 15 minutes).", 600, { min: 30, max: 900 }),
+    WIDGET_SESSION_CACHE_TTL_MS: int("How long a replica trusts its cached view of a widget session (revocations also arrive over NATS at once).", 30_000, {
       min: 0,
       max: 300_000,
     }),
@@ -49,6 +59,11 @@ export const EdgeEnv = z
     JOBS_GRPC_URL: address("host:port of the jobs service.", "127.0.0.1:50053"),
     MESSAGING_GRPC_URL: address("host:port of the messaging service.", "127.0.0.1:50054"),
     FILES_GRPC_URL: address("host:port of the files service.", "127.0.0.1:50055"),
+    FILES_TRANSFER_DEADLINE_MS: int("Deadline of one file upload or download through the files service; past it the transfer is cut.", 3_600_000, {
+      min: 1_000,
+    }),
+    PUSH_DEADLINE_MS: int("Deadline of a push send to the messaging service (every target in parallel, each with its own timeout, plus the ledger).", 30_000, { min: 1_000 }),
+    CONSOLE_UI: bool("Serve the web console (apps/console, built) under /app/; it uses only the public API.", true),
     EXPOSE_METRICS: bool("Serve GET /metrics on the public port (turn off when a sidecar scrapes elsewhere).", true),
     ...databaseEnvShape("gateway_edge"),
     ...natsEnvShape(),
@@ -57,6 +72,11 @@ export const EdgeEnv = z
     if (cfg.JWT_SECRET.length < 32) ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 characters" });
     if (cfg.NODE_ENV === "production" && cfg.JWT_SECRET === DEV_JWT_SECRET) {
       ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be set in production" });
+    }
+    if (cfg.WIDGET_JWT_SECRET.length < 32) ctx.addIssue({ code: "custom", path: ["WIDGET_JWT_SECRET"], message: "must be at least 32 characters" });
+    if (cfg.WIDGET_JWT_SECRET === cfg.JWT_SECRET) ctx.addIssue({ code: "custom", path: ["WIDGET_JWT_SECRET"], message: "must differ from JWT_SECRET" });
+    if (cfg.NODE_ENV === "production" && cfg.WIDGET_JWT_SECRET === DEV_WIDGET_JWT_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["WIDGET_JWT_SECRET"], message: "must be set in production" });
     }
     if (Boolean(cfg.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(cfg.BOOTSTRAP_ADMIN_PASSWORD)) {
       ctx.addIssue({ code: "custom", path: ["BOOTSTRAP_ADMIN_PASSWORD"], message: "set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither" });

@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { redactConfig } from "@gateway/config";
+import { CONSOLE_DIST_DIR } from "@gateway/console";
 import { Broadcast, publishEvent } from "@gateway/events";
 import { startInfrastructure } from "@gateway/runtime";
 import { createApp } from "./app.js";
@@ -15,9 +16,11 @@ import { ClientIpResolver } from "./domain/keys/client-ip.js";
 import type { KeysContext } from "./domain/keys/context.js";
 import { KeyStore, type KeyInvalidation } from "./domain/keys/key-store.js";
 import { KeyLimits } from "./domain/keys/limits.js";
+import { WIDGET_SESSIONS_BROADCAST, WidgetSessions, type WidgetSessionInvalidation } from "./domain/widget/widget-sessions.js";
 import { EdgeEnv, loadEnv } from "./env.js";
 import { drainHttp, InFlight } from "./http/drain.js";
 import { routes } from "./routes/index.js";
+import { clientErrorHandler } from "./http/client-error.js";
 
 const env = loadEnv(process.env);
 const infra = await startInfrastructure<Tx, PrismaClient>({
@@ -72,10 +75,25 @@ if (env.BOOTSTRAP_ADMIN_EMAIL && env.BOOTSTRAP_ADMIN_PASSWORD) {
   await bootstrapPlatformAdmin({ ctx: identity, input: { email: env.BOOTSTRAP_ADMIN_EMAIL, password: env.BOOTSTRAP_ADMIN_PASSWORD }, logger });
 }
 
-const deps: EdgeDeps = { env, logger, registry, db: { prisma, transact }, identity, keys, services, databaseUp: infra.databaseUp, openapi: {} };
+const widgets = new WidgetSessions({
+  conversations: services.conversations,
+  tokens: { secret: env.WIDGET_JWT_SECRET, ttlSeconds: env.WIDGET_TOKEN_TTL_SECONDS },
+  ttlMs: env.WIDGET_SESSION_CACHE_TTL_MS,
+  broadcast: new Broadcast<WidgetSessionInvalidation>(nats, subjects.broadcast(WIDGET_SESSIONS_BROADCAST), logger),
+});
+widgets.listen();
+
+const deps: EdgeDeps = { env, logger, registry, db: { prisma, transact }, identity, keys, services, widgets, databaseUp: infra.databaseUp, openapi: {} };
 const inFlight = new InFlight();
-const app = createApp({ deps, routes, auth: { sessions, keys: (req, requirement) => authenticateKey(keys, req, requirement) }, inFlight });
+const app = createApp({
+  deps,
+  routes,
+  auth: { sessions, widgets, keys: (req, requirement) => authenticateKey(keys, req, requirement) },
+  inFlight,
+  ...(env.CONSOLE_UI ? { consoleDir: CONSOLE_DIST_DIR } : {}),
+});
 const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, app);
+server.on("clientError", clientErrorHandler(logger));
 await new Promise<void>((resolve, reject) => {
   server.once("error", reject);
   server.listen(env.PORT, env.HOST, () => resolve());

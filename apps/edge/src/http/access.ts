@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import type { Request } from "express";
 import type { KeyRequirement } from "../domain/keys/authenticate-key.js";
 import type { Scope, ServiceType } from "../domain/keys/scopes.js";
-import type { ApiKeyPrincipal, Principal, SessionPrincipal, TenantRole } from "./principal.js";
+import type { ApiKeyPrincipal, Principal, SessionPrincipal, TenantRole, WidgetPrincipal } from "./principal.js";
 
 /**
  * What a route requires of its caller, declared once on the route. The one
@@ -25,15 +25,26 @@ export type Access =
    * `service`: the instance named by a path parameter, checked against the
    * key's `service_aliases` as `<type>:<alias>`.
    */
-  | { kind: "apiKey"; scope?: Scope; service?: { type: ServiceType; aliasParam: string } };
+  | { kind: "apiKey"; scope?: Scope; service?: { type: ServiceType; aliasParam: string } }
+  /**
+   * A chat widget's token (Authorization: Bearer). With `orApiKeyScope`, an API
+   * key with that scope is accepted instead (the tenant-wide view of the route).
+   */
+  | { kind: "widget"; orApiKeyScope?: Scope };
 
 export type SessionAuthenticator = {
   /** The principal of a valid, live session access token, else null. */
   authenticate(token: string): Promise<SessionPrincipal | null>;
 };
 
+export type WidgetAuthenticator = {
+  /** The principal of a valid widget token of a live session, else null. */
+  authenticate(token: string): Promise<WidgetPrincipal | null>;
+};
+
 export type Authenticators = {
   sessions: SessionAuthenticator;
+  widgets?: WidgetAuthenticator;
   /** Applies the whole key policy; throws the contract's 401/403/429. */
   keys: (req: Request, requirement: KeyRequirement) => Promise<ApiKeyPrincipal>;
 };
@@ -77,6 +88,17 @@ export async function authorize(access: Access, req: Request, auth: Authenticato
         ...(access.service && typeof alias === "string" ? { service: { type: access.service.type, alias } } : {}),
       });
     }
+    case "widget": {
+      const token = bearerToken(req);
+      // An API key (X-API-Key, or a Bearer value that is not a JWT) takes the key path when the route allows one.
+      if (access.orApiKeyScope && (req.headers["x-api-key"] !== undefined || (token !== undefined && token.split(".").length !== 3))) {
+        return auth.keys(req, { scope: access.orApiKeyScope });
+      }
+      if (!token) throw new AppError("unauthorized", "Send the widget token: Authorization: Bearer <token>.");
+      const principal = auth.widgets ? await auth.widgets.authenticate(token) : null;
+      if (!principal) throw new AppError("unauthorized", "The widget token is invalid, expired or revoked.");
+      return principal;
+    }
     case "platform": {
       const principal = await sessionOf(req, auth.sessions);
       const role = principal.platformRole;
@@ -92,6 +114,12 @@ export async function authorize(access: Access, req: Request, auth: Authenticato
 /** The session principal of a route whose access requires a session (narrowing, not a check). */
 export function sessionPrincipal(principal: Principal): SessionPrincipal {
   if (principal.kind !== "session") throw new AppError("unauthorized", "Sign in first.");
+  return principal;
+}
+
+/** The widget principal of a route whose access requires a widget token (narrowing, not a check). */
+export function widgetPrincipal(principal: Principal): WidgetPrincipal {
+  if (principal.kind !== "widget") throw new AppError("unauthorized", "Send the widget token.");
   return principal;
 }
 

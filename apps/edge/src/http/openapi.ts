@@ -28,6 +28,8 @@ function security(access: Access): Record<string, string[]>[] {
       return [];
     case "apiKey":
       return [{ apiKey: [] }, { apiKeyBearer: [] }];
+    case "widget":
+      return access.orApiKeyScope ? [{ widget: [] }, { apiKey: [] }, { apiKeyBearer: [] }] : [{ widget: [] }];
     default:
       return [{ session: [] }];
   }
@@ -39,7 +41,7 @@ function errorStatuses(route: AnyRoute<unknown>): number[] {
   if (route.params || route.query || route.body) statuses.add(400);
   if (route.access.kind !== "public") statuses.add(401);
   if (route.access.kind === "tenant" || route.access.kind === "platform") statuses.add(403);
-  if (route.access.kind === "apiKey") {
+  if (route.access.kind === "apiKey" || (route.access.kind === "widget" && route.access.orApiKeyScope)) {
     statuses.add(403);
     statuses.add(429);
   }
@@ -110,9 +112,13 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
       tags: route.tags,
       parameters: [...pathParameters(route), ...queryParameters(route), ...headerParams],
       ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
+      ...(route.rawBody
+        ? { requestBody: { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: { type: "string", format: "binary" } } } } }
+        : {}),
       responses,
       security: security(route.access),
       ...(route.access.kind === "apiKey" && route.access.scope ? { "x-required-scope": route.access.scope } : {}),
+      ...(route.access.kind === "widget" && route.access.orApiKeyScope ? { "x-required-scope": route.access.orApiKeyScope } : {}),
     };
   }
   return {
@@ -130,6 +136,7 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
         session: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token from POST /auth/login." },
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key from POST /console/keys." },
         apiKeyBearer: { type: "http", scheme: "bearer", description: "The same API key as a bearer token (for OpenAI-compatible SDKs)." },
+        widget: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Chat widget token from POST /v1/apps/bot/widget/auth (widget routes only)." },
       },
     },
     security: [],

@@ -22,4 +22,15 @@ export type ApiKeyPrincipal = {
   scopes: ReadonlySet<string>;
 };
 
-export type Principal = { kind: "anonymous" } | SessionPrincipal | ApiKeyPrincipal;
+/** A chat widget's visitor, from a widget token (its own secret and audience; only widget routes accept it). */
+export type WidgetPrincipal = {
+  kind: "widget";
+  sessionId: string;
+  tenantId: string;
+  chatId: string;
+  visitorId: string;
+  conversationId: string | null;
+  expiresAt: Date;
+};
+
+export type Principal = { kind: "anonymous" } | SessionPrincipal | ApiKeyPrincipal | WidgetPrincipal;

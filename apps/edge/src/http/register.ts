@@ -30,6 +30,7 @@ export function registerRoutes<Deps>(router: Router, routes: AnyRoute<Deps>[], o
         const principal = await authorize(route.access, req, options.auth);
         if (principal.kind === "session") setActor(`user:${principal.userId}`);
         else if (principal.kind === "apiKey") setActor(`key:${principal.keyId}`);
+        else if (principal.kind === "widget") setActor(`widget:${principal.sessionId}`);
         const params = parsePart(route.params, req.params, "path");
         const query = parsePart(route.query, req.query, "query");
         const body = parsePart(route.body, req.body, "body");

@@ -38,6 +38,11 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
+  /**
+   * The handler reads the request body itself, as a stream (uploads): the JSON
+   * parser never touches it. The path must be static (no parameters).
+   */
+  rawBody?: { contentType: string; description: string };
   /** Request headers the route reads, for the OpenAPI document. */
   headers?: Record<string, { description: string; required?: boolean }>;
   responses: Record<number, ResponseSpec>;

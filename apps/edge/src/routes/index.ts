@@ -32,6 +32,32 @@ import { getModels } from "./v1/ai/models.js";
 import { getJobById, getJobs } from "./v1/jobs.js";
 import { getKeySelf } from "./v1/key.js";
 import { getSocialOpsProviders } from "./v1/socialops-providers.js";
+import { postFileUpload, putFileUpload } from "./v1/files/upload.js";
+import { getFileDownload } from "./v1/files/download.js";
+import { getFileShare } from "./v1/files/share.js";
+import { getFileList } from "./v1/files/list.js";
+import { postPushSend } from "./v1/push/send.js";
+import { getSocialOpsInbox, getSocialOpsMessages, getSocialOpsThreads, postSocialOpsReply, postSocialOpsWebhook } from "./v1/socialops/socialops.js";
+import { deleteConnectedAccount, getConnectedAccounts, postConnectedAccount } from "./console/connected-accounts.js";
+import { postEmbeddings } from "./v1/ai/embeddings.js";
+import { postNativeChat, postNativeChatStream, postNativeEmbeddings } from "./v1/ai/native.js";
+import { getUsers } from "./ops/users/list-users.js";
+import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
+import { getWidgetEvents, getWidgetMessages, postWidgetAuth, postWidgetMessage, postWidgetRefresh, postWidgetRevoke, postWidgetToken } from "./v1/bot/widget.js";
+import {
+  deleteParticipant,
+  getConversation,
+  getConversationEvents,
+  getInbox,
+  patchConversation,
+  patchParticipant,
+  postChannel,
+  postConversation,
+  postParticipant,
+  postWidgetSession,
+} from "./v1/conversations/conversations.js";
+import { deleteWebhook, getWebhookDeliveries, getWebhooks, postWebhook, postWebhookReplay } from "./v1/conversations/webhooks.js";
+import { getTronLease, getTronLeases, postTronLease, postTronQuote } from "./v1/tron/tron.js";
 
 /** Every route of the gateway; the OpenAPI document is built from this list. */
 export const routes: AnyRoute<EdgeDeps>[] = [
@@ -74,4 +100,58 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   releaseRequest,
   postChatCompletions,
   getModels,
+  putFileUpload,
+  postFileUpload,
+  getFileList,
+  getFileDownload,
+  getFileShare,
+  postPushSend,
+  postSocialOpsWebhook,
+  getSocialOpsInbox,
+  getSocialOpsThreads,
+  getSocialOpsMessages,
+  postSocialOpsReply,
+  postConnectedAccount,
+  getConnectedAccounts,
+  deleteConnectedAccount,
+  postNativeChat,
+  postNativeChatStream,
+  postNativeEmbeddings,
+  postEmbeddings,
+  getUsers,
+  // Bot, widget and conversation hub (static conversation paths before /v1/conversations/:id).
+  postBot,
+  getChats,
+  getChatMessages,
+  postReply,
+  postFileMessage,
+  patchMessage,
+  deleteMessage,
+  postChatAction,
+  postWidgetAuth,
+  postWidgetRefresh,
+  postWidgetRevoke,
+  postWidgetToken,
+  getWidgetEvents,
+  getWidgetMessages,
+  postWidgetMessage,
+  postConversation,
+  getInbox,
+  getConversationEvents,
+  postWebhook,
+  getWebhooks,
+  deleteWebhook,
+  postWebhookReplay,
+  getWebhookDeliveries,
+  getConversation,
+  patchConversation,
+  postParticipant,
+  patchParticipant,
+  deleteParticipant,
+  postChannel,
+  postWidgetSession,
+  postTronQuote,
+  postTronLease,
+  getTronLeases,
+  getTronLease,
 ];

@@ -30,3 +30,44 @@ export const COST_HEADERS = {
   "X-Service-Price-Version": "The applied price version's id.",
   "X-Service-Estimated-Cost": "The reservation, USD with four decimals.",
 };
+
+/** CONTRACT.md section 7: the native chat answer. */
+export const NativeUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+export const NativeChatResponse = z.object({
+  data: z.object({
+    id: z.string(),
+    model: z.string(),
+    content: z.string().nullable(),
+    finish_reason: z.string().nullable(),
+    usage: NativeUsage.nullable(),
+  }),
+});
+
+/** The native embeddings body: `input` and optionally `model` (default: the instance's) and `max_cost`. */
+export const NativeEmbeddingsRequest = z.object({
+  input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(2048)]),
+  model: z.string().min(1).max(256).optional(),
+  max_cost: z.number().min(0).optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
+});
+export type NativeEmbeddingsRequest = z.infer<typeof NativeEmbeddingsRequest>;
+
+export const NativeEmbeddingsResponse = z.object({
+  data: z.object({ model: z.string(), embeddings: z.array(z.array(z.number())), usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).nullable() }),
+});
+
+/** OpenAI's embeddings body, validated in managed-ai; unknown fields pass to byok providers. */
+export const EmbeddingsRequest = z
+  .object({
+    input: z.unknown().describe("A string, strings, a token array or token arrays."),
+    model: z.string().optional(),
+    max_cost: z.number().optional(),
+  })
+  .loose();
+
+export const EmbeddingsResponse = z.object({ object: z.literal("list"), data: z.array(z.unknown()), model: z.string(), usage: z.unknown() }).loose();
+
+export const NATIVE_COST_HEADERS = {
+  "X-Service-Estimated-Cost": "The worst-case cost (managed: the reservation; byok: at config.pricing), USD with four decimals.",
+  "X-Service-Final-Cost": "The cost of the reported usage (managed: the charge), USD with four decimals.",
+  "X-Service-Total-Tokens": "Tokens the provider reported.",
+};

@@ -3,7 +3,10 @@ import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
 import { AliasParams, ModelList } from "./ai.types.js";
 
-/** `GET /v1/apps/ai/{alias}/v1/models` in OpenAI's shape, so `client.models.list()` works. */
+/**
+ * `GET /v1/apps/ai/{alias}/v1/models` in OpenAI's shape, so `client.models.list()`
+ * works: a managed instance's models, or a byok instance's provider listing unchanged.
+ */
 export const getModels = defineRoute<EdgeDeps, AliasParams>({
   method: "get",
   path: "/v1/apps/ai/:alias/v1/models",
@@ -11,9 +14,10 @@ export const getModels = defineRoute<EdgeDeps, AliasParams>({
   tags: ["ai"],
   access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
   params: AliasParams,
-  responses: { 200: { description: "models", schema: ModelList }, 404: { description: "no such instance" } },
+  responses: { 200: { description: "models", schema: ModelList }, 404: { description: "no such instance" }, 502: { description: "a byok provider failed" } },
   async handler({ deps, params, principal }) {
     const res = await deps.services.managedAi.ListInstanceModels({ tenant_id: keyPrincipal(principal).tenantId, alias: params.alias });
+    if (res.provider_body) return { status: 200, body: JSON.parse(res.provider_body.toString("utf8")) as unknown };
     return {
       status: 200,
       body: {

@@ -1,0 +1,39 @@
+import type { messaging } from "@gateway/protos";
+import type { z } from "zod";
+import type { EdgeDeps } from "../../../deps.js";
+import type { PutPushServiceRequest, PutSocialOpsServiceRequest } from "./messaging-services.types.js";
+import type { ServiceInstanceJson } from "./services.types.js";
+
+/** A messaging instance in the shape every instance is listed in. */
+export function appInstanceJson(i: messaging.AppInstance__Output): ServiceInstanceJson {
+  return {
+    id: i.id,
+    service_id: i.service_id,
+    alias: i.alias,
+    status: i.status === "active" ? "active" : "disabled",
+    config: JSON.parse(i.config_json) as Record<string, unknown>,
+    version: i.version,
+    created_at: i.created_at,
+    updated_at: i.updated_at,
+  };
+}
+
+/** `POST /console/services` for webhook-push and socialops: owned by messaging. */
+export async function putMessagingInstance(
+  deps: EdgeDeps,
+  tenantId: string,
+  body: z.infer<typeof PutPushServiceRequest> | z.infer<typeof PutSocialOpsServiceRequest>,
+) {
+  const instance = await deps.services.messaging.PutAppInstance({
+    tenant_id: tenantId,
+    service_id: body.service_id,
+    alias: body.alias,
+    status: body.status,
+    config_json: JSON.stringify(body.config),
+  });
+  return appInstanceJson(instance);
+}
+
+export async function listMessagingInstances(deps: EdgeDeps, tenantId: string) {
+  return (await deps.services.messaging.ListAppInstances({ tenant_id: tenantId })).instances.map(appInstanceJson);
+}

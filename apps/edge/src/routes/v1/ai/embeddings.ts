@@ -1,0 +1,31 @@
+import type { EdgeDeps } from "../../../deps.js";
+import { defineRoute } from "../../../http/route.js";
+import { AliasParams, EmbeddingsRequest, EmbeddingsResponse, NATIVE_COST_HEADERS } from "./ai.types.js";
+import { cancelOnClose, invokeRequest, setCostHeaders } from "./invoke.js";
+
+/** `POST /v1/apps/ai/{alias}/v1/embeddings`: OpenAI-compatible, the provider's answer unchanged (byok; managed ones metered). */
+export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown>({
+  method: "post",
+  path: "/v1/apps/ai/:alias/v1/embeddings",
+  summary: "Embeddings (OpenAI-compatible).",
+  tags: ["ai"],
+  access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
+  params: AliasParams,
+  body: EmbeddingsRequest,
+  responses: {
+    200: { description: "The provider's answer", schema: EmbeddingsResponse, headers: NATIVE_COST_HEADERS },
+    400: { description: "invalid body" },
+    402: { description: "insufficient balance; no provider call (managed)" },
+    404: { description: "no such instance" },
+    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost)" },
+    502: { description: "the provider failed" },
+  },
+  async handler({ deps, req, res, params, principal }) {
+    const input = invokeRequest(req, params.alias, principal, req.rawBody ?? Buffer.from("{}"));
+    const cancel = cancelOnClose(res);
+    const result = await deps.services.managedAi.Embed(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
+    setCostHeaders(res, result, { priceVersion: true });
+    res.status(200).type("application/json").send(result.body);
+    return { written: true };
+  },
+});

@@ -1,0 +1,164 @@
+import type { EdgeDeps } from "../../../deps.js";
+import { keyPrincipal } from "../../../http/access.js";
+import { defineRoute } from "../../../http/route.js";
+import {
+  ActionRequest,
+  ActionView,
+  BotView,
+  ChatParams,
+  ChatsQuery,
+  ChatView,
+  CreateBotRequest,
+  data,
+  EditMessageRequest,
+  FileMessageRequest,
+  MessageParams,
+  MessagesQuery,
+  MessageView,
+  ReplyRequest,
+} from "./bot.types.js";
+import { botView, chatView, messageView } from "./encode.js";
+import { z } from "zod";
+
+const BOT = { kind: "apiKey", scope: "bot:send" } as const;
+const TAGS = ["bot"];
+
+export const postBot = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, CreateBotRequest>({
+  method: "post",
+  path: "/v1/apps/bot",
+  summary: "Create a bot instance (its chats are opened by widget sessions).",
+  tags: TAGS,
+  access: BOT,
+  body: CreateBotRequest,
+  responses: { 201: { description: "created", schema: data(BotView) } },
+  async handler({ deps, body, principal }) {
+    const bot = await deps.services.conversations.CreateBot({ tenant_id: keyPrincipal(principal).tenantId, name: body.name, welcome_message: body.welcome_message ?? "" });
+    return { status: 201, body: { data: botView(bot) } };
+  },
+});
+
+export const getChats = defineRoute<EdgeDeps, Record<string, never>, ChatsQuery>({
+  method: "get",
+  path: "/v1/apps/bot/chats",
+  summary: "The tenant's bot chats, newest first (at most 100).",
+  tags: TAGS,
+  access: BOT,
+  query: ChatsQuery,
+  responses: { 200: { description: "chats", schema: data(z.array(ChatView)) } },
+  async handler({ deps, query, principal }) {
+    const res = await deps.services.conversations.ListChats({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, bot_id: query.bot_id ?? "" });
+    return { status: 200, body: { data: res.chats.map(chatView) } };
+  },
+});
+
+export const getChatMessages = defineRoute<EdgeDeps, ChatParams, MessagesQuery>({
+  method: "get",
+  path: "/v1/apps/bot/chats/:chatId/messages",
+  summary: "A chat's messages in the order they were written (oldest first); page on with `after`.",
+  tags: TAGS,
+  access: BOT,
+  params: ChatParams,
+  query: MessagesQuery,
+  responses: { 200: { description: "messages, oldest first", schema: data(z.array(MessageView)) }, 404: { description: "no such chat of this tenant" } },
+  async handler({ deps, params, query, principal }) {
+    const res = await deps.services.conversations.ListMessages({
+      tenant_id: keyPrincipal(principal).tenantId,
+      chat_id: params.chatId,
+      after: query.after ?? "",
+      limit: query.limit ?? 100,
+    });
+    return { status: 200, body: { data: res.messages.map(messageView) } };
+  },
+});
+
+export const postReply = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, ReplyRequest>({
+  method: "post",
+  path: "/v1/apps/bot/messages/reply",
+  summary: "The bot writes a text message into a chat (optionally quoting a message of it).",
+  tags: TAGS,
+  access: BOT,
+  body: ReplyRequest,
+  responses: { 201: { description: "sent", schema: data(MessageView) }, 404: { description: "no such chat, or reply_to_message_id is not in it" } },
+  async handler({ deps, body, principal }) {
+    const message = await deps.services.conversations.CreateMessage({
+      tenant_id: keyPrincipal(principal).tenantId,
+      chat_id: body.chat_id,
+      author: "bot",
+      kind: "text",
+      text: body.text,
+      file_id: "",
+      reply_to_message_id: body.reply_to_message_id ?? "",
+    });
+    return { status: 201, body: { data: messageView(message) } };
+  },
+});
+
+export const postFileMessage = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, FileMessageRequest>({
+  method: "post",
+  path: "/v1/apps/bot/messages/file",
+  summary: "The bot sends a file (an id from the files service) with an optional caption.",
+  tags: TAGS,
+  access: BOT,
+  body: FileMessageRequest,
+  responses: { 201: { description: "sent", schema: data(MessageView) }, 404: { description: "no such chat or file" } },
+  async handler({ deps, body, principal }) {
+    const message = await deps.services.conversations.CreateMessage({
+      tenant_id: keyPrincipal(principal).tenantId,
+      chat_id: body.chat_id,
+      author: "bot",
+      kind: "file",
+      text: body.caption ?? "",
+      file_id: body.file_id,
+      reply_to_message_id: body.reply_to_message_id ?? "",
+    });
+    return { status: 201, body: { data: messageView(message) } };
+  },
+});
+
+export const patchMessage = defineRoute<EdgeDeps, MessageParams, Record<string, never>, EditMessageRequest>({
+  method: "patch",
+  path: "/v1/apps/bot/messages/:messageId",
+  summary: "Edit one of the bot's messages (text, or a file message's caption).",
+  tags: TAGS,
+  access: BOT,
+  params: MessageParams,
+  body: EditMessageRequest,
+  responses: {
+    200: { description: "edited", schema: data(MessageView) },
+    404: { description: "no such message of this tenant" },
+    409: { description: "a visitor's message, or a deleted one" },
+  },
+  async handler({ deps, params, body, principal }) {
+    const message = await deps.services.conversations.UpdateMessage({ tenant_id: keyPrincipal(principal).tenantId, message_id: params.messageId, text: body.text });
+    return { status: 200, body: { data: messageView(message) } };
+  },
+});
+
+export const deleteMessage = defineRoute<EdgeDeps, MessageParams>({
+  method: "delete",
+  path: "/v1/apps/bot/messages/:messageId",
+  summary: "Delete a message (the bot's or a visitor's); it stays in the history as deleted, without content.",
+  tags: TAGS,
+  access: BOT,
+  params: MessageParams,
+  responses: { 204: { description: "deleted (also when it already was)" }, 404: { description: "no such message of this tenant" } },
+  async handler({ deps, params, principal }) {
+    await deps.services.conversations.DeleteMessage({ tenant_id: keyPrincipal(principal).tenantId, message_id: params.messageId });
+    return { status: 204 };
+  },
+});
+
+export const postChatAction = defineRoute<EdgeDeps, ChatParams, Record<string, never>, ActionRequest>({
+  method: "post",
+  path: "/v1/apps/bot/chats/:chatId/actions",
+  summary: "A chat action: typing or read signals for the widget, or `end` (ends the chat's widget sessions at once).",
+  tags: TAGS,
+  access: BOT,
+  params: ChatParams,
+  body: ActionRequest,
+  responses: { 202: { description: "recorded on the widget feed", schema: data(ActionView) }, 404: { description: "no such chat of this tenant" } },
+  async handler({ deps, params, body, principal }) {
+    const res = await deps.services.conversations.ChatAction({ tenant_id: keyPrincipal(principal).tenantId, chat_id: params.chatId, action: body.action, author: "bot" });
+    return { status: 202, body: { data: res } };
+  },
+});

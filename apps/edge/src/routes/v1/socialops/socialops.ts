@@ -1,0 +1,137 @@
+import type { messaging } from "@gateway/protos";
+import type { EdgeDeps } from "../../../deps.js";
+import { keyPrincipal } from "../../../http/access.js";
+import { defineRoute } from "../../../http/route.js";
+import {
+  ListQuery,
+  ReplyRequest,
+  ReplyResponse,
+  SocialEventRequest,
+  SocialEventResponse,
+  SocialMessageListResponse,
+  SocialOpsAliasParams,
+  SocialThreadListResponse,
+  ThreadParams,
+  WebhookParams,
+} from "./socialops.types.js";
+
+const service = { type: "socialops", aliasParam: "alias" } as const;
+
+function threadJson(t: messaging.SocialThread__Output) {
+  return {
+    id: t.id,
+    provider: t.provider,
+    external_thread_id: t.external_thread_id,
+    subject: t.subject,
+    unread_count: t.unread_count,
+    message_count: t.message_count,
+    last_activity_at: t.last_activity_at,
+    created_at: t.created_at,
+  };
+}
+
+function messageJson(m: messaging.SocialMessage__Output) {
+  return {
+    id: m.id,
+    thread_id: m.thread_id,
+    direction: m.direction,
+    event_id: m.event_id ?? null,
+    author: m.author ?? null,
+    text: m.text,
+    created_at: m.created_at,
+    delivery: m.delivery_state
+      ? { state: m.delivery_state, attempts: m.delivery_attempts, last_status: m.delivery_last_status ?? null, error: m.delivery_error ?? null, delivered_at: m.delivered_at ?? null }
+      : null,
+  };
+}
+
+export const postSocialOpsWebhook = defineRoute<EdgeDeps, WebhookParams, Record<string, never>, SocialEventRequest>({
+  method: "post",
+  path: "/v1/apps/socialops/:alias/webhook/:provider",
+  summary: "Ingest a provider event; stored once per event_id (a repeat answers the same ids with duplicate: true).",
+  tags: ["socialops"],
+  access: { kind: "apiKey", scope: "socialops:write", service },
+  params: WebhookParams,
+  body: SocialEventRequest,
+  responses: { 202: { description: "accepted (or a duplicate)", schema: SocialEventResponse }, 404: { description: "no such instance or provider" } },
+  async handler({ deps, params, body, principal }) {
+    const res = await deps.services.messaging.IngestSocialEvent({
+      tenant_id: keyPrincipal(principal).tenantId,
+      alias: params.alias,
+      provider: params.provider,
+      event_id: body.event_id,
+      thread_id: body.thread_id,
+      subject: body.subject,
+      text: body.text,
+      ...(body.author !== undefined ? { author: body.author } : {}),
+    });
+    return { status: 202, body: { data: { thread_id: res.thread_id, message_id: res.message_id, ...(res.duplicate ? { duplicate: true } : {}) } } };
+  },
+});
+
+async function threads(deps: EdgeDeps, tenantId: string, alias: string, limit: number | undefined) {
+  const res = await deps.services.messaging.ListSocialThreads({ tenant_id: tenantId, alias, limit: limit ?? 100 });
+  return res.threads.map(threadJson);
+}
+
+export const getSocialOpsInbox = defineRoute<EdgeDeps, SocialOpsAliasParams, ListQuery>({
+  method: "get",
+  path: "/v1/apps/socialops/:alias/inbox",
+  summary: "Threads with unread counts, newest activity first.",
+  tags: ["socialops"],
+  access: { kind: "apiKey", scope: "socialops:read", service },
+  params: SocialOpsAliasParams,
+  query: ListQuery,
+  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
+  async handler({ deps, params, query, principal }) {
+    return { status: 200, body: { data: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query.limit) } };
+  },
+});
+
+export const getSocialOpsThreads = defineRoute<EdgeDeps, SocialOpsAliasParams, ListQuery>({
+  method: "get",
+  path: "/v1/apps/socialops/:alias/threads",
+  summary: "The instance's threads, newest activity first.",
+  tags: ["socialops"],
+  access: { kind: "apiKey", scope: "socialops:read", service },
+  params: SocialOpsAliasParams,
+  query: ListQuery,
+  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
+  async handler({ deps, params, query, principal }) {
+    return { status: 200, body: { data: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query.limit) } };
+  },
+});
+
+export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams>({
+  method: "get",
+  path: "/v1/apps/socialops/:alias/threads/:thread_id/messages",
+  summary: "A thread's messages, oldest first; replies carry their delivery state.",
+  tags: ["socialops"],
+  access: { kind: "apiKey", scope: "socialops:read", service },
+  params: ThreadParams,
+  responses: { 200: { description: "messages", schema: SocialMessageListResponse }, 404: { description: "no such thread of this tenant" } },
+  async handler({ deps, params, principal }) {
+    const res = await deps.services.messaging.ListSocialMessages({ tenant_id: keyPrincipal(principal).tenantId, alias: params.alias, thread_id: params.thread_id, limit: 500 });
+    return { status: 200, body: { data: res.messages.map(messageJson) } };
+  },
+});
+
+export const postSocialOpsReply = defineRoute<EdgeDeps, ThreadParams, Record<string, never>, ReplyRequest>({
+  method: "post",
+  path: "/v1/apps/socialops/:alias/threads/:thread_id/replies",
+  summary: "Queue a reply (202); it is delivered asynchronously and its delivery state shows on the message.",
+  tags: ["socialops"],
+  access: { kind: "apiKey", scope: "socialops:write", service },
+  params: ThreadParams,
+  body: ReplyRequest,
+  responses: {
+    202: { description: "queued", schema: ReplyResponse },
+    404: { description: "no such thread of this tenant" },
+    422: { description: "the instance has no reply target" },
+  },
+  async handler({ deps, params, body, principal }) {
+    const key = keyPrincipal(principal);
+    const message = await deps.services.messaging.QueueSocialReply({ tenant_id: key.tenantId, alias: params.alias, thread_id: params.thread_id, text: body.text, api_key_id: key.keyId });
+    return { status: 202, body: { data: { message_id: message.id, status: "queued" } } };
+  },
+});

@@ -1,0 +1,115 @@
+import { AppError } from "@gateway/errors";
+import type { jobs } from "@gateway/protos";
+import type { EdgeDeps } from "../../../deps.js";
+import { keyPrincipal } from "../../../http/access.js";
+import { defineRoute } from "../../../http/route.js";
+import { IdempotencyKey, unitsToNumber, unitsToUsd } from "../../../http/units.js";
+import { LeaseAccepted, LeaseListResponse, LeaseParams, LeaseRequest, LeaseResponse, QuoteRequest, QuoteResponse } from "./tron.types.js";
+import { usdToUnitsFloor } from "./usd.js";
+
+const usd = (units: string) => Number(unitsToUsd(units));
+
+function leaseView(l: jobs.Lease__Output) {
+  return {
+    id: l.id,
+    job_id: l.job_id,
+    status: l.status,
+    receiver: l.receiver,
+    energy: unitsToNumber(l.energy),
+    duration_seconds: unitsToNumber(l.duration_seconds),
+    cost: usd(l.cost_units),
+    cost_units: unitsToNumber(l.cost_units),
+    dry_run: l.dry_run,
+    provider_order_id: l.provider_order_id || null,
+    quote_id: l.quote_id,
+    created_at: l.created_at,
+    updated_at: l.updated_at,
+  };
+}
+
+export const postTronQuote = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, QuoteRequest>({
+  method: "post",
+  path: "/v1/apps/tron/quote",
+  summary: "Prices an energy lease; the quote can be used until expires_at.",
+  tags: ["tron"],
+  access: { kind: "apiKey", scope: "tron:lease" },
+  body: QuoteRequest,
+  responses: { 200: { description: "the quote", schema: QuoteResponse }, 400: { description: "receiver, energy or duration_seconds out of bounds" } },
+  async handler({ deps, body, principal }) {
+    const q = await deps.services.jobs.CreateQuote({ tenant_id: keyPrincipal(principal).tenantId, receiver: body.receiver, energy: body.energy, duration_seconds: body.duration_seconds });
+    return {
+      status: 200,
+      body: {
+        data: {
+          quote_id: q.quote_id,
+          receiver: q.receiver,
+          energy: unitsToNumber(q.energy),
+          duration_seconds: unitsToNumber(q.duration_seconds),
+          cost: usd(q.cost_units),
+          cost_units: unitsToNumber(q.cost_units),
+          expires_at: q.expires_at,
+        },
+      },
+    };
+  },
+});
+
+export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, LeaseRequest>({
+  method: "post",
+  path: "/v1/apps/tron/lease",
+  summary: "Creates an energy lease from a quote, as an asynchronous job (202).",
+  tags: ["tron"],
+  access: { kind: "apiKey", scope: "tron:lease" },
+  body: LeaseRequest,
+  headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a repeat with the same parameters gets the same job (charged once), with others 409." } },
+  responses: {
+    202: { description: "accepted; follow the job", schema: LeaseAccepted },
+    400: { description: "bounds, callback_url not HTTPS, callback_secret missing or not 16-256 characters" },
+    402: { description: "live mode: the balance does not cover the quote's cost" },
+    409: { description: "unknown or expired quote, parameters differing from it, cost above max_cost (pricing.cost), Idempotency-Key reused with other parameters" },
+  },
+  async handler({ deps, req, body, principal }) {
+    const idempotencyKey = req.header("idempotency-key");
+    if (idempotencyKey !== undefined && !IdempotencyKey.safeParse(idempotencyKey).success) {
+      throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
+    }
+    const r = await deps.services.jobs.CreateLease({
+      tenant_id: keyPrincipal(principal).tenantId,
+      quote_id: body.quote_id,
+      max_cost_units: usdToUnitsFloor(body.max_cost).toString(),
+      receiver: body.receiver,
+      energy: body.energy,
+      duration_seconds: body.duration_seconds,
+      callback_url: body.callback_url ?? "",
+      callback_secret: body.callback_secret ?? "",
+      idempotency_key: idempotencyKey ?? "",
+    });
+    return { status: 202, body: { data: { job_id: r.job_id, lease_id: r.lease_id, status: "pending", dry_run: r.dry_run } } };
+  },
+});
+
+export const getTronLeases = defineRoute<EdgeDeps>({
+  method: "get",
+  path: "/v1/apps/tron/leases",
+  summary: "The key's tenant's energy leases, newest first.",
+  tags: ["tron"],
+  access: { kind: "apiKey", scope: "tron:lease" },
+  responses: { 200: { description: "leases", schema: LeaseListResponse } },
+  async handler({ deps, principal }) {
+    const res = await deps.services.jobs.ListLeases({ tenant_id: keyPrincipal(principal).tenantId, limit: 100 });
+    return { status: 200, body: { data: res.leases.map(leaseView) } };
+  },
+});
+
+export const getTronLease = defineRoute<EdgeDeps, LeaseParams>({
+  method: "get",
+  path: "/v1/apps/tron/leases/:id",
+  summary: "One energy lease of the key's tenant.",
+  tags: ["tron"],
+  access: { kind: "apiKey", scope: "tron:lease" },
+  params: LeaseParams,
+  responses: { 200: { description: "the lease", schema: LeaseResponse }, 404: { description: "no such lease of this tenant" } },
+  async handler({ deps, params, principal }) {
+    return { status: 200, body: { data: leaseView(await deps.services.jobs.GetLease({ tenant_id: keyPrincipal(principal).tenantId, id: params.id })) } };
+  },
+});
