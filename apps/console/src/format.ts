@@ -1,0 +1,34 @@
+// Money arrives as integer units of USD 0.0001 (CONTRACT §1); shown as USD with 4 decimals.
+
+export const UNITS_PER_USD = 10_000;
+
+export function usd(units: number | null | undefined): string {
+  if (units === null || units === undefined) return "—";
+  const sign = units < 0 ? "-" : "";
+  const abs = Math.abs(units);
+  const whole = Math.floor(abs / UNITS_PER_USD);
+  const frac = String(abs % UNITS_PER_USD).padStart(4, "0");
+  return `${sign}$${whole.toLocaleString("en-US")}.${frac}`;
+}
+
+/** "2026-11-22T16:49:38.123Z" → "2026-11-22 16:49:38 UTC". */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
+
+/** A whole number from a form field; empty → undefined; anything else → NaN (rejected by the API with a clear message). */
+export function intOrUndefined(text: string): number | undefined {
+  const t = text.trim();
+  if (t === "") return undefined;
+  return /^-?\d+$/.test(t) ? Number(t) : Number.NaN;
+}
+
+/** "a, b  c" → ["a","b","c"]; empty → undefined. */
+export function listOrUndefined(text: string): string[] | undefined {
+  const items = text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return items.length > 0 ? items : undefined;
+}

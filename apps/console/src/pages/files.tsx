@@ -1,0 +1,69 @@
+import { useState } from "react";
+import { api } from "../client.js";
+import { intOrUndefined, when } from "../format.js";
+import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { KeyGate } from "./key-gate.js";
+
+type FileItem = { id: string; filename: string; size: number; sha256?: string; expires_at: string | null; max_downloads: number | null; downloads?: number; share_url?: string; download_url?: string; created_at?: string };
+
+export function Files() {
+  return <KeyGate scopes="file:read and file:write">{(key) => <FileList apiKey={key} />}</KeyGate>;
+}
+
+function FileList({ apiKey }: { apiKey: string }) {
+  const auth = { kind: "apiKey" as const, key: apiKey };
+  const files = useLoad(() => api.data<FileItem[]>("GET", "/v1/apps/file/list", { auth }), [apiKey]);
+  const [file, setFile] = useState<File | null>(null);
+  const [expiresIn, setExpiresIn] = useState("");
+  const [maxDownloads, setMaxDownloads] = useState("");
+  return (
+    <>
+      <Card title="Files" actions={<button className="secondary" onClick={files.reload}>Refresh</button>}>
+        <ErrorBox error={files.error} />
+        <Table
+          rows={files.data ?? []}
+          rowKey={(f) => f.id}
+          empty="No files."
+          columns={[
+            ["Name", (f) => f.filename],
+            ["Size", (f) => `${f.size.toLocaleString("en-US")} B`],
+            ["Downloads", (f) => (f.downloads !== undefined ? `${f.downloads} of ${f.max_downloads ?? "unlimited"}` : `at most ${f.max_downloads ?? "unlimited"}`)],
+            ["Expires", (f) => when(f.expires_at)],
+            ["Share", (f) => (f.share_url ? <a href={f.share_url}>share page</a> : "—")],
+          ]}
+        />
+      </Card>
+      <Card title="Upload a file">
+        <ActionForm
+          submit="Upload"
+          onSubmit={async () => {
+            if (!file) throw new Error("Choose a file first.");
+            // Browsers refuse header values outside Latin-1: send the name as RFC 8187 UTF-8, which the API decodes.
+            const headers: Record<string, string> = { "x-filename": `UTF-8''${encodeURIComponent(file.name)}` };
+            if (intOrUndefined(expiresIn) !== undefined) headers["x-expires-in"] = expiresIn.trim();
+            if (intOrUndefined(maxDownloads) !== undefined) headers["x-max-downloads"] = maxDownloads.trim();
+            const saved = await api.data<FileItem>("PUT", "/v1/apps/file/upload", { auth, raw: file, headers });
+            files.reload();
+            return (
+              <>
+                Uploaded {saved.filename}. {saved.share_url ? <a href={saved.share_url}>Share page</a> : null}
+              </>
+            );
+          }}
+        >
+          <div className="row">
+            <Field label="File">
+              <input type="file" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+            </Field>
+            <Field label="Expires in (seconds)" hint="Empty: the gateway's default.">
+              <input inputMode="numeric" value={expiresIn} onChange={(e) => setExpiresIn(e.target.value)} />
+            </Field>
+            <Field label="Max downloads" hint="Empty: unlimited.">
+              <input inputMode="numeric" value={maxDownloads} onChange={(e) => setMaxDownloads(e.target.value)} />
+            </Field>
+          </div>
+        </ActionForm>
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,162 @@
+import { useState } from "react";
+import { api } from "../client.js";
+import { intOrUndefined, listOrUndefined, when } from "../format.js";
+import { ActionForm, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
+
+type Key = {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  service_aliases: string[] | null;
+  allowed_ips: string[] | null;
+  daily_quota: number | null;
+  rate_limit_per_minute: number | null;
+  concurrency_limit: number | null;
+  expires_at: string | null;
+  created_at: string;
+};
+type KeyWithSecret = Key & { key: string };
+
+/** The scope table of spec section 5 (plus file:write); '*' allows every scope. */
+export const SCOPES = [
+  "ai:invoke",
+  "jobs:read",
+  "tron:lease",
+  "push:send",
+  "socialops:read",
+  "socialops:write",
+  "bot:send",
+  "bot:session:create",
+  "bot:events:read",
+  "conversation:read",
+  "conversation:write",
+  "conversation:events:write",
+  "file:read",
+  "file:write",
+  "*",
+];
+
+const limit = (n: number | null) => (n === null ? "unlimited" : String(n));
+
+export function Keys() {
+  const keys = useLoad(() => api.data<Key[]>("GET", "/console/keys"));
+  const [secret, setSecret] = useState<{ label: string; key: string } | null>(null);
+  const [rowError, setRowError] = useState<unknown>(null);
+  const [form, setForm] = useState({ name: "", scopes: ["ai:invoke"] as string[], aliases: "", ips: "", daily: "", rate: "", concurrency: "", expires: "" });
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+  const toggleScope = (scope: string) =>
+    setForm({ ...form, scopes: form.scopes.includes(scope) ? form.scopes.filter((s) => s !== scope) : [...form.scopes, scope] });
+
+  const rotate = async (key: Key) => {
+    setRowError(null);
+    if (!window.confirm(`Rotate "${key.name}"? The current secret stops working at once.`)) return;
+    try {
+      const rotated = await api.data<KeyWithSecret>("POST", `/console/keys/${key.id}/rotate`);
+      setSecret({ label: `New secret of "${rotated.name}".`, key: rotated.key });
+      keys.reload();
+    } catch (err) {
+      setRowError(err);
+    }
+  };
+  const revoke = async (key: Key) => {
+    setRowError(null);
+    if (!window.confirm(`Revoke "${key.name}"? It stops working at once.`)) return;
+    try {
+      await api.send("DELETE", `/console/keys/${key.id}`);
+      keys.reload();
+    } catch (err) {
+      setRowError(err);
+    }
+  };
+
+  return (
+    <>
+      {secret ? <SecretOnce label={secret.label} secret={secret.key} onDismiss={() => setSecret(null)} /> : null}
+      <Card title="API keys" actions={<button className="secondary" onClick={keys.reload}>Refresh</button>}>
+        <ErrorBox error={keys.error ?? rowError} />
+        <Table
+          rows={keys.data ?? []}
+          rowKey={(k) => k.id}
+          empty="No keys yet: create one below."
+          columns={[
+            ["Name", (k) => k.name],
+            ["Prefix", (k) => <code>{k.prefix}…</code>],
+            ["Scopes", (k) => (k.scopes.length ? k.scopes.join(" ") : <em>none (denied everywhere)</em>)],
+            ["Instances", (k) => k.service_aliases?.join(" ") ?? "any"],
+            ["Addresses", (k) => k.allowed_ips?.join(" ") ?? "any"],
+            ["Per day / minute / at once", (k) => `${limit(k.daily_quota)} / ${limit(k.rate_limit_per_minute)} / ${limit(k.concurrency_limit)}`],
+            ["Expires", (k) => when(k.expires_at)],
+            ["Created", (k) => when(k.created_at)],
+            [
+              "",
+              (k) => (
+                <span className="row-actions">
+                  <button className="secondary" onClick={() => rotate(k)}>
+                    Rotate
+                  </button>
+                  <button className="danger" onClick={() => revoke(k)}>
+                    Revoke
+                  </button>
+                </span>
+              ),
+            ],
+          ]}
+        />
+      </Card>
+      <Card title="Create a key">
+        <ActionForm
+          submit="Create key"
+          onSubmit={async () => {
+            const body = {
+              ...(form.name.trim() ? { name: form.name.trim() } : {}),
+              scopes: form.scopes,
+              ...(listOrUndefined(form.aliases) ? { service_aliases: listOrUndefined(form.aliases) } : {}),
+              ...(listOrUndefined(form.ips) ? { allowed_ips: listOrUndefined(form.ips) } : {}),
+              ...(intOrUndefined(form.daily) !== undefined ? { daily_quota: intOrUndefined(form.daily) } : {}),
+              ...(intOrUndefined(form.rate) !== undefined ? { rate_limit_per_minute: intOrUndefined(form.rate) } : {}),
+              ...(intOrUndefined(form.concurrency) !== undefined ? { concurrency_limit: intOrUndefined(form.concurrency) } : {}),
+              ...(form.expires ? { expires_at: new Date(form.expires).toISOString() } : {}),
+            };
+            const created = await api.data<KeyWithSecret>("POST", "/console/keys", { body });
+            setSecret({ label: `Key "${created.name}" created.`, key: created.key });
+            keys.reload();
+          }}
+        >
+          <Field label="Name">
+            <input name="name" value={form.name} onChange={set("name")} placeholder="production backend" />
+          </Field>
+          <fieldset className="scopes">
+            <legend>Scopes (none: the key is denied everywhere)</legend>
+            {SCOPES.map((scope) => (
+              <label key={scope} className="check">
+                <input type="checkbox" name={`scope:${scope}`} checked={form.scopes.includes(scope)} onChange={() => toggleScope(scope)} />
+                {scope === "*" ? "* (every scope)" : scope}
+              </label>
+            ))}
+          </fieldset>
+          <Field label="Instances" hint="<service_id>:<alias>, e.g. ai-model:demo; separated by spaces or commas. Empty: any instance.">
+            <input name="service_aliases" value={form.aliases} onChange={set("aliases")} />
+          </Field>
+          <Field label="Allowed addresses" hint="IP addresses or CIDRs. Empty: any address.">
+            <input name="allowed_ips" value={form.ips} onChange={set("ips")} />
+          </Field>
+          <div className="row">
+            <Field label="Daily quota" hint="Requests per UTC day. Empty: unlimited.">
+              <input name="daily_quota" inputMode="numeric" value={form.daily} onChange={set("daily")} />
+            </Field>
+            <Field label="Rate per minute" hint="Empty: unlimited.">
+              <input name="rate_limit_per_minute" inputMode="numeric" value={form.rate} onChange={set("rate")} />
+            </Field>
+            <Field label="Concurrency" hint="Requests in flight at once. Empty: unlimited.">
+              <input name="concurrency_limit" inputMode="numeric" value={form.concurrency} onChange={set("concurrency")} />
+            </Field>
+            <Field label="Expires" hint="Your local time. Empty: never.">
+              <input name="expires_at" type="datetime-local" value={form.expires} onChange={set("expires")} />
+            </Field>
+          </div>
+        </ActionForm>
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,100 @@
+import { useState } from "react";
+import { api } from "../client.js";
+import { usd, when } from "../format.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+
+type OpsRecord = {
+  id: string;
+  tenant_id: string;
+  service_alias: string;
+  model_alias: string;
+  status: string;
+  reserved_units: number;
+  final_units: number | null;
+  error_code: string | null;
+  hold_expires_at: string | null;
+  refunded_units: number | null;
+  release_reason: string | null;
+  created_at: string;
+};
+
+/** A record an operator may release: in review, or reserved past its hold's expiry (CONTRACT §6). */
+const releasable = (r: OpsRecord, now: number) => r.status === "review" || (r.status === "reserved" && r.hold_expires_at !== null && Date.parse(r.hold_expires_at) <= now);
+
+export function Review({ canWrite }: { canWrite: boolean }) {
+  const records = useLoad(() => api.data<OpsRecord[]>("GET", "/ops/ai/requests"));
+  const [showAll, setShowAll] = useState(false);
+  const [releasing, setReleasing] = useState<OpsRecord | null>(null);
+  const [reason, setReason] = useState("");
+  const [done, setDone] = useState<string | null>(null);
+  const now = Date.now();
+  const rows = (records.data ?? []).filter((r) => showAll || releasable(r, now) || r.status === "reserved");
+  return (
+    <>
+      <Card
+        title={showAll ? "Requests (latest 200 of every tenant)" : "Requests to review"}
+        actions={
+          <span className="row-actions">
+            <label className="check">
+              <input type="checkbox" checked={showAll} onChange={(e) => setShowAll(e.target.checked)} /> show every request
+            </label>
+            <button className="secondary" onClick={records.reload}>
+              Refresh
+            </button>
+          </span>
+        }
+      >
+        <ErrorBox error={records.error} />
+        {done ? <div className="ok">{done}</div> : null}
+        <Table
+          rows={rows}
+          rowKey={(r) => r.id}
+          empty="Nothing waits for review."
+          columns={[
+            ["Request", (r) => <code className="small">{r.id}</code>],
+            ["Tenant", (r) => <code className="small">{r.tenant_id}</code>],
+            ["Model", (r) => r.model_alias],
+            ["Status", (r) => <Badge value={r.status} />],
+            ["Note", (r) => r.error_code ?? ""],
+            ["Held", (r) => usd(r.reserved_units)],
+            ["Hold expires", (r) => when(r.hold_expires_at)],
+            ["Final / refunded", (r) => `${usd(r.final_units)} / ${usd(r.refunded_units)}`],
+            ["Created", (r) => when(r.created_at)],
+            [
+              "",
+              (r) =>
+                canWrite && releasable(r, now) ? (
+                  <button className="secondary" onClick={() => (setReleasing(r), setReason(""), setDone(null))}>
+                    Release…
+                  </button>
+                ) : r.status === "reserved" ? (
+                  <span className="muted small">hold not expired</span>
+                ) : null,
+            ],
+          ]}
+        />
+      </Card>
+      {releasing ? (
+        <Card title={`Release ${releasing.id}`}>
+          <p>
+            The hold of {usd(releasing.reserved_units)} goes back to tenant <code>{releasing.tenant_id}</code> and the request ends as failed. The reason is kept in the audit trail.
+          </p>
+          <ActionForm
+            submit="Release and refund"
+            onSubmit={async () => {
+              if (!reason.trim()) throw new Error("A reason is required.");
+              const res = await api.data<{ id: string; refunded: number }>("POST", `/ops/ai/requests/${releasing.id}/release`, { body: { reason: reason.trim() } });
+              setReleasing(null);
+              setDone(`Released ${res.id}: refunded ${usd(res.refunded)}.`);
+              records.reload();
+            }}
+          >
+            <Field label="Reason (required)">
+              <input name="release_reason" value={reason} onChange={(e) => setReason(e.target.value)} required maxLength={240} />
+            </Field>
+          </ActionForm>
+        </Card>
+      ) : null}
+    </>
+  );
+}
