@@ -8,10 +8,26 @@
 #   scripts/bench-steps.sh <ref> [<ref> ...]      MODE=json|stream (default json)
 # Needs what the tests need running (scripts/setup.sh starts it).
 set -euo pipefail
+usage() {
+  cat <<'EOF'
+Usage: scripts/bench-steps.sh <ref> [<ref> ...]
+
+Before/after of optimizations: checks each git ref out into its own worktree
+($BENCH_STEPS_DIR, default ${TMPDIR:-/tmp}/gw-steps/<commit>), installs and builds
+it ("." is this checkout as it is), then measures every ref's services with this
+checkout's quick bench in the order given and back (A B B A), and prints the means.
+Writes nothing in this checkout.
+
+Environment:
+  MODE              json | stream (default json)
+  BENCH_STEPS_DIR   where the worktrees go
+EOF
+}
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODE="${MODE:-json}"
 DIR="${BENCH_STEPS_DIR:-${TMPDIR:-/tmp}/gw-steps}"
-[ $# -ge 1 ] || { echo "usage: $0 <ref> [<ref> ...]" >&2; exit 2; }
+[ $# -ge 1 ] || { usage >&2; exit 2; }
 mkdir -p "$DIR"
 
 declare -a TREES NAMES

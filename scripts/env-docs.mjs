@@ -7,6 +7,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: node scripts/env-docs.mjs [--check]   (also: pnpm docs:env)
+
+Writes the environment-variable tables of docs/configuration.md and the README from
+each service's src/env.ts (needs the build: pnpm build).
+  --check   change nothing; exit 1 when the committed tables are stale`);
+  process.exit(0);
+}
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { describeEnv } = await import(pathToFileURL(join(root, "packages/config/dist/index.js")).href);
 

@@ -1,8 +1,24 @@
 // Demo data for a running local stack (scripts/stack.sh): an operator session,
 // a demo tenant with a prepaid balance, the local mock provider as an upstream
 // with a priced model, a managed instance, an API key, and a curl line and an
-// SDK snippet that get a metered completion. Idempotent: run it again and it
-// reuses what exists (and issues a fresh key, revoking the previous demo key).
+// SDK snippet that get a metered completion. Run it again and it reuses what
+// exists: the balance is credited once, and each run adds a new demo key while the
+// earlier ones keep working (it says how many there are).
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: pnpm seed        (or node scripts/seed.mjs), with the stack running
+
+Creates demo data through the gateway's public API: the operator's session, the
+tenant demo@gateway.local with a USD 10 balance (credited once), the local mock
+provider as upstream demo-mock, the priced model demo-small, the managed instance
+demo and a new API key (earlier demo keys keep working). Prints the key once, the
+real balance, a curl line and an openai SDK snippet. Safe to run again.
+
+Environment (all optional):
+  GATEWAY_URL        the gateway (default http://127.0.0.1:$PORT, PORT default 8080)
+  BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD   the operator (as scripts/stack.sh)
+  MOCK_PROVIDER_URL / MOCK_PROVIDER_PORT / MOCK_PROVIDER_API_KEY   the demo provider`);
+  process.exit(0);
+}
 const base = process.env.GATEWAY_URL ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`;
 const operator = {
   email: process.env.BOOTSTRAP_ADMIN_EMAIL ?? "admin@gateway.local",
@@ -34,34 +50,43 @@ async function login(who) {
   return must(await call("POST", "/auth/login", { body: { email: who.email, password: who.password } }), 200).token;
 }
 
+const usd = (units) => `USD ${Math.floor(units / 10_000)}.${String(units % 10_000).padStart(4, "0")}`;
+const INITIAL_CREDIT = 100_000;
+
+// Each step returns what it did, printed after its label.
 const steps = {
   async operator(ctx) {
     ctx.operatorToken = await login(operator);
-    return `operator ${operator.email}`;
+    return `${operator.email} (signed in)`;
   },
   async tenant(ctx) {
     const res = await call("POST", "/auth/register", { body: demo });
     must(res, 201, 409);
     ctx.tenantToken = await login(demo);
     ctx.tenantId = must(await call("GET", "/console/me", { token: ctx.tenantToken }), 200).data.tenant_id;
-    return `tenant user ${demo.email} / ${demo.password}`;
+    return `${demo.email} / ${demo.password} (${res.status === 201 ? "created" : "exists"}; tenant ${ctx.tenantId})`;
   },
   async balance(ctx) {
-    const credit = must(
+    const before = must(await call("GET", "/console/balance", { token: ctx.tenantToken }), 200).data;
+    must(
       await call("POST", `/ops/ledger/tenants/${ctx.tenantId}/credits`, {
         token: ctx.operatorToken,
+        // Credited once, whatever the number of runs.
         headers: { "Idempotency-Key": "seed-initial-credit" },
-        body: { units: 100_000, reason: "demo balance" },
+        body: { units: INITIAL_CREDIT, reason: "demo balance" },
       }),
       201,
     );
-    return `balance ${credit.data.available_units} units (USD ${(credit.data.available_units / 10_000).toFixed(4)})`;
+    // What the tenant has now, read back (the credit's answer is the first run's, replayed).
+    const now = must(await call("GET", "/console/balance", { token: ctx.tenantToken }), 200).data;
+    const credited = now.available_units + now.reserved_units > before.available_units + before.reserved_units;
+    return `${usd(now.available_units)} available, ${usd(now.reserved_units)} reserved (${credited ? `${usd(INITIAL_CREDIT)} credited now` : `the ${usd(INITIAL_CREDIT)} demo credit was given on an earlier run`})`;
   },
   async upstream(ctx) {
     const body = { provider: "openai", base_url: mockProvider.url, api_key: mockProvider.apiKey, enabled: true };
     must(await call("PUT", "/ops/ai/upstreams/demo-mock", { token: ctx.operatorToken, body }), 200);
     const test = must(await call("POST", "/ops/ai/upstreams/demo-mock/test", { token: ctx.operatorToken }), 200).data;
-    return `upstream demo-mock → ${mockProvider.url} (${test.authenticated ? "connection ok" : `not connected: ${JSON.stringify(test)}`})`;
+    return `demo-mock → ${mockProvider.url} (${test.authenticated ? "connection ok" : `not connected: ${JSON.stringify(test)}`})`;
   },
   async model(ctx) {
     const model = must(
@@ -74,7 +99,7 @@ const steps = {
         await call("POST", "/ops/ai/models/demo-small/prices", { token: ctx.operatorToken, body: { input_units_per_mtok: 1_500, output_units_per_mtok: 6_000 } }),
         201,
       ).data.price;
-    return `model demo-small, price v${price.version}: ${price.input_units_per_mtok} / ${price.output_units_per_mtok} units per million input / output tokens`;
+    return `demo-small, price v${price.version}: ${price.input_units_per_mtok} / ${price.output_units_per_mtok} units per million input / output tokens`;
   },
   async instance(ctx) {
     must(
@@ -84,14 +109,16 @@ const steps = {
       }),
       201,
     );
-    return "managed instance demo (ai-model:demo), default model demo-small";
+    return "demo (ai-model:demo, managed), default model demo-small";
   },
   async key(ctx) {
-    const keys = must(await call("GET", "/console/keys", { token: ctx.tenantToken }), 200).data;
-    for (const old of keys.filter((k) => k.name === "seed demo key")) must(await call("DELETE", `/console/keys/${old.id}`, { token: ctx.tenantToken }), 204);
+    // A key's secret is shown only when it is created, so each run makes a new one;
+    // the earlier ones are left working (code and shells may still use them).
+    const earlier = must(await call("GET", "/console/keys", { token: ctx.tenantToken }), 200).data.filter((k) => k.name === "seed demo key");
     const key = must(await call("POST", "/console/keys", { token: ctx.tenantToken, body: { name: "seed demo key", scopes: ["ai:invoke"] } }), 201).data;
     ctx.apiKey = key.key;
-    return `API key ${key.prefix}… (scope ai:invoke; shown once, below)`;
+    const kept = earlier.length === 0 ? "" : `; ${earlier.length} earlier demo key${earlier.length === 1 ? "" : "s"} still work${earlier.length === 1 ? "s" : ""} (revoke in the console: API keys)`;
+    return `${key.prefix}… created (scope ai:invoke; shown once, below)${kept}`;
   },
 };
 
@@ -103,14 +130,18 @@ try {
   process.exit(1);
 }
 console.log(`
+Web console: ${base}/app/  (sign in as ${demo.email} / ${demo.password}, or as the operator)
+
 A metered completion (reserves, calls the demo provider, settles; see the X-Service-* headers):
   curl -si ${base}/v1/apps/ai/demo/v1/chat/completions -H "X-API-Key: ${ctx.apiKey}" -H "content-type: application/json" -d '{"model":"demo-small","messages":[{"role":"user","content":"Hello, gateway"}]}'
 
 The same with the official openai SDK (npm i openai):
   import OpenAI from "openai";
   const client = new OpenAI({ apiKey: "${ctx.apiKey}", baseURL: "${base}/v1/apps/ai/demo/v1" });
-  const completion = await client.chat.completions.create({ model: "demo-small", messages: [{ role: "user", content: "Hello, gateway" }] });
-  console.log(completion.choices[0].message.content, completion.usage);
+  const { data: completion, response } = await client.chat.completions
+    .create({ model: "demo-small", messages: [{ role: "user", content: "Hello, gateway" }] })
+    .withResponse();
+  console.log(completion.choices[0].message.content, response.headers.get("x-service-final-cost"));
 
 Balance and usage (as the demo tenant):
   curl -s ${base}/console/balance -H "Authorization: Bearer ${ctx.tenantToken}"

@@ -4,6 +4,19 @@
 # Sourced by scripts/stack.sh and scripts/test.sh; safe to run again.
 # Set DATABASE_URL / NATS_URL / REDIS_URL to use servers elsewhere instead.
 set -euo pipefail
+case "${1:-}" in
+  -h | --help)
+    cat <<'EOF'
+Usage: ./scripts/setup.sh    (sourced by scripts/stack.sh, scripts/test.sh and scripts/bench.sh)
+
+Prepares this machine: Node.js 20 check, pnpm (the version in package.json),
+PostgreSQL, NATS with JetStream and Redis (started, or installed from Debian's
+packages when missing), `pnpm install --frozen-lockfile`, and the build (turbo).
+Safe to run again. Set DATABASE_URL / NATS_URL / REDIS_URL to use servers elsewhere.
+EOF
+    exit 0
+    ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 

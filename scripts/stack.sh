@@ -3,5 +3,43 @@
 # then runs every service on local defaults until Ctrl-C. Databases are created
 # and migrated by the services themselves on start.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+case "${1:-}" in
+  -h | --help)
+    cat <<'EOF'
+Usage: ./scripts/stack.sh [--no-setup]        (also: pnpm stack)
+
+Sets this machine up (pnpm, PostgreSQL, NATS, Redis, dependencies, build; see
+scripts/setup.sh), then runs the edge, every gRPC service and the local mock AI
+provider until Ctrl-C, and prints the gateway's URL, the web console's URL and the
+operator sign-in. Ctrl-C drains in-flight work and stops every service once.
+Logs: .stack/logs/<service>.log. Then `pnpm seed` (another terminal) adds demo data.
+
+Options:
+  --no-setup               skip the set-up (the tree is built and the servers run)
+
+Environment (all optional):
+  PORT                     edge HTTP port (default 8080)
+  LEDGER_GRPC_URL, MANAGED_AI_GRPC_URL, JOBS_GRPC_URL, MESSAGING_GRPC_URL, FILES_GRPC_URL
+                           where each gRPC service listens (defaults 127.0.0.1:50051 to :50055)
+  METRICS_PORT=0           no separate metrics port per gRPC service (defaults 9101 to 9105)
+  STACK_DATABASE_PREFIX    database names <prefix>_<service> (default: gateway_<service>)
+  MOCK_PROVIDER_PORT       mock AI provider port (default 8090)
+  MOCK_PROVIDER_API_KEY    the key it accepts (default sk-local-demo)
+  BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD  the operator (default admin@gateway.local)
+  DATABASE_URL / NATS_URL / REDIS_URL / NATS_NAMESPACE / REDIS_KEY_PREFIX  servers elsewhere
+  STACK_LOG_DIR            where the logs go (default .stack/logs)
+  Every variable of docs/configuration.md reaches the services.
+EOF
+    exit 0
+    ;;
+esac
+if [ "${1:-}" = "--no-setup" ]; then
+  ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+elif [ -n "${1:-}" ]; then
+  echo "unknown option: $1 (see --help)" >&2
+  exit 2
+else
+  source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+fi
+# exec: Ctrl-C reaches the runner itself, which stops each service once.
 exec node "$ROOT/scripts/stack.mjs"

@@ -13,6 +13,13 @@ import { measureKeys } from "./keys.js";
 import { machine } from "./machine.js";
 import { startMock, startPortkey } from "./targets.js";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: pnpm bench   (this file runs after the set-up of scripts/bench.sh)
+
+This gateway vs the Portkey gateway vs the provider directly, the ledger and key
+verification; rewrites docs/benchmarks.md. Environment: BENCH_SECONDS (default 8).`);
+  process.exit(0);
+}
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const MOCK_KEY = "sk-bench-mock-key";
 const modelOf = (t: Target) => (t.name === "gateway" ? "bench-small" : "mock-small");

@@ -67,6 +67,13 @@ ${rows.join("\n")}
 }
 }
 
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href && (process.argv.includes("--help") || process.argv.includes("-h"))) {
+  console.log(`Usage: pnpm --filter @gateway/bench keys
+
+Measures API key verification on the real stack and rewrites docs/benchmarks/keys.md.
+Environment: BENCH_SECONDS (default 8).`);
+  process.exit(0);
+}
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const report = await measureKeys(Number(process.env.BENCH_SECONDS ?? 8));
   writeFileSync(join(REPO_ROOT, "docs", "benchmarks", "keys.md"), report);

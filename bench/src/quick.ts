@@ -6,6 +6,14 @@ import { meanCpu, measure, runOk, type Measured, type Mode, type Target } from "
 import { startGateway } from "./gateway.js";
 import { startMock } from "./targets.js";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: pnpm --filter @gateway/bench quick [json|stream]
+
+This gateway alone (metered JSON and/or stream at 1 and 32 connections, CPU per
+process, an accounting audit of every run); prints the figures, writes no file.
+Environment: QUICK_ROUNDS (default 2), BENCH_SECONDS (default 8), BENCH_APPS_ROOT.`);
+  process.exit(0);
+}
 const modes: Mode[] = process.argv[2] === "json" || process.argv[2] === "stream" ? [process.argv[2]] : ["json", "stream"];
 const rounds = Number(process.env.QUICK_ROUNDS ?? 2);
 const mock = await startMock("k");

@@ -20,7 +20,8 @@ import {
 } from "./support/managed-ai.js";
 import { eventually } from "./support/operators.js";
 
-const HOLD_TTL_SECONDS = 2;
+// Long enough that a restart of managed-ai (about 1–3 s) ends before the hold expires.
+const HOLD_TTL_SECONDS = 6;
 
 let stack: Stack;
 let provider: MockProvider;

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// pnpm reliability [--profile=ci|long] [vitest args...]
+// ci: bounded (a few minutes), run by scripts/test.sh; long: more load, longer faults.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const args = process.argv.slice(2);
+const profileArg = args.find((a) => a.startsWith("--profile="));
+const profile = profileArg ? profileArg.slice("--profile=".length) : "ci";
+if (!["ci", "long"].includes(profile)) {
+  console.error(`unknown profile ${profile}: use --profile=ci or --profile=long`);
+  process.exit(2);
+}
+const rest = args.filter((a) => a !== profileArg);
+const cwd = fileURLToPath(new URL("..", import.meta.url));
+const r = spawnSync("pnpm", ["exec", "vitest", "run", "--config", "vitest.reliability.config.ts", ...rest], {
+  cwd,
+  stdio: "inherit",
+  env: { ...process.env, RELIABILITY_PROFILE: profile },
+});
+process.exit(r.status ?? 1);

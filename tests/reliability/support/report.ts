@@ -1,0 +1,123 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "@gateway/testkit";
+
+export const PROFILE = process.env.RELIABILITY_PROFILE === "long" ? "long" : "ci";
+
+export type FaultFigures = {
+  requests: number;
+  /** 500 answers: failures nobody classified (faults may give 502 and 503, never 500). */
+  internalErrors: number;
+  byOutcome: Record<string, number>;
+  faults: string[];
+  unplannedDeaths: number;
+  records: number;
+  recordsByStatus: Record<string, number>;
+  waitingForOperator: number;
+  unitsCharged: string;
+  unitsLost: string;
+  holdProblems: number;
+  idempotencyViolations: number;
+  eventsLostOrDoubled: number;
+  fatalOrLeakLines: number;
+  secretsFound: number;
+  replicas: string;
+  durationSeconds: number;
+};
+
+export type FuzzFigures = {
+  routes: number;
+  inputsTried: number;
+  serverErrors: number;
+  badShapes: number;
+  stackTraces: number;
+  jwtAttacks: number;
+  jwtAccepted: number;
+  ssrfCases: number;
+  ssrfAccepted: number;
+  /** Names that do not resolve at write time: stored, and checked again at every delivery (DNS pinned at connect). */
+  ssrfDeferred: number;
+  secretsFound: number;
+  logLinesScanned: number;
+};
+
+type Figures = { profile: string; at: string; faults?: FaultFigures; fuzz?: FuzzFigures };
+
+const stateFile = join(REPO_ROOT, "tests", ".reliability", `${PROFILE}.json`);
+
+/** Records a section's figures and rewrites docs/reliability.md from everything this run measured so far. */
+export function saveFigures(section: "faults", data: FaultFigures): void;
+export function saveFigures(section: "fuzz", data: FuzzFigures): void;
+export function saveFigures(section: "faults" | "fuzz", data: FaultFigures | FuzzFigures): void {
+  mkdirSync(join(REPO_ROOT, "tests", ".reliability"), { recursive: true });
+  const figures: Figures = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as Figures) : { profile: PROFILE, at: "" };
+  (figures as Record<string, unknown>)[section] = data;
+  figures.at = new Date().toISOString();
+  figures.profile = PROFILE;
+  writeFileSync(stateFile, JSON.stringify(figures, null, 2));
+  writeFileSync(join(REPO_ROOT, "docs", "reliability.md"), render(figures));
+}
+
+const table = (rows: [string, string | number][]) => ["| Figure | Value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+
+function render(f: Figures): string {
+  const out = [
+    "# Reliability",
+    "",
+    `Written by the fault suite itself (\`pnpm reliability --profile=${f.profile}\`, ${f.at}); do not edit by hand.`,
+    "The suite and what it asserts: `tests/reliability/` (docs/decisions/0152).",
+    "",
+  ];
+  if (f.faults) {
+    const x = f.faults;
+    out.push(
+      "## Load with faults",
+      "",
+      `A steady mixed load (JSON, full streams, streams cut at random points on real sockets, a provider that fails, Idempotency-Key retries across replicas) on ${x.replicas}, while these faults were injected in turn:`,
+      "",
+      ...x.faults.map((fault) => `- ${fault}`),
+      "",
+      table([
+        ["Requests under load", x.requests],
+        ["Outcomes", Object.entries(x.byOutcome).sort().map(([k, v]) => `${k}: ${v}`).join(", ")],
+        ["500 internal_error answers under load", x.internalErrors],
+        ["Faults injected", x.faults.length],
+        ["Processes that died unplanned", x.unplannedDeaths],
+        ["Usage records", `${x.records} (${Object.entries(x.recordsByStatus).sort().map(([k, v]) => `${k} ${v}`).join(", ")})`],
+        ["Waiting for an operator (provider usage unknown, hold open)", x.waitingForOperator],
+        ["Units charged (= captured by the ledger)", x.unitsCharged],
+        ["Units lost or double-counted", x.unitsLost],
+        ["Records or holds that disagree with the ledger", x.holdProblems],
+        ["Idempotency-Key answered twice", x.idempotencyViolations],
+        ["Events lost from the outbox or applied twice", x.eventsLostOrDoubled],
+        ["Fatal, uncaught or listener-leak log lines", x.fatalOrLeakLines],
+        ["Secrets found in logs and events", x.secretsFound],
+        ["Duration", `${x.durationSeconds} s`],
+      ]),
+      "",
+    );
+  }
+  if (f.fuzz) {
+    const z = f.fuzz;
+    out.push(
+      "## Hostile input",
+      "",
+      "Every route of `/openapi.json` fuzzed in body, query, path and headers (fast-check); JWT attacks; SSRF through customer-supplied URLs; every log line and event scanned for the secrets the run created.",
+      "",
+      table([
+        ["Routes fuzzed", z.routes],
+        ["Inputs tried", z.inputsTried],
+        ["5xx on bad input", z.serverErrors],
+        ["Answers not in the contract's error shape", z.badShapes],
+        ["Stack traces in answers", z.stackTraces],
+        ["JWT attacks tried / accepted", `${z.jwtAttacks} / ${z.jwtAccepted}`],
+        ["SSRF cases tried / accepted", `${z.ssrfCases} / ${z.ssrfAccepted}`],
+        ["SSRF cases deferred to delivery (a name that does not resolve at write; checked again at connect)", z.ssrfDeferred],
+        ["Log lines and events scanned", z.logLinesScanned],
+        ["Secrets found", z.secretsFound],
+      ]),
+      "",
+    );
+  }
+  return out.join("\n");
+}
