@@ -1,12 +1,12 @@
 import { AppError } from "@gateway/errors";
 import { openCredential, sealCredential, type Keyring, type SealedCredential } from "@gateway/secrets";
 import type { CallbackSettings } from "../db.js";
-import type { EgressPolicy } from "@gateway/outbound";
+import { checkUrl, type EgressPolicy } from "@gateway/outbound";
 
 export const SECRET_MIN = 16;
 export const SECRET_MAX = 256;
 
-/** HTTPS only; plain HTTP to a loopback address only with CALLBACK_ALLOW_HTTP_LOOPBACK. Private addresses are refused at delivery. */
+/** HTTPS only; plain HTTP to a loopback address only with CALLBACK_ALLOW_HTTP_LOOPBACK. Private addresses are refused at write and again at every delivery. */
 export function callbackPolicy(settings: Pick<CallbackSettings, "allowHttpLoopback">): EgressPolicy {
   return { allowPrivate: false, allowHttpLoopback: settings.allowHttpLoopback, requireHttps: true };
 }
@@ -16,10 +16,7 @@ export const callbackSecretContext = (jobId: string) => `gateway.jobs.callback_s
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/**
- * The syntax and scheme rules, checked when the lease is created (no DNS here:
- * where the name points is checked, and pinned, at every delivery).
- */
+/** The syntax and scheme rules (addresses are checked by `checkCallback` after these). */
 function urlProblem(text: string, allowHttpLoopback: boolean): string | undefined {
   let url: URL;
   try {
@@ -35,9 +32,12 @@ function urlProblem(text: string, allowHttpLoopback: boolean): string | undefine
 
 /**
  * Validates a lease's callback fields (400 on any problem): a URL the policy
- * allows and a secret of 16..256 characters whenever a URL is given.
+ * allows and a secret of 16..256 characters whenever a URL is given. A host
+ * that resolves to a private, loopback or link-local address is refused here;
+ * one that does not resolve now is stored, since every delivery resolves the
+ * name again and refuses such an address at connect time.
  */
-export function checkCallback(settings: CallbackSettings, url: string, secret: string): { url: string; secret: string } | null {
+export async function checkCallback(settings: CallbackSettings, url: string, secret: string): Promise<{ url: string; secret: string } | null> {
   if (!url) {
     if (secret) throw new AppError("invalid_request", "callback_secret is only meaningful with a callback_url.");
     return null;
@@ -45,6 +45,8 @@ export function checkCallback(settings: CallbackSettings, url: string, secret: s
   if (url.length > 2048) throw new AppError("invalid_request", "callback_url must be at most 2048 characters.");
   const reason = urlProblem(url, settings.allowHttpLoopback);
   if (reason) throw new AppError("invalid_request", `callback_url must be an HTTPS URL (${reason}).`);
+  const reached = await checkUrl(url, callbackPolicy(settings));
+  if (!reached.ok && reached.reason !== "dns_failed") throw new AppError("invalid_request", `callback_url must not reach a private, loopback or link-local address (${reached.reason}).`);
   if (!secret) throw new AppError("invalid_request", "callback_secret is required with a callback_url.");
   if (secret.length < SECRET_MIN || secret.length > SECRET_MAX) throw new AppError("invalid_request", `callback_secret must be ${SECRET_MIN} to ${SECRET_MAX} characters.`);
   return { url, secret };

@@ -38,7 +38,7 @@ const conflict = (message: string, extra?: Record<string, unknown>) => new AppEr
  */
 export async function createLease({ ctx, input }: { ctx: JobsContext; input: CreateLeaseInput }): Promise<CreateLeaseResult> {
   const q = parseInput(CreateLeaseInput, input);
-  const callback = checkCallback(ctx.callbacks, q.callback_url, q.callback_secret);
+  const callback = await checkCallback(ctx.callbacks, q.callback_url, q.callback_secret);
   const fingerprint = createHash("sha256")
     .update(JSON.stringify([q.quote_id, q.max_cost_units.toString(), q.receiver, q.energy, q.duration_seconds, q.callback_url, q.callback_secret]))
     .digest("hex");
