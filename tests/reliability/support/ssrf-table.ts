@@ -3,15 +3,9 @@ import { call, type Stack } from "@gateway/testkit";
 import type { Customer } from "../../src/support/managed-ai.js";
 
 /*
- * Every customer-supplied URL field, and how to send a URL through it. Today
- * the customer routes take none (upstream base_url is an operator's, on /ops).
- * The hostile-input suite fails when /openapi.json shows a URL-like field on a
- * customer route that is missing here, so each one that arrives (BYOK base_url,
- * job callback_url, push target urls, conversation webhook urls) gets its case:
- *
- *   { method: "POST", path: "/v1/apps/tron/lease", field: "callback_url",
- *     send: ({ stack, customer }, url) => call(stack.edgeUrl, "POST", "/v1/apps/tron/lease",
- *       { headers: { "x-api-key": customer.key }, body: { ..., callback_url: url, callback_secret: "s".repeat(16) } }) }
+ * Every customer-supplied URL field, and how to send a URL through it. The
+ * hostile-input suite fails when /openapi.json shows a URL-like field on a
+ * customer route that is missing here, so each new one gets its case.
  *
  * `send` answers whether the URL was refused (a 4xx at write, or a delivery
  * attempt reported as not made) and what happened; the suite expects every
@@ -19,7 +13,7 @@ import type { Customer } from "../../src/support/managed-ai.js";
  * standing in for an internal service.
  */
 
-export type SsrfContext = { stack: Stack; customer: Customer; operatorToken: string; pushKey: string; conversationKey: string };
+export type SsrfContext = { stack: Stack; customer: Customer; operatorToken: string; pushKey: string; conversationKey: string; tronKey: string };
 
 export type SsrfField = {
   method: string;
@@ -51,7 +45,32 @@ let n = 0;
 const alias = (kind: string) => `ssrf-${kind}-${++n}`;
 const refusedAtWrite = (res: { status: number; body: unknown }) => ({ refused: res.status >= 400 && res.status < 500, status: res.status, detail: JSON.stringify(res.body).slice(0, 200) });
 
+const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
+
 export const SSRF_FIELDS: SsrfField[] = [
+  {
+    method: "POST",
+    path: "/v1/apps/tron/lease",
+    field: "callback_url",
+    // Sent as given and, for http targets, as https too: the scheme rule alone must not be what refuses a private address.
+    async send({ stack, tronKey }, url) {
+      const variants = url.startsWith("http://") ? [url, `https://${url.slice("http://".length)}`] : [url];
+      for (const target of variants) {
+        const quote = await call<{ data: { quote_id: string; cost: number } }>(stack.edgeUrl, "POST", "/v1/apps/tron/quote", {
+          headers: { "x-api-key": tronKey },
+          body: { receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600 },
+        });
+        if (quote.status !== 200) return { refused: false, status: quote.status, detail: `quote: ${JSON.stringify(quote.body).slice(0, 200)}` };
+        const res = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", {
+          headers: { "x-api-key": tronKey },
+          body: { quote_id: quote.body.data.quote_id, max_cost: quote.body.data.cost, receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600, callback_url: target, callback_secret: "s".repeat(16) },
+        });
+        const outcome: SsrfOutcome = refusedAtWrite(res);
+        if (!outcome.refused) return { ...outcome, detail: `${target}: ${outcome.detail}`, deferred: res.status === 202 && (await unresolvable(target)) };
+      }
+      return { refused: true, status: 400, detail: variants.join(", ") };
+    },
+  },
   {
     method: "POST",
     path: "/console/services",
