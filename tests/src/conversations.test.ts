@@ -21,6 +21,8 @@ let hookBase: string;
 const received: Received[] = [];
 /** Per path: how many more requests to fail with 500 (Infinity: always). */
 const failures = new Map<string, number>();
+/** Paths whose failures answer only after this many ms (so that retries cannot run out while the service stops). */
+const slowFailures = new Map<string, number>();
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
   const until = Date.now() + timeoutMs;
@@ -46,7 +48,10 @@ beforeAll(async () => {
       const left = failures.get(path) ?? 0;
       if (left > 0) {
         failures.set(path, left - 1);
-        res.writeHead(500).end("not now");
+        const fail = () => res.writeHead(500).end("not now");
+        const delay = slowFailures.get(path);
+        if (delay) setTimeout(fail, delay);
+        else fail();
       } else res.writeHead(204).end();
     });
   });
@@ -331,6 +336,9 @@ describe("conversation webhooks", () => {
   it("keeps undelivered events across a restart of the messaging service", async () => {
     const path = `/later-${Date.now()}`;
     failures.set(path, Number.POSITIVE_INFINITY);
+    // With a 20 ms base delay, 8 quick failures exhaust the delivery in about 2.5 s: a stop
+    // that is slow under load must not see it exhausted. Slow failures take 8 × 1.5 s.
+    slowFailures.set(path, 1_500);
     const secret = "restart-secret-0123456789";
     const reg = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body: { url: `${hookBase}${path}`, secret, event_types: ["conversation.created"] } });
     const c = await newConversation();
@@ -343,12 +351,12 @@ describe("conversation webhooks", () => {
     const ok = await waitFor("delivery after restart", async () => {
       const rows = await stack.sql<{ state: string }>("messaging", "SELECT state FROM webhook_deliveries WHERE webhook_id = $1", [reg.body.data.id]);
       return rows[0]?.state === "delivered" ? rows : undefined;
-    });
+    }, 40_000); // an attempt cut by the stop is retried once its claim's delivery timeout has passed
     expect(ok).toHaveLength(1);
     const last = received.filter((r) => r.path === path).at(-1)!;
     expect(last.body).toMatchObject({ event: "conversation.created", conversation_id: c.id });
     expect(last.headers["x-service-signature"]).toBe(sign(secret, last.raw));
-  });
+  }, 90_000);
 
   it("refuses bad registrations", async () => {
     const cases: Record<string, unknown>[] = [
