@@ -19,6 +19,7 @@ let port: number;
 let client: Client<typeof echoContract>;
 const cancelled: string[] = [];
 const collectEnded: string[] = [];
+const sayContexts: { signal: AbortSignal }[] = [];
 let collectRead = 0;
 
 beforeAll(async () => {
@@ -26,6 +27,7 @@ beforeAll(async () => {
   server = new GrpcServer({ logger: createLogger({ service: "echo", level: "debug", destination }), registry });
   server.add(echoContract, {
     async Say(req, ctx) {
+      sayContexts.push(ctx);
       if (req.sleep_ms > 0) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, req.sleep_ms);
@@ -74,6 +76,15 @@ afterAll(async () => {
 });
 
 describe("unary calls", () => {
+  it("leave a finished call's signal alone when grpc-js reports its stream closed", async () => {
+    const before = sayContexts.length;
+    await client.Say({ text: "done" });
+    await new Promise((r) => setTimeout(r, 100));
+    const ctx = sayContexts[before]!;
+    // grpc-js emits "cancelled" as every stream closes; aborting then would build a DOMException per call.
+    expect(ctx.signal.aborted).toBe(false);
+  });
+
   it("answer with typed responses and carry the caller's request id", async () => {
     const res = await runWithContext({ requestId: "req_fromEdge123" }, () => client.Say({ text: "hi" }));
     expect(res).toEqual({ text: "HI", request_id: "req_fromEdge123" });

@@ -26,6 +26,9 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
  * caller's request context (request id from metadata), is timed, logged and
  * answered exactly once; thrown AppErrors keep their contract code.
  */
+/** Calls whose handler has settled: their stream's later "cancelled" aborts nothing. */
+const finished = new WeakSet<object>();
+
 export class GrpcServer {
   readonly health = new HealthService();
   private readonly server = new grpc.Server(SERVER_OPTIONS);
@@ -102,14 +105,30 @@ export class GrpcServer {
     const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
     const rawActor = call.metadata.get(METADATA.actor)[0];
     const actor = typeof rawActor === "string" && /^[a-z]+:[A-Za-z0-9_.:-]{1,160}$/.test(rawActor) ? rawActor : undefined;
-    const controller = new AbortController();
-    (call as grpc.ServerUnaryCall<unknown, unknown>).on("cancelled", () => controller.abort());
+    // The signal is made when a handler first asks for it: most handlers never do, and an
+    // AbortController aborted at a call's end builds a DOMException (a stack capture) per call.
+    // grpc-js reports "cancelled" when any call's stream closes, finished or not: a unary or
+    // server-streaming call whose handler has settled is not aborted. (A client stream can
+    // end before its cancellation is reported, so those are always aborted.)
+    let controller: AbortController | undefined;
+    let cancelled = false;
+    (call as grpc.ServerUnaryCall<unknown, unknown>).on("cancelled", () => {
+      if (finished.has(call)) return;
+      cancelled = true;
+      controller?.abort();
+    });
     const deadline = call.getDeadline();
     return {
       requestId,
       actor,
       metadata: call.metadata,
-      signal: controller.signal,
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (cancelled) controller.abort();
+        }
+        return controller.signal;
+      },
       deadline: deadline instanceof Date ? deadline : Number.isFinite(deadline) ? new Date(deadline) : undefined,
     };
   }
@@ -132,10 +151,12 @@ export class GrpcServer {
       runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
         fn(call.request, ctx).then(
           (response) => {
+            finished.add(call);
             this.observe(path, started, undefined);
             callback(null, response);
           },
           (err: unknown) => {
+            finished.add(call);
             this.observe(path, started, err);
             callback(toStatus(err));
           },
@@ -166,10 +187,12 @@ export class GrpcServer {
       runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
         fn(call.request, ctx, send).then(
           () => {
+            finished.add(call);
             this.observe(path, started, undefined);
             call.end();
           },
           (err: unknown) => {
+            finished.add(call);
             this.observe(path, started, err);
             if (!call.cancelled) call.emit("error", toStatus(err));
           },
