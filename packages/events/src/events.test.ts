@@ -118,6 +118,51 @@ afterAll(async () => {
   await dropDatabase(SERVER, dbName);
 });
 
+describe("pgTransactions", () => {
+  /** A pool whose one connection records each message it sends (pg sends one per query call). */
+  function recordingPool(sent: string[]) {
+    return {
+      async connect() {
+        const client = await pool.connect();
+        return {
+          query: (text: string, values?: unknown[]) => {
+            sent.push(text);
+            return client.query(text, values);
+          },
+          release: (err?: Error | boolean) => client.release(err),
+        };
+      },
+    };
+  }
+
+  it("sends BEGIN with the first statement when it has no parameters, and nothing for a transaction that ran none", async () => {
+    const sent: string[] = [];
+    const tx = pgTransactions(recordingPool(sent), { synchronousCommit: false });
+    const n = await tx(async (t) => (await t.$queryRawUnsafe<{ n: number }[]>("SELECT 41 + 1 AS n"))[0]!.n);
+    expect(n).toBe(42);
+    expect(sent).toEqual(["BEGIN; SET LOCAL synchronous_commit = off; SELECT 41 + 1 AS n", "COMMIT"]);
+    sent.length = 0;
+    await tx(async (t) => t.$queryRawUnsafe("SELECT $1::int AS n", 7));
+    expect(sent).toEqual(["BEGIN; SET LOCAL synchronous_commit = off", "SELECT $1::int AS n", "COMMIT"]);
+    sent.length = 0;
+    expect(await tx(async () => "nothing")).toBe("nothing");
+    expect(sent).toEqual([]);
+  });
+
+  it("rolls back a transaction whose statements rode with BEGIN", async () => {
+    const sent: string[] = [];
+    await pool.query("CREATE TABLE IF NOT EXISTS tx_probe (v int)");
+    await expect(
+      pgTransactions(recordingPool(sent))(async (t) => {
+        await t.$executeRawUnsafe("INSERT INTO tx_probe VALUES (1)");
+        throw new Error("after the insert");
+      }),
+    ).rejects.toThrow("after the insert");
+    expect(sent).toEqual(["BEGIN; INSERT INTO tx_probe VALUES (1)", "ROLLBACK"]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM tx_probe")).rows[0].n).toBe(0);
+  });
+});
+
 describe("outbox and consumer", () => {
   it("publishes an event if and only if its transaction commits, with the request id", async () => {
     const transact = createTransact(runTx, relay);
@@ -269,6 +314,30 @@ describe("outbox and consumer", () => {
     } finally {
       await c.stop();
       await lingering.stop();
+      relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
+      relay.start();
+    }
+  });
+
+  it("publishes a batch in seq order as numbers (99 before 100), not as the text pg returns", async () => {
+    await relay.stop();
+    const order: string[] = [];
+    const recording = new OutboxRelay({
+      runTx: pgTransactions(pool, { synchronousCommit: false }),
+      js: { publish: async (_subject: string, _data: Uint8Array, opts: { msgID: string }) => void order.push(opts.msgID) } as never,
+      subjects,
+      source: "events-test",
+      logger,
+      pollMs: 60_000,
+    });
+    try {
+      await pool.query("SELECT setval(pg_get_serial_sequence('outbox_events', 'seq'), 98)");
+      await runTx(async (tx) => {
+        for (const i of [99, 100, 101]) await enqueueEvent(tx, "ledger.credited", credit(i), { id: `evt_order_${i}` });
+      });
+      expect(await recording.flush()).toBe(3);
+      expect(order).toEqual(["evt_order_99", "evt_order_100", "evt_order_101"]);
+    } finally {
       relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
       relay.start();
     }

@@ -3,8 +3,14 @@ import type { Subjects } from "./subjects.js";
 
 export type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
 
+/**
+ * `noAsyncTraces`: without it nats.js builds two Error objects (a stack capture each) for
+ * every request, a JetStream publish included, in case the request fails; that was
+ * about 0.4 ms of CPU per metered call at one connection. A failed request still says
+ * what failed (code and subject), without the caller's async stack.
+ */
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1_000, timeout: 5_000 });
+  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1_000, timeout: 5_000, noAsyncTraces: true });
 }
 
 export const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;

@@ -20,14 +20,28 @@ export function pgTransactions(pool: PoolLike, options: { synchronousCommit?: bo
   const begin = options.synchronousCommit === false ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN";
   return async (fn) => {
     const client = await pool.connect();
+    // BEGIN goes with the first statement: in the same simple-protocol message when that
+    // statement has no parameters (one round trip, not two), before it otherwise. A
+    // transaction that ran no statement sends neither BEGIN nor COMMIT.
+    let begun = false;
+    const run = async (query: string, values: unknown[]) => {
+      if (!begun) {
+        begun = true;
+        if (values.length === 0) {
+          const results = (await client.query(`${begin}; ${query}`)) as unknown as { rows: unknown[]; rowCount: number | null }[];
+          return results[results.length - 1]!;
+        }
+        await client.query(begin);
+      }
+      return client.query(query, values);
+    };
     const tx: SqlExecutor = {
-      $executeRawUnsafe: async (query, ...values) => (await client.query(query, values)).rowCount ?? 0,
-      $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await client.query(query, values)).rows as T,
+      $executeRawUnsafe: async (query, ...values) => (await run(query, values)).rowCount ?? 0,
+      $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await run(query, values)).rows as T,
     };
     try {
-      await client.query(begin);
       const result = await fn(tx);
-      await client.query("COMMIT");
+      if (begun) await client.query("COMMIT");
       client.release();
       return result;
     } catch (err) {

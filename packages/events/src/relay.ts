@@ -8,7 +8,7 @@ import { publishEnvelope } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 
 type OutboxRow = {
-  seq: bigint;
+  seq: bigint | string;
   id: string;
   type: EventType;
   payload: unknown;
@@ -60,6 +60,7 @@ export class OutboxRelay {
 
   constructor(private readonly options: RelayOptions) {
     this.batchSize = options.batchSize ?? 100;
+    if (!Number.isSafeInteger(this.batchSize) || this.batchSize < 1) throw new Error(`invalid batch size ${this.batchSize}`);
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
     this.log = options.logger.child({ component: "outbox-relay" });
     if (options.registry) {
@@ -103,13 +104,15 @@ export class OutboxRelay {
     return this.options.runTx(async (tx) => {
       // Taken out of the table at once; the deletion commits only if every
       // publish was acknowledged (an error rolls it back).
+      // No parameters (the batch size is a checked integer): the statement rides with BEGIN.
+      // `seq` arrives as text from pg (as a bigint from Prisma): compared as numbers, so that
+      // 99 goes before 100.
       const rows = (
         await tx.$queryRawUnsafe<OutboxRow[]>(
-          `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+          `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
            RETURNING seq, id, type, payload, request_id, created_at`,
-          this.batchSize,
         )
-      ).sort((a, b) => (a.seq < b.seq ? -1 : 1));
+      ).sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
       this.backlog?.set(rows.length);
       if (rows.length === 0) return 0;
       await Promise.all(
