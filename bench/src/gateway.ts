@@ -30,6 +30,8 @@ function must<T>(res: { status: number; body: T }, status: number, what: string)
 export async function startGateway(mockUrl: string, mockKey: string, extraEnv: Record<string, string> = {}): Promise<Gateway> {
   // BENCH_ENV: extra environment for every service, as JSON (tuning experiments).
   const fromEnv = JSON.parse(process.env.BENCH_ENV ?? "{}") as Record<string, string>;
+  // Production mode refuses the development sealing key wherever secrets are sealed.
+  const keys = { ENCRYPTION_KEYS: `bench:${Buffer.alloc(32, 7).toString("base64")}` };
   const quiet = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", OUTBOX_POLL_MS: "500", ...fromEnv, ...extraEnv };
   const stack = await startStack({
     // BENCH_APPS_ROOT: measure another checkout's build (scripts/bench-steps.sh).
@@ -37,9 +39,9 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     env: {
       edge: { ...quiet, JWT_SECRET: "bench-jwt-secret-0123456789-0123456789" },
       ledger: quiet,
-      "managed-ai": { ...quiet, ENCRYPTION_KEYS: `bench:${Buffer.alloc(32, 7).toString("base64")}` },
-      jobs: quiet,
-      messaging: quiet,
+      "managed-ai": { ...keys, ...quiet },
+      jobs: { ...keys, ...quiet },
+      messaging: { ...keys, ...quiet },
       files: quiet,
     },
   });

@@ -11,7 +11,9 @@ if (dir) {
   session.connect();
   session.post("Profiler.enable");
   session.post("Profiler.setSamplingInterval", { interval: 250 });
-  session.post("Profiler.start");
+  // PROFILE_ON_SIGNAL=1: start at the first SIGUSR2 (after a warm-up), so the profile holds the steady state only.
+  if (process.env.PROFILE_ON_SIGNAL === "1") process.once("SIGUSR2", () => session.post("Profiler.start"));
+  else session.post("Profiler.start");
   process.on("exit", () => {
     session.post("Profiler.stop", (err, result) => {
       if (!err) writeFileSync(join(dir, `${service}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));

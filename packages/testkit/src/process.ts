@@ -36,7 +36,9 @@ export class ServiceProcess {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const child = spawn(process.execPath, [this.entry], { env: this.env, stdio: ["ignore", "pipe", "pipe"] });
+    // SERVICE_NODE_ARGS: extra node/V8 flags for every service (profiling and benchmark experiments).
+    const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, this.entry], { env: this.env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     child.on("error", (err) => this.lines.push({ raw: `spawn failed: ${err.message}` }));
     const take = (stream: NodeJS.ReadableStream) => {
