@@ -28,6 +28,8 @@ export type FaultFigures = {
 export type FuzzFigures = {
   routes: number;
   inputsTried: number;
+  /** Inputs whose declared Content-Length was not their body's, closed without an answer (not failures). */
+  brokenFramingUnanswered: number;
   serverErrors: number;
   badShapes: number;
   stackTraces: number;
@@ -107,6 +109,7 @@ function render(f: Figures): string {
       table([
         ["Routes fuzzed", z.routes],
         ["Inputs tried", z.inputsTried],
+        ["of which framed wrongly by the client (Content-Length not the body's) and closed without an answer", z.brokenFramingUnanswered],
         ["5xx on bad input", z.serverErrors],
         ["Answers not in the contract's error shape", z.badShapes],
         ["Stack traces in answers", z.stackTraces],
