@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { extractContext, injectContext, NOOP_SPAN, SpanKind, SpanStatusCode, startSpan, withSpan, type Context, type Span, type TextMapGetter, type TextMapSetter } from "@gateway/telemetry";
+import { extractContext, injectContext, NOOP_SPAN, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withSpan, type Context, type Span, type TextMapGetter, type TextMapSetter } from "@gateway/telemetry";
 
 /** W3C trace context in gRPC metadata (`traceparent`, `tracestate`). */
 const metadataSetter: TextMapSetter<grpc.Metadata> = { set: (md, key, value) => md.set(key, value) };
@@ -28,8 +28,9 @@ function attributes(path: string) {
 
 /** A client span for a call, its context written into the call's metadata. */
 export function startClientSpan(path: string, metadata: grpc.Metadata): Span {
+  if (!tracingEnabled()) return NOOP_SPAN;
   const span = startSpan(path.slice(1), { kind: SpanKind.CLIENT, attributes: attributes(path) });
-  if (span !== NOOP_SPAN) withSpan(span, () => injectContext(metadata, metadataSetter));
+  withSpan(span, () => injectContext(metadata, metadataSetter));
   return span;
 }
 
@@ -40,9 +41,8 @@ export function callerContext(metadata: grpc.Metadata): Context {
 
 /** A server span for a call, child of the caller's span when the metadata carries one. */
 export function startServerSpan(path: string, metadata: grpc.Metadata, requestId: string): Span {
-  const span = startSpan(path.slice(1), { kind: SpanKind.SERVER, attributes: attributes(path) }, callerContext(metadata));
-  if (span !== NOOP_SPAN) span.setAttribute("gateway.request_id", requestId);
-  return span;
+  if (!tracingEnabled()) return NOOP_SPAN;
+  return startSpan(path.slice(1), { kind: SpanKind.SERVER, attributes: { ...attributes(path), "gateway.request_id": requestId } }, callerContext(metadata));
 }
 
 /** Ends a call's span with its gRPC status. */

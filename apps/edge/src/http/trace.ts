@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import { extractContext, headerGetter, NOOP_SPAN, SpanKind, SpanStatusCode, startSpan, type Span } from "@gateway/telemetry";
+import { extractContext, headerGetter, NOOP_SPAN, SpanKind, SpanStatusCode, startSpan, tracingEnabled, type Span } from "@gateway/telemetry";
 
 /**
  * One server span per HTTP request, continuing the caller's W3C trace context
@@ -8,12 +8,12 @@ import { extractContext, headerGetter, NOOP_SPAN, SpanKind, SpanStatusCode, star
  * never the raw path, query, headers or body. 5xx answers mark it failed.
  */
 export function startRequestSpan(req: Request, res: Response, requestId: string): Span {
+  if (!tracingEnabled()) return NOOP_SPAN;
   const span = startSpan(
     req.method,
     { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method, "gateway.request_id": requestId } },
     extractContext(req.headers, headerGetter),
   );
-  if (span === NOOP_SPAN) return span;
   res.once("close", () => {
     const route = (req.route as { path?: string } | undefined)?.path;
     if (route) {

@@ -102,15 +102,15 @@ export class MovementQueue {
    * the first movement's call and links the calls of the others.
    */
   private apply(batch: Pending[]): Promise<MovementRow[]> {
+    const movements = batch.map((p) => p.movement);
+    if (!tracingEnabled()) return this.applyNow(movements);
     const links: Link[] = [];
-    if (tracingEnabled()) {
-      for (const { caller } of batch.slice(1)) {
-        const context = spanContextOf(caller);
-        if (context) links.push({ context });
-      }
+    for (const { caller } of batch.slice(1)) {
+      const context = spanContextOf(caller);
+      if (context) links.push({ context });
     }
     const attributes = { "db.system.name": "postgresql", "db.operation.name": "SELECT ledger_apply", "ledger.batch.size": batch.length };
-    return inSpan("ledger_apply", { kind: SpanKind.CLIENT, attributes, links }, () => this.applyNow(batch.map((p) => p.movement)), batch[0]!.caller);
+    return inSpan("ledger_apply", { kind: SpanKind.CLIENT, attributes, links }, () => this.applyNow(movements), batch[0]!.caller);
   }
 
   private async applyNow(movements: QueuedMovement[]): Promise<MovementRow[]> {

@@ -1,7 +1,7 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
 import { checkUrl, guardedLookup, type EgressPolicy } from "@gateway/outbound";
-import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, withSpan, type Span } from "@gateway/telemetry";
+import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, tracingEnabled, withSpan, type Span } from "@gateway/telemetry";
 
 /**
  * One OpenAI-compatible chat API call per request (no retry, no fallback:
@@ -232,8 +232,8 @@ export class ProviderClient {
 const ROUTES = ["/chat/completions", "/embeddings", "/models"];
 
 function startProviderSpan(url: string, method: string, egress: Egress): Span {
+  if (!tracingEnabled()) return NOOP_SPAN;
   const span = startSpan(method, { kind: SpanKind.CLIENT });
-  if (span === NOOP_SPAN) return span;
   const route = ROUTES.find((r) => url.endsWith(r));
   if (route) span.updateName(`${method} ${route}`);
   span.setAttribute("http.request.method", method);
