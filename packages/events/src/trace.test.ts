@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind } from "@gateway/telemetry";
 import { recordSpans } from "@gateway/telemetry/testing";
-import { connectNats, ensureStream, publishEvent, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
+import { connectNats, ensureStream, OutboxRelay, publishEvent, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
 
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const subjects = subjectsFor(`tr${randomBytes(4).toString("hex")}`);
@@ -68,6 +68,37 @@ it("an event published inside a span carries its traceparent; the consumer's bat
     expect(span.attributes["messaging.batch.message_count"]).toBe(1);
     // The handler ran inside the batch span.
     expect(seen).toEqual([span.spanContext().spanId]);
+  } finally {
+    await consumer.stop();
+  }
+});
+
+it("a relay round that published is a root producer span; the consumer's batch continues the relay's trace", async () => {
+  recorder.reset();
+  // An outbox holding one row, then none.
+  let rows = [{ seq: 1n, id: "evt_relayed_1", type: "ledger.credited", payload: { tenant_id: "ten_1", entry_id: "ent_2", operation_id: "op_2", units: "2", available_units: "2", reason: "r" }, request_id: "req_relayed1", created_at: new Date() }];
+  const outbox: TxRunner<SqlExecutor> = (fn) =>
+    fn({
+      $queryRawUnsafe: (async () => {
+        const out = rows;
+        rows = [];
+        return out;
+      }) as SqlExecutor["$queryRawUnsafe"],
+      $executeRawUnsafe: (async () => 0) as SqlExecutor["$executeRawUnsafe"],
+    } as SqlExecutor);
+  const relay = new OutboxRelay({ runTx: outbox, js: nc.jetstream(), subjects, source: "test", logger, pollMs: 60_000 });
+  const consumer = await startConsumer({ js: nc.jetstream(), jsm, subjects, durable: "relay-trace-test", types: ["ledger.credited"], runTx, logger, handler: async () => undefined });
+  try {
+    // Flushed from inside another span: the round must not become its child.
+    await inSpan("unrelated request", {}, () => relay.flush());
+    await expect.poll(() => recorder.spans().some((s) => s.name === "process relay-trace-test"), { timeout: 5_000 }).toBe(true);
+    const round = recorder.spans().find((s) => s.name === `publish ${subjects.stream}`)!;
+    expect(round.kind).toBe(SpanKind.PRODUCER);
+    expect(round.parentSpanContext).toBeUndefined();
+    expect(round.attributes["messaging.batch.message_count"]).toBe(1);
+    const processed = recorder.spans().filter((s) => s.name === "process relay-trace-test");
+    // The consumer may also see the first test's event; the relayed one continues the round's trace.
+    expect(processed.some((s) => s.parentSpanContext?.spanId === round.spanContext().spanId && s.spanContext().traceId === round.spanContext().traceId)).toBe(true);
   } finally {
     await consumer.stop();
   }
