@@ -50,8 +50,9 @@ export type Client<C> = PromiseClient<C> & {
 
 /**
  * A typed client for one contract. Every call carries the current request id
- * as metadata (and, when tracing is on, its client span as `traceparent`) and a deadline; failures arrive as AppErrors with the contract
- * code the service chose, or `unavailable` when the service cannot be reached.
+ * as metadata (and, when tracing is on, its client span as `traceparent`) and a
+ * deadline; failures arrive as AppErrors with the contract code the service
+ * chose, or `unavailable` when the service cannot be reached.
  */
 export function createClient<C extends AnyContract>(contract: C, address: string, options: ClientOptions): Client<C> {
   const raw = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);

@@ -26,8 +26,9 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
 /**
  * A gRPC server whose handlers are async functions. Each call runs inside the
  * caller's request context (request id from metadata) and, when tracing is on,
- * a server span that continues the caller's trace (`traceparent` metadata), is timed, logged and
- * answered exactly once; thrown AppErrors keep their contract code.
+ * a server span that continues the caller's trace (`traceparent` metadata); it
+ * is timed, logged and answered exactly once; thrown AppErrors keep their
+ * contract code.
  */
 export class GrpcServer {
   readonly health = new HealthService();
