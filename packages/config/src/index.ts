@@ -83,6 +83,28 @@ export function baseEnvShape() {
     NODE_ENV: oneOf("Runtime mode.", ["development", "test", "production"] as const, "development"),
     LOG_LEVEL: oneOf("Minimum log level.", ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const, "info"),
     SHUTDOWN_TIMEOUT_MS: int("Grace period for in-flight work on SIGTERM before connections are cut.", 10_000, { min: 0 }),
+    ...telemetryEnvShape(),
+  };
+}
+
+/** OpenTelemetry tracing (docs/decisions/0163): off unless an endpoint is set. Standard OTEL_* names. */
+export function telemetryEnvShape() {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .string()
+      .optional()
+      .refine((value) => {
+        if (value === undefined) return true;
+        try {
+          return ["http:", "https:"].includes(new URL(value).protocol);
+        } catch {
+          return false;
+        }
+      }, "must be an http(s) URL")
+      .describe("Base URL of an OTLP/HTTP trace collector (e.g. `http://otel-collector:4318`); spans go to `<url>/v1/traces`. Unset: no tracing, and the SDK is not even loaded."),
+    OTEL_EXPORTER_OTLP_PROTOCOL: oneOf("Encoding of exported spans (OTLP over gRPC is not supported).", ["http/protobuf", "http/json"] as const, "http/protobuf"),
+    OTEL_SERVICE_NAME: z.string().min(1).optional().describe("`service.name` of this process's spans; unset: the service's own name (`edge`, `ledger`, ...)."),
+    OTEL_BSP_SCHEDULE_DELAY: int("Longest wait, in ms, before ended spans are exported in one batch.", 5_000, { min: 1, max: 60_000 }),
   };
 }
 

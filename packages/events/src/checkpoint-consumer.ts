@@ -6,6 +6,7 @@ import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType } 
 import { redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
+import { inConsumerSpan } from "./trace.js";
 
 export type CheckpointConsumerOptions<Tx extends SqlExecutor, T extends EventType> = {
   js: JetStreamClient;
@@ -126,7 +127,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
 
   /** Applies a batch (in stream order) and moves the checkpoint past it, in one transaction. */
   async function commit(batch: Item[]): Promise<number> {
-    return runTx(async (tx) => {
+    return inConsumerSpan(name, batch.map((i) => i.msg), () => runTx(async (tx) => {
       const [row] = await tx.$queryRawUnsafe<{ stream_seq: bigint | string }[]>(
         "SELECT stream_seq FROM consumer_checkpoints WHERE consumer = $1 FOR UPDATE",
         name,
@@ -139,7 +140,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
       const result: unknown = events.length > 0 ? await handler(events as EventEnvelope<T>[], tx) : undefined;
       await tx.$executeRawUnsafe("UPDATE consumer_checkpoints SET stream_seq = $2, updated_at = now() WHERE consumer = $1", name, fresh[fresh.length - 1]!.seq);
       return { events, applied: Array.isArray(result) ? new Set(result as string[]) : null };
-    }).then(({ events, applied }) => {
+    })).then(({ events, applied }) => {
       let processed = 0;
       const debug = log.isLevelEnabled("debug");
       for (const e of events) {

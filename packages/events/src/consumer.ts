@@ -5,6 +5,7 @@ import { Counter, type Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
+import { inConsumerSpan } from "./trace.js";
 
 /**
  * Handles the new events of a batch, inside the transaction that records them as processed.
@@ -132,7 +133,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
   }
 
   async function commit(batch: Parsed[]): Promise<Set<string>> {
-    return runTx(async (tx) => {
+    return inConsumerSpan(durable, batch.map((p) => p.msg), () => runTx(async (tx) => {
       const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
         "INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id",
         durable,
@@ -142,7 +143,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
       const events = batch.filter((p, i) => fresh.has(p.event.id) && batch.findIndex((q) => q.event.id === p.event.id) === i).map((p) => p.event);
       if (events.length > 0) await handler(events as EventEnvelope<T>[], tx);
       return fresh;
-    });
+    }));
   }
 
   function settled(batch: Parsed[], fresh: Set<string>): void {

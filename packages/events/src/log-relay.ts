@@ -6,6 +6,8 @@ import type { PoolLike } from "./pg.js";
 import { BatchLoop } from "./batch-loop.js";
 import { publishEnvelope } from "./publish.js";
 import type { Subjects } from "./subjects.js";
+import { endRelaySpan, inRelaySpan } from "./trace.js";
+import type { Span } from "@gateway/telemetry";
 
 /** One event of the log, as the source relation presents it. */
 type LogRow = {
@@ -122,8 +124,10 @@ export class LogRelay {
 
   /** One round; returns how many events it published. */
   private async round(): Promise<number> {
+    const startedAt = Date.now();
     const client = await this.options.pool.connect();
     let open = false;
+    let span: Span | undefined;
     try {
       if (!this.ensured) {
         await client.query("INSERT INTO relay_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING", [this.options.checkpoint]);
@@ -140,32 +144,38 @@ export class LogRelay {
         return 0;
       }
       const { js, subjects, source } = this.options;
-      await Promise.all(
-        events.map((row) =>
-          publishEnvelope(
-            js,
-            subjects,
-            {
-              id: row.id,
-              type: row.type,
-              source,
-              occurred_at: new Date(row.created_at).toISOString(),
-              request_id: row.request_id,
-              data: row.payload as EventEnvelope["data"],
-            },
-            this.publishTimeoutMs,
+      const publishAll = () =>
+        Promise.all(
+          events.map((row) =>
+            publishEnvelope(
+              js,
+              subjects,
+              {
+                id: row.id,
+                type: row.type,
+                source,
+                occurred_at: new Date(row.created_at).toISOString(),
+                request_id: row.request_id,
+                data: row.payload as EventEnvelope["data"],
+              },
+              this.publishTimeoutMs,
+            ),
           ),
-        ),
-      );
+        );
+      ({ span } = await inRelaySpan(`publish ${subjects.stream}`, startedAt, events.length, subjects.stream, publishAll));
+      span.setAttribute("gateway.relay.log", this.options.log);
       const last = BigInt(events[events.length - 1]!.seq);
       open = false;
       // Values inlined (a bigint and a checked identifier) so the update and the commit are one message.
       await client.query(`UPDATE relay_checkpoints SET position = ${last.toString()}, updated_at = now() WHERE name = '${this.options.checkpoint}'; COMMIT`);
       client.release();
+      endRelaySpan(span);
       this.published?.inc(events.length);
       this.rounds?.inc();
       return events.length;
     } catch (err) {
+      // A failed publish has ended the span already; a failed commit ends it here.
+      if (span) endRelaySpan(span, err);
       if (open) {
         try {
           await client.query("ROLLBACK");

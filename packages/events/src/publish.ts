@@ -3,14 +3,19 @@ import { newId } from "@gateway/ids";
 import { currentRequestId } from "@gateway/logger";
 import { validateData, type EventData, type EventEnvelope, type EventType } from "./catalog.js";
 import type { Subjects } from "./subjects.js";
+import { injectTrace } from "./trace.js";
 
 const encoder = new TextEncoder();
 
-/** Publishes one envelope: message id = event id (JetStream dedupe), request id as a header. */
+/**
+ * Publishes one envelope: message id = event id (JetStream dedupe), request id as a
+ * header, and the active trace context (`traceparent`) when tracing is on.
+ */
 export function publishEnvelope(js: JetStreamClient, subjects: Subjects, envelope: EventEnvelope, timeoutMs = 5_000): Promise<PubAck> {
   const h = natsHeaders();
   if (envelope.request_id) h.set("X-Request-ID", envelope.request_id);
   h.set("Event-Type", envelope.type);
+  injectTrace(h);
   return js.publish(subjects.subject(envelope.type), encoder.encode(JSON.stringify(envelope)), {
     msgID: envelope.id,
     headers: h,

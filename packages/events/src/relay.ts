@@ -6,6 +6,8 @@ import type { SqlExecutor, TxRunner } from "./sql.js";
 import { BatchLoop } from "./batch-loop.js";
 import { publishEnvelope } from "./publish.js";
 import type { Subjects } from "./subjects.js";
+import { endRelaySpan, inRelaySpan } from "./trace.js";
+import type { Span } from "@gateway/telemetry";
 
 type OutboxRow = {
   seq: bigint | string;
@@ -101,40 +103,52 @@ export class OutboxRelay {
 
   private async publishBatch(): Promise<number> {
     const { js, subjects, source } = this.options;
-    return this.options.runTx(async (tx) => {
-      // Taken out of the table at once; the deletion commits only if every
-      // publish was acknowledged (an error rolls it back).
-      // No parameters (the batch size is a checked integer): the statement rides with BEGIN.
-      // `seq` arrives as text from pg (as a bigint from Prisma): compared as numbers, so that
-      // 99 goes before 100.
-      const rows = (
-        await tx.$queryRawUnsafe<OutboxRow[]>(
-          `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
-           RETURNING seq, id, type, payload, request_id, created_at`,
-        )
-      ).sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
-      this.backlog?.set(rows.length);
-      if (rows.length === 0) return 0;
-      await Promise.all(
-        rows.map((row) =>
-          publishEnvelope(
-            js,
-            subjects,
-            {
-              id: row.id,
-              type: row.type,
-              source,
-              occurred_at: row.created_at.toISOString(),
-              request_id: row.request_id,
-              data: row.payload as EventEnvelope["data"],
-            },
-            this.publishTimeoutMs,
-          ),
-        ),
-      );
-      this.published?.inc(rows.length);
-      this.batches?.inc();
-      return rows.length;
-    });
+    const startedAt = Date.now();
+    let span: Span | undefined;
+    try {
+      const published = await this.options.runTx(async (tx) => {
+        // Taken out of the table at once; the deletion commits only if every
+        // publish was acknowledged (an error rolls it back).
+        // No parameters (the batch size is a checked integer): the statement rides with BEGIN.
+        // `seq` arrives as text from pg (as a bigint from Prisma): compared as numbers, so that
+        // 99 goes before 100.
+        const rows = (
+          await tx.$queryRawUnsafe<OutboxRow[]>(
+            `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
+             RETURNING seq, id, type, payload, request_id, created_at`,
+          )
+        ).sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+        this.backlog?.set(rows.length);
+        if (rows.length === 0) return 0;
+        const publishAll = () =>
+          Promise.all(
+            rows.map((row) =>
+              publishEnvelope(
+                js,
+                subjects,
+                {
+                  id: row.id,
+                  type: row.type,
+                  source,
+                  occurred_at: row.created_at.toISOString(),
+                  request_id: row.request_id,
+                  data: row.payload as EventEnvelope["data"],
+                },
+                this.publishTimeoutMs,
+              ),
+            ),
+          );
+        ({ span } = await inRelaySpan(`publish ${subjects.stream}`, startedAt, rows.length, subjects.stream, publishAll));
+        this.published?.inc(rows.length);
+        this.batches?.inc();
+        return rows.length;
+      });
+      if (span) endRelaySpan(span);
+      return published;
+    } catch (err) {
+      // A failed publish has ended the span already; a failed commit ends it here.
+      if (span) endRelaySpan(span, err);
+      throw err;
+    }
   }
 }

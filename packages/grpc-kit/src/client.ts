@@ -4,6 +4,7 @@ import { currentActor, currentRequestId } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";
 import { METADATA, fromServiceError, statusName } from "./status.js";
+import { endRpcSpan, startClientSpan } from "./tracing.js";
 import type { CallOptions, PromiseClient, RequestStream, ResponseStream } from "./types.js";
 
 export type ClientOptions = {
@@ -49,8 +50,9 @@ export type Client<C> = PromiseClient<C> & {
 
 /**
  * A typed client for one contract. Every call carries the current request id
- * as metadata and a deadline; failures arrive as AppErrors with the contract
- * code the service chose, or `unavailable` when the service cannot be reached.
+ * as metadata (and, when tracing is on, its client span as `traceparent`) and a
+ * deadline; failures arrive as AppErrors with the contract code the service
+ * chose, or `unavailable` when the service cannot be reached.
  */
 export function createClient<C extends AnyContract>(contract: C, address: string, options: ClientOptions): Client<C> {
   const raw = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
@@ -77,7 +79,10 @@ export function createClient<C extends AnyContract>(contract: C, address: string
         const response = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
         // Nobody may be waiting on `response` when the call fails; the error also reaches write/end.
         response.catch(() => undefined);
-        const stream = raw.makeClientStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, metadataFor(call), { deadline: Date.now() + deadlineMs }, (err, res) => {
+        const metadata = metadataFor(call);
+        const span = startClientSpan(def.path, metadata);
+        const stream = raw.makeClientStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, metadata, { deadline: Date.now() + deadlineMs }, (err, res) => {
+          endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
           ended = { error: err ? fromServiceError(err, name) : new Error("the call has ended") };
           waiting?.reject(ended.error);
           waiting = undefined;
@@ -108,9 +113,13 @@ export function createClient<C extends AnyContract>(contract: C, address: string
     } else if (def.responseStream) {
       methods[method] = (request: unknown, call?: CallOptions): ResponseStream<unknown> => {
         const deadlineMs = call?.deadlineMs ?? options.streamDeadlineMs ?? options.deadlineMs;
-        const stream = raw.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), {
+        const metadata = metadataFor(call);
+        const span = startClientSpan(def.path, metadata);
+        const stream = raw.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadata, {
           deadline: Date.now() + deadlineMs,
         });
+        // The call's final status, whether the caller read it all, stopped early or never iterated.
+        stream.once("status", (status: grpc.StatusObject) => endRpcSpan(span, status.code, "client"));
         const onAbort = () => stream.cancel();
         call?.signal?.addEventListener("abort", onAbort, { once: true });
         // Until the caller iterates, nobody listens to the stream; a cancel or a
@@ -134,15 +143,18 @@ export function createClient<C extends AnyContract>(contract: C, address: string
       methods[method] = (request: unknown, call?: CallOptions) =>
         new Promise((resolve, reject) => {
           const started = process.hrtime.bigint();
+          const metadata = metadataFor(call);
+          const span = startClientSpan(def.path, metadata);
           const pending = raw.makeUnaryRequest(
             def.path,
             def.requestSerialize,
             def.responseDeserialize,
             request,
-            metadataFor(call),
+            metadata,
             { deadline: Date.now() + (call?.deadlineMs ?? options.deadlineMs) },
             (err, response) => {
               call?.signal?.removeEventListener("abort", onAbort);
+              endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
               histogram?.observe(
                 { method: def.path, code: statusName(err ? err.code : grpc.status.OK) },
                 Number(process.hrtime.bigint() - started) / 1e9,

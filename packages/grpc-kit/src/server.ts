@@ -4,8 +4,10 @@ import { isAppError, HTTP_STATUS } from "@gateway/errors";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import { healthV1, type AnyContract } from "@gateway/protos";
+import { withSpan, type Span } from "@gateway/telemetry";
 import { HealthService } from "./health.js";
 import { METADATA, statusName, toStatus } from "./status.js";
+import { endRpcSpan, startServerSpan } from "./tracing.js";
 import type { CallContext, ClientStreamMethod, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
 
 export type GrpcServerOptions = {
@@ -21,14 +23,16 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
   "grpc.max_receive_message_length": 16 * 1024 * 1024,
 };
 
-/**
- * A gRPC server whose handlers are async functions. Each call runs inside the
- * caller's request context (request id from metadata), is timed, logged and
- * answered exactly once; thrown AppErrors keep their contract code.
- */
 /** Calls whose handler has settled: their stream's later "cancelled" aborts nothing. */
 const finished = new WeakSet<object>();
 
+/**
+ * A gRPC server whose handlers are async functions. Each call runs inside the
+ * caller's request context (request id from metadata) and, when tracing is on,
+ * a server span that continues the caller's trace (`traceparent` metadata); it
+ * is timed, logged and answered exactly once; thrown AppErrors keep their
+ * contract code.
+ */
 export class GrpcServer {
   readonly health = new HealthService();
   private readonly server = new grpc.Server(SERVER_OPTIONS);
@@ -133,8 +137,9 @@ export class GrpcServer {
     };
   }
 
-  private observe(path: string, started: bigint, err: unknown): void {
+  private observe(path: string, started: bigint, err: unknown, span: Span): void {
     const code = err === undefined ? grpc.status.OK : (toStatus(err).code ?? grpc.status.UNKNOWN);
+    endRpcSpan(span, code, "server");
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.duration.observe({ method: path, code: statusName(code) }, seconds);
     const fields = { rpc: path, code: statusName(code), duration_ms: Math.round(seconds * 1e4) / 10 };
@@ -148,20 +153,21 @@ export class GrpcServer {
     return (call, callback) => {
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+      const span = startServerSpan(path, call.metadata, ctx.requestId);
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
         fn(call.request, ctx).then(
           (response) => {
             finished.add(call);
-            this.observe(path, started, undefined);
+            this.observe(path, started, undefined, span);
             callback(null, response);
           },
           (err: unknown) => {
             finished.add(call);
-            this.observe(path, started, err);
+            this.observe(path, started, err, span);
             callback(toStatus(err));
           },
         );
-      });
+      }));
     };
   }
 
@@ -169,6 +175,7 @@ export class GrpcServer {
     return (call) => {
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
+      const span = startServerSpan(path, call.metadata, ctx.requestId);
       const send = (message: unknown) =>
         new Promise<void>((resolve, reject) => {
           if (call.cancelled) return reject(new Error("call cancelled"));
@@ -184,20 +191,20 @@ export class GrpcServer {
           call.once("drain", onDrain);
           call.once("cancelled", onCancel);
         });
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
         fn(call.request, ctx, send).then(
           () => {
             finished.add(call);
-            this.observe(path, started, undefined);
+            this.observe(path, started, undefined, span);
             call.end();
           },
           (err: unknown) => {
             finished.add(call);
-            this.observe(path, started, err);
+            this.observe(path, started, err, span);
             if (!call.cancelled) call.emit("error", toStatus(err));
           },
         );
-      });
+      }));
     };
   }
 
@@ -205,23 +212,24 @@ export class GrpcServer {
     return (call, callback) => {
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
+      const span = startServerSpan(path, call.metadata, ctx.requestId);
       // A cancelled call destroys the stream; iteration then throws. Errors are heard here and by the iterator.
       call.on("error", () => undefined);
       // A cancelled call's stream may simply end (grpc-js reports the cancellation just after its 'end'):
       // protocols carry an explicit last message (files' UploadFile sends `end`), and ctx.signal aborts.
       const requests: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => call[Symbol.asyncIterator]() };
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => {
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
         fn(requests, ctx).then(
           (response) => {
-            this.observe(path, started, undefined);
+            this.observe(path, started, undefined, span);
             callback(null, response);
           },
           (err: unknown) => {
-            this.observe(path, started, err);
+            this.observe(path, started, err, span);
             callback(toStatus(err));
           },
         );
-      });
+      }));
     };
   }
 }

@@ -23,12 +23,18 @@ import {
 import { GrpcServer } from "@gateway/grpc-kit";
 import type pg from "pg";
 import { createLogger, type Logger } from "@gateway/logger";
+import { startTelemetry, type OtlpProtocol } from "@gateway/telemetry";
 import { Shutdown } from "./shutdown.js";
 
 /** The variables every service reads (see `serviceEnvShape` in @gateway/config). */
 export type CommonEnv = {
   LOG_LEVEL: string;
   SHUTDOWN_TIMEOUT_MS: number;
+  /** Tracing is on when set (see `telemetryEnvShape` in @gateway/config). */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_EXPORTER_OTLP_PROTOCOL: OtlpProtocol;
+  OTEL_SERVICE_NAME?: string | undefined;
+  OTEL_BSP_SCHEDULE_DELAY: number;
   /** Separate /metrics port; absent or 0 when the process serves /metrics itself (the edge). */
   METRICS_PORT?: number;
   DATABASE_URL: string;
@@ -101,6 +107,15 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
   logger.info({ config: options.config }, "starting");
   const registry = createRegistry(service);
   try {
+    // First, so that everything started below runs under the context manager when tracing is on.
+    const telemetry = await startTelemetry({
+      service: env.OTEL_SERVICE_NAME ?? service,
+      endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL,
+      scheduleDelayMs: env.OTEL_BSP_SCHEDULE_DELAY,
+      logger,
+    });
+    if (telemetry.enabled) logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, "tracing on: exporting spans over OTLP");
     const metrics = env.METRICS_PORT ? await startMetricsServer(registry, env.METRICS_PORT, "0.0.0.0") : undefined;
 
     const url = await prepareDatabase({
@@ -126,7 +141,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     relay.start();
     const consumers: RunningConsumer[] = [];
 
-    // Reverse order of start: consumers, relay (final flush), broker, database, metrics.
+    // Reverse order of start: consumers, relay (final flush), broker, database, metrics, telemetry (flush).
     shutdown.add("consumers", async () => {
       await Promise.all(consumers.map((c) => c.stop()));
     });
@@ -134,6 +149,8 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     shutdown.add("nats", () => nats.drain());
     shutdown.add("database", () => prisma.$disconnect());
     if (metrics) shutdown.add("metrics", () => metrics.close());
+    // Last: the spans of everything above have ended by now.
+    if (telemetry.enabled) shutdown.add("telemetry", () => telemetry.shutdown());
 
     return {
       logger,

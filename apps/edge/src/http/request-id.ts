@@ -1,6 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import { newId } from "@gateway/ids";
 import { runWithContext } from "@gateway/logger";
+import { withSpan } from "@gateway/telemetry";
+import { startRequestSpan } from "./trace.js";
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -11,12 +13,16 @@ declare module "express-serve-static-core" {
   }
 }
 
-/** Every response carries a gateway-generated X-Request-ID; the rest of the request runs in its context. */
+/**
+ * Every response carries a gateway-generated X-Request-ID; the rest of the request
+ * runs in its context and, when tracing is on, in the request's server span.
+ */
 export function requestId() {
   return (req: Request, res: Response, next: NextFunction) => {
     const id = newId("req");
     req.requestId = id;
     res.setHeader("X-Request-ID", id);
-    runWithContext({ requestId: id }, next);
+    const span = startRequestSpan(req, res, id);
+    runWithContext({ requestId: id }, () => withSpan(span, next));
   };
 }

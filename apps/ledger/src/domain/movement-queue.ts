@@ -1,5 +1,6 @@
 import { GroupCommit } from "@gateway/db-kit";
 import { createLogger, type Logger } from "@gateway/logger";
+import { activeContext, inSpan, spanContextOf, SpanKind, tracingEnabled, type Context, type Link } from "@gateway/telemetry";
 import type { Outcome } from "./movement.js";
 
 /** One reserve, capture or void, with the ids it may create and the request it belongs to. */
@@ -53,6 +54,9 @@ export type MovementRow = {
 
 export type Query = (text: string, values: unknown[]) => Promise<{ rows: MovementRow[] }>;
 
+/** A movement waiting for its batch, with the trace context of the call that asked for it. */
+type Pending = { movement: QueuedMovement; caller: Context };
+
 export type MovementQueueOptions = {
   query: Query;
   /** Woken after a batch in which something moved (its transfers are its events). */
@@ -77,7 +81,7 @@ const APPLY =
  * belongs to the movement that caused it.
  */
 export class MovementQueue {
-  private readonly batches: GroupCommit<QueuedMovement, MovementRow>;
+  private readonly batches: GroupCommit<Pending, MovementRow>;
 
   constructor(private readonly options: MovementQueueOptions) {
     this.batches = new GroupCommit({
@@ -90,10 +94,26 @@ export class MovementQueue {
   }
 
   run(movement: QueuedMovement): Promise<MovementRow> {
-    return this.batches.submit(movement);
+    return this.batches.submit({ movement, caller: activeContext() });
   }
 
-  private async apply(movements: QueuedMovement[]): Promise<MovementRow[]> {
+  /**
+   * One statement for the batch, in a span (when tracing is on) that is a child of
+   * the first movement's call and links the calls of the others.
+   */
+  private apply(batch: Pending[]): Promise<MovementRow[]> {
+    const movements = batch.map((p) => p.movement);
+    if (!tracingEnabled()) return this.applyNow(movements);
+    const links: Link[] = [];
+    for (const { caller } of batch.slice(1)) {
+      const context = spanContextOf(caller);
+      if (context) links.push({ context });
+    }
+    const attributes = { "db.system.name": "postgresql", "db.operation.name": "SELECT ledger_apply", "ledger.batch.size": batch.length };
+    return inSpan("ledger_apply", { kind: SpanKind.CLIENT, attributes, links }, () => this.applyNow(movements), batch[0]!.caller);
+  }
+
+  private async applyNow(movements: QueuedMovement[]): Promise<MovementRow[]> {
     const { rows } = await this.options.query(APPLY, columns(movements));
     const byIdx = new Map(rows.map((r) => [r.idx, r]));
     const results = movements.map((_, i) => {

@@ -1,6 +1,7 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
 import { checkUrl, guardedLookup, type EgressPolicy } from "@gateway/outbound";
+import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, tracingEnabled, withSpan, type Span } from "@gateway/telemetry";
 
 /**
  * One OpenAI-compatible chat API call per request (no retry, no fallback:
@@ -139,26 +140,48 @@ export class ProviderClient {
     return this.send(`${call.baseUrl}${call.path}`, "POST", call, JSON.stringify(call.body));
   }
 
+  /**
+   * The call in a client span (when tracing is on) that lasts until the body is
+   * read or dropped; its W3C `traceparent` goes to the provider, operator upstream
+   * or customer base URL alike (docs/decisions/0163). The span holds the method,
+   * route, host and status, never the key, the URL's path or query, or bodies.
+   */
   private async send(url: string, method: "GET" | "POST", call: Omit<ChatCall, "body">, body: string | undefined): Promise<ProviderResponse> {
+    const span = startProviderSpan(url, method, call.egress ?? "operator");
+    try {
+      const res = await this.sendInSpan(url, method, call, body, span);
+      if (span !== NOOP_SPAN) res.body.once("close", () => span.end());
+      return res;
+    } catch (err) {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    }
+  }
+
+  private async sendInSpan(url: string, method: "GET" | "POST", call: Omit<ChatCall, "body">, body: string | undefined, span: Span): Promise<ProviderResponse> {
     const customer = call.egress === "customer";
     // A customer URL is checked now (literal addresses, scheme) and again at connect (names).
     if (customer && !(await checkUrl(url, this.egressPolicy)).ok) throw egressRefused();
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${call.apiKey}`,
+      accept: "application/json, text/event-stream",
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    };
+    if (span !== NOOP_SPAN) withSpan(span, () => injectContext(headers, headerSetter));
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
         method,
         dispatcher: customer ? this.guarded : this.agent,
-        headers: {
-          authorization: `Bearer ${call.apiKey}`,
-          accept: "application/json, text/event-stream",
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
+        headers,
         ...(body === undefined ? {} : { body }),
         ...(call.signal ? { signal: call.signal } : {}),
       });
     } catch (err) {
       throw transportFailure(err, call.signal);
     }
+    span.setAttribute("http.response.status_code", res.statusCode);
     // The body outlives this call: its reader may stop (a client that left, a
     // failure) and destroy it, or the abort signal may destroy it before anyone
     // reads; undici then emits RequestAbortedError. Readers see errors through
@@ -203,4 +226,24 @@ export class ProviderClient {
   async close(): Promise<void> {
     await Promise.all([this.agent.close(), this.guarded.close()]);
   }
+}
+
+/** The path's last segment is the route (`/chat/completions`, `/embeddings`, `/models`); the rest of a base URL may be anything. */
+const ROUTES = ["/chat/completions", "/embeddings", "/models"];
+
+function startProviderSpan(url: string, method: string, egress: Egress): Span {
+  if (!tracingEnabled()) return NOOP_SPAN;
+  const span = startSpan(method, { kind: SpanKind.CLIENT });
+  const route = ROUTES.find((r) => url.endsWith(r));
+  if (route) span.updateName(`${method} ${route}`);
+  span.setAttribute("http.request.method", method);
+  span.setAttribute("gateway.egress", egress);
+  try {
+    const parsed = new URL(url);
+    span.setAttribute("server.address", parsed.hostname);
+    if (parsed.port) span.setAttribute("server.port", Number(parsed.port));
+  } catch {
+    // the request itself reports a bad URL
+  }
+  return span;
 }

@@ -3,9 +3,12 @@ import { AppError, isErrorCode } from "@gateway/errors";
 import { isUnimplemented, type Client } from "@gateway/grpc-kit";
 import { currentRequestId, type Logger } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
+import { activeContext, withContext, type Context } from "@gateway/telemetry";
 
 type Movement = ledger.Movement;
 type Result = ledger.MovementResult__Output;
+/** A movement with the trace context of the request that asked for it. */
+type Pending = { movement: Movement; caller: Context };
 
 /**
  * The ledger calls of metered requests (reserve, capture, void), pipelined: a
@@ -18,9 +21,12 @@ type Result = ledger.MovementResult__Output;
  *
  * A ledger without ApplyBatch (an older build during a rolling deploy) is
  * called one movement at a time instead.
+ *
+ * With tracing on, a batch's call is made in the trace context of its first
+ * movement's request (not whichever request happened to free the slot).
  */
 export class LedgerCalls {
-  private readonly batches: GroupCommit<Movement, Result>;
+  private readonly batches: GroupCommit<Pending, Result>;
   private batching = true;
 
   constructor(
@@ -33,7 +39,7 @@ export class LedgerCalls {
       maxBatch: options.maxBatch ?? 200,
       concurrency: options.concurrency ?? 2,
       isolateFailures: false,
-      run: async (items) => (await this.ledger.ApplyBatch({ items })).results,
+      run: async (items) => (await withContext(items[0]!.caller, () => this.ledger.ApplyBatch({ items: items.map((i) => i.movement) }))).results,
     });
   }
 
@@ -54,7 +60,7 @@ export class LedgerCalls {
     if (!this.batching) return single();
     let result: Result;
     try {
-      result = await this.batches.submit({ ...movement, request_id: currentRequestId() ?? "" });
+      result = await this.batches.submit({ movement: { ...movement, request_id: currentRequestId() ?? "" }, caller: activeContext() });
     } catch (err) {
       if (!isUnimplemented(err)) throw err;
       if (this.batching) this.logger.warn("the ledger does not offer ApplyBatch; calling it one movement at a time");
