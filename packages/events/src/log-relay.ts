@@ -1,10 +1,10 @@
 import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
-import type { EventEnvelope, EventType } from "./catalog.js";
+import type { EventType } from "./catalog.js";
 import type { PoolLike } from "./pg.js";
 import { BatchLoop } from "./batch-loop.js";
-import { publishEnvelope } from "./publish.js";
+import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
 import type { Span } from "@gateway/telemetry";
@@ -144,24 +144,7 @@ export class LogRelay {
         return 0;
       }
       const { js, subjects, source } = this.options;
-      const publishAll = () =>
-        Promise.all(
-          events.map((row) =>
-            publishEnvelope(
-              js,
-              subjects,
-              {
-                id: row.id,
-                type: row.type,
-                source,
-                occurred_at: new Date(row.created_at).toISOString(),
-                request_id: row.request_id,
-                data: row.payload as EventEnvelope["data"],
-              },
-              this.publishTimeoutMs,
-            ),
-          ),
-        );
+      const publishAll = () => publishStored(js, subjects, source, events, this.publishTimeoutMs);
       ({ span } = await inRelaySpan(`publish ${subjects.stream}`, startedAt, events.length, subjects.stream, publishAll));
       span.setAttribute("gateway.relay.log", this.options.log);
       const last = BigInt(events[events.length - 1]!.seq);

@@ -23,6 +23,30 @@ export function publishEnvelope(js: JetStreamClient, subjects: Subjects, envelop
   });
 }
 
+/** A stored event as the relays read it (an outbox row, a row of an event log). */
+export type StoredEvent = { id: string; type: EventType; payload: unknown; request_id: string | null; created_at: Date | string };
+
+/** Publishes a relay's batch, concurrently and in the order given (the order the broker receives them). */
+export function publishStored(js: JetStreamClient, subjects: Subjects, source: string, rows: readonly StoredEvent[], timeoutMs: number): Promise<PubAck[]> {
+  return Promise.all(
+    rows.map((row) =>
+      publishEnvelope(
+        js,
+        subjects,
+        {
+          id: row.id,
+          type: row.type,
+          source,
+          occurred_at: new Date(row.created_at).toISOString(),
+          request_id: row.request_id,
+          data: row.payload as EventEnvelope["data"],
+        },
+        timeoutMs,
+      ),
+    ),
+  );
+}
+
 /**
  * For events that record something without a database change of their own
  * (a request denied by policy): validated and published directly, not through

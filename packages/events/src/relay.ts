@@ -1,10 +1,10 @@
 import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, Gauge, type Registry } from "@gateway/metrics";
-import type { EventEnvelope, EventType } from "./catalog.js";
+import type { EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import { BatchLoop } from "./batch-loop.js";
-import { publishEnvelope } from "./publish.js";
+import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
 import type { Span } from "@gateway/telemetry";
@@ -120,24 +120,7 @@ export class OutboxRelay {
         ).sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
         this.backlog?.set(rows.length);
         if (rows.length === 0) return 0;
-        const publishAll = () =>
-          Promise.all(
-            rows.map((row) =>
-              publishEnvelope(
-                js,
-                subjects,
-                {
-                  id: row.id,
-                  type: row.type,
-                  source,
-                  occurred_at: row.created_at.toISOString(),
-                  request_id: row.request_id,
-                  data: row.payload as EventEnvelope["data"],
-                },
-                this.publishTimeoutMs,
-              ),
-            ),
-          );
+        const publishAll = () => publishStored(js, subjects, source, rows, this.publishTimeoutMs);
         ({ span } = await inRelaySpan(`publish ${subjects.stream}`, startedAt, rows.length, subjects.stream, publishAll));
         this.published?.inc(rows.length);
         this.batches?.inc();
