@@ -19,10 +19,3 @@ export const PathId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 
 
 /** The contract's Idempotency-Key pattern. */
 export const IdempotencyKey = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 . _ : -");
-
-/** Units as a USD decimal with exactly four decimals ("0.0123"), for the cost headers. */
-export function unitsToUsd(units: string | bigint): string {
-  const value = BigInt(units);
-  const abs = value < 0n ? -value : value;
-  return `${value < 0n ? "-" : ""}${abs / 10_000n}.${(abs % 10_000n).toString().padStart(4, "0")}`;
-}

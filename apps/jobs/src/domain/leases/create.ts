@@ -6,7 +6,8 @@ import type { JobsContext } from "../../db.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";
-import { reserveOperation, unitsToUsdNumber, voidOperation } from "./money.js";
+import { unitsToUsdNumber } from "@gateway/money";
+import { reserveOperation, voidOperation } from "./money.js";
 
 export const LEASE_JOB_TYPE = "tron.energy_lease";
 

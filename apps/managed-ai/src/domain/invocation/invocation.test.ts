@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseChatRequest } from "./chat-request.js";
 import { costUnits } from "./cost.js";
-import { unitsToUsdNumber, unitsToUsdString, usdToUnitsFloor } from "./money.js";
 import { SseParser } from "./sse.js";
 import { inputTokenUpperBound } from "./tokens.js";
 
@@ -37,26 +36,6 @@ describe("costUnits", () => {
   });
 });
 
-describe("money", () => {
-  it("writes exactly four decimals", () => {
-    expect(unitsToUsdString(123n)).toBe("0.0123");
-    expect(unitsToUsdString(0n)).toBe("0.0000");
-    expect(unitsToUsdString(1_234_567n)).toBe("123.4567");
-    expect(unitsToUsdNumber(123n)).toBe(0.0123);
-  });
-
-  it("reads USD floats exactly, rounding down to whole units", () => {
-    expect(usdToUnitsFloor(0.0123)).toBe(123n);
-    expect(usdToUnitsFloor(0.01235)).toBe(123n);
-    expect(usdToUnitsFloor(0.1 + 0.2)).toBe(3000n); // 0.30000000000000004
-    expect(usdToUnitsFloor(12)).toBe(120_000n);
-    expect(usdToUnitsFloor(1e-7)).toBe(0n);
-    expect(usdToUnitsFloor(1e21)).toBe(10n ** 25n);
-    expect(usdToUnitsFloor(0)).toBe(0n);
-    expect(() => usdToUnitsFloor(-1)).toThrow();
-    expect(() => usdToUnitsFloor(Number.NaN)).toThrow();
-  });
-});
 
 describe("inputTokenUpperBound", () => {
   it("counts UTF-8 bytes plus the chat format's overhead", () => {

@@ -2,7 +2,7 @@ import { AppError, isAppError } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
 import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
-import { unitsToUsdNumber } from "./money.js";
+import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
 
 /**

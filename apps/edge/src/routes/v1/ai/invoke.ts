@@ -5,7 +5,8 @@ import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import type { Principal } from "../../../http/principal.js";
-import { IdempotencyKey, unitsToUsd } from "../../../http/units.js";
+import { unitsToUsdString } from "@gateway/money";
+import { IdempotencyKey } from "../../../http/units.js";
 
 /**
  * What the AI invocation routes share: the call to managed-ai, the client
@@ -36,8 +37,8 @@ export function cancelOnClose(res: Response): AbortController {
  */
 export function setCostHeaders(res: Response, result: managedAi.InvokeResponse__Output, options: { priceVersion: boolean }): void {
   if (options.priceVersion && result.pricing?.price_id) res.setHeader("X-Service-Price-Version", result.pricing.price_id);
-  res.setHeader("X-Service-Estimated-Cost", unitsToUsd(result.pricing?.reserved_units ?? "0"));
-  if (result.final_units !== undefined) res.setHeader("X-Service-Final-Cost", unitsToUsd(result.final_units));
+  res.setHeader("X-Service-Estimated-Cost", unitsToUsdString(result.pricing?.reserved_units ?? "0"));
+  if (result.final_units !== undefined) res.setHeader("X-Service-Final-Cost", unitsToUsdString(result.final_units));
   if (result.total_tokens !== undefined) res.setHeader("X-Service-Total-Tokens", String(result.total_tokens));
 }
 
@@ -82,7 +83,7 @@ export async function relayStream(
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",
     ...(shape.priceVersion && first.value.start.price_id ? { "X-Service-Price-Version": first.value.start.price_id } : {}),
-    "X-Service-Estimated-Cost": unitsToUsd(first.value.start.reserved_units),
+    "X-Service-Estimated-Cost": unitsToUsdString(first.value.start.reserved_units),
   });
   res.flushHeaders();
   try {

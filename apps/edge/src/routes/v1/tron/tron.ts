@@ -3,11 +3,11 @@ import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { IdempotencyKey, unitsToNumber, unitsToUsd } from "../../../http/units.js";
+import { IdempotencyKey, unitsToNumber } from "../../../http/units.js";
 import { LeaseAccepted, LeaseListResponse, LeaseParams, LeaseRequest, LeaseResponse, QuoteRequest, QuoteResponse } from "./tron.types.js";
-import { usdToUnitsFloor } from "./usd.js";
+import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
 
-const usd = (units: string) => Number(unitsToUsd(units));
+const usd = (units: string) => unitsToUsdNumber(units);
 
 function leaseView(l: jobs.Lease__Output) {
   return {
