@@ -2,7 +2,28 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 
-/** Request metrics and one access-log line per request (path without query, never bodies or headers). */
+/** Path parameters that are bearer secrets (a file's download and share tokens): never logged. */
+const SECRET_PARAMS = ["token"];
+
+/** The request's path with the values of secret parameters replaced, for the access log. */
+export function loggedPath(req: Pick<Request, "path" | "params">): string {
+  const secrets = SECRET_PARAMS.map((name) => req.params?.[name]).filter((v): v is string => typeof v === "string" && v.length > 0);
+  if (secrets.length === 0) return req.path;
+  return req.path
+    .split("/")
+    .map((segment) => {
+      let decoded = segment;
+      try {
+        decoded = decodeURIComponent(segment);
+      } catch {
+        // a malformed escape is logged as sent
+      }
+      return secrets.includes(decoded) ? "[redacted]" : segment;
+    })
+    .join("/");
+}
+
+/** Request metrics and one access-log line per request (path without query, never bodies or headers, secret path parameters redacted). */
 export function observe(registry: Registry, logger: Logger) {
   const duration = new Histogram({
     name: "http_request_duration_seconds",
@@ -22,7 +43,7 @@ export function observe(registry: Registry, logger: Logger) {
         {
           request_id: req.requestId,
           method: req.method,
-          path: req.path,
+          path: loggedPath(req),
           status: res.statusCode,
           duration_ms: Math.round(seconds * 1e4) / 10,
           ...(res.writableFinished ? {} : { aborted: true }),
