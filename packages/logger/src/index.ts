@@ -37,6 +37,17 @@ function redactPaths(): string[] {
   return paths;
 }
 
+let logContext: (() => Record<string, string> | undefined) | undefined;
+
+/**
+ * Fields every line carries while `provider` returns some: the active trace and span
+ * when tracing is on (`@gateway/telemetry` sets it). `undefined` stops it. Nothing is
+ * called per line while no provider is set.
+ */
+export function setLogContext(provider: (() => Record<string, string> | undefined) | undefined): void {
+  logContext = provider;
+}
+
 export type CreateLoggerOptions = {
   /** The component name; becomes the `service` field of every line. */
   service: string;
@@ -47,7 +58,8 @@ export type CreateLoggerOptions = {
 
 /**
  * One logger per process. Every line carries `service`, ISO time, the level name,
- * and `request_id` whenever it is written inside a request context.
+ * `request_id` whenever it is written inside a request context, and `trace_id` /
+ * `span_id` inside a span when tracing is on.
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
   const config: LoggerOptions = {
@@ -60,7 +72,9 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     },
     mixin: () => {
       const requestId = currentRequestId();
-      return requestId === undefined ? {} : { request_id: requestId };
+      const extra = logContext?.();
+      if (requestId === undefined) return extra ?? {};
+      return extra ? { request_id: requestId, ...extra } : { request_id: requestId };
     },
     redact: { paths: redactPaths(), censor: REDACTED },
   };

@@ -1,4 +1,5 @@
-import { context, diag, DiagLogLevel, propagation, trace } from "@opentelemetry/api";
+import { context, diag, DiagLogLevel, isSpanContextValid, propagation, trace } from "@opentelemetry/api";
+import { setLogContext } from "@gateway/logger";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { setTracer } from "./trace.js";
 
@@ -58,12 +59,18 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   trace.setGlobalTracerProvider(provider);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   setTracer(provider.getTracer("@gateway/telemetry"));
+  // Log lines written inside a span carry its ids, so logs and traces meet.
+  setLogContext(() => {
+    const span = trace.getActiveSpan()?.spanContext();
+    return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
+  });
   return {
     enabled: true,
     async shutdown() {
       try {
         await provider.shutdown();
       } finally {
+        setLogContext(undefined);
         setTracer(undefined);
         trace.disable();
         propagation.disable();

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "@gateway/logger";
 import {
   extractContext,
   headerGetter,
@@ -41,6 +43,31 @@ describe("tracing off (no endpoint)", () => {
     const ctx = extractContext({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" }, headerGetter);
     expect(spanContextOf(ctx)).toBeUndefined();
     await telemetry.shutdown();
+  });
+});
+
+describe("log lines and traces", () => {
+  it("carry the active span's trace and span ids while tracing is on, and nothing when it is off", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logger = createLogger({ service: "t", destination });
+    const recorder = await recordSpans();
+    const span = startSpan("work", { kind: SpanKind.INTERNAL });
+    withSpan(span, () => logger.info("inside"));
+    logger.info("outside");
+    span.end();
+    await recorder.stop();
+    withSpan(startSpan("after"), () => logger.info("off"));
+    await new Promise((r) => setImmediate(r));
+    const [inside, outside, off] = lines;
+    expect(inside).toMatchObject({ msg: "inside", trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
+    expect(outside).not.toHaveProperty("trace_id");
+    expect(off).not.toHaveProperty("trace_id");
   });
 });
 
