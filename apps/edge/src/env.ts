@@ -28,6 +28,7 @@ export const EdgeEnv = z
       DEV_WIDGET_JWT_SECRET,
     ),
     WIDGET_TOKEN_TTL_SECONDS: int("Lifetime of a widget access token (at most 15 minutes).", 600, { min: 30, max: 900 }),
+    WIDGET_RATE_LIMIT_PER_MINUTE: int("Requests per widget session and minute, counted in Redis across edge replicas (0: no limit).", 120, { min: 0, max: 100_000 }),
     WIDGET_SESSION_CACHE_TTL_MS: int("How long a replica trusts its cached view of a widget session (revocations also arrive over NATS at once).", 30_000, {
       min: 0,
       max: 300_000,

@@ -16,6 +16,7 @@ import { ClientIpResolver } from "./domain/keys/client-ip.js";
 import type { KeysContext } from "./domain/keys/context.js";
 import { KeyStore, type KeyInvalidation } from "./domain/keys/key-store.js";
 import { KeyLimits } from "./domain/keys/limits.js";
+import { widgetRateLimiter } from "./domain/widget/rate-limit.js";
 import { WIDGET_SESSIONS_BROADCAST, WidgetSessions, type WidgetSessionInvalidation } from "./domain/widget/widget-sessions.js";
 import { EdgeEnv, loadEnv } from "./env.js";
 import { drainHttp, InFlight } from "./http/drain.js";
@@ -80,6 +81,7 @@ const widgets = new WidgetSessions({
   tokens: { secret: env.WIDGET_JWT_SECRET, ttlSeconds: env.WIDGET_TOKEN_TTL_SECONDS },
   ttlMs: env.WIDGET_SESSION_CACHE_TTL_MS,
   broadcast: new Broadcast<WidgetSessionInvalidation>(nats, subjects.broadcast(WIDGET_SESSIONS_BROADCAST), logger),
+  limiter: widgetRateLimiter(redis, env.WIDGET_RATE_LIMIT_PER_MINUTE),
 });
 widgets.listen();
 

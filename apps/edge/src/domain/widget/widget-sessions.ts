@@ -1,8 +1,9 @@
-import { isAppError } from "@gateway/errors";
+import { AppError, isAppError } from "@gateway/errors";
 import type { Broadcast } from "@gateway/events";
 import type { Client } from "@gateway/grpc-kit";
 import type { conversationsV1 } from "@gateway/protos";
 import type { WidgetPrincipal } from "../../http/principal.js";
+import type { WidgetRateLimiter } from "./rate-limit.js";
 import { signWidgetToken, verifyWidgetToken, type WidgetTokenSettings } from "./tokens.js";
 
 /** Sent by messaging (and by the edge that revoked) when widget sessions end. */
@@ -29,6 +30,8 @@ export class WidgetSessions {
       ttlMs: number;
       broadcast: Broadcast<WidgetSessionInvalidation>;
       maxEntries?: number;
+      /** Requests per session and minute across replicas (visitors are anonymous: a token must not be a free firehose). */
+      limiter?: WidgetRateLimiter;
     },
   ) {}
 
@@ -44,7 +47,7 @@ export class WidgetSessions {
     return signWidgetToken({ sid: claims.sessionId, tid: claims.tenantId, cid: claims.chatId }, this.options.tokens);
   }
 
-  /** The principal of a valid widget token whose session is live, else null. */
+  /** The principal of a valid widget token whose session is live, else null; 429 past the session's rate. */
   async authenticate(token: string): Promise<WidgetPrincipal | null> {
     const claims = verifyWidgetToken(token, this.options.tokens.secret);
     if (!claims) return null;
@@ -57,6 +60,10 @@ export class WidgetSessions {
       if (this.drops === before) this.entries.set(claims.sid, entry);
     }
     if (!entry.live) return null;
+    const waitMs = this.options.limiter ? await this.options.limiter.admit(claims.sid) : 0;
+    if (waitMs > 0) {
+      throw new AppError("rate_limited", "This chat session sends too many requests; try again shortly.", { retryAfter: Math.ceil(waitMs / 1000) });
+    }
     return {
       kind: "widget",
       sessionId: claims.sid,
