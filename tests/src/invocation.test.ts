@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { MockProvider } from "@gateway/mock-provider";
 import { promptTokens } from "@gateway/mock-provider";
-import { call, startStack, type Stack } from "@gateway/testkit";
+import { call, type Stack } from "@gateway/testkit";
 import {
   balance,
   customer,
   expectedCost,
   inputBound,
-  managedModel,
-  mockProvider,
-  operator,
+  meteredStack,
   sdk,
-  upstream,
   usageRecord,
   usd,
   type ManagedModel,
@@ -23,19 +20,8 @@ let stack: Stack;
 let provider: MockProvider;
 let op: Operator;
 let model: ManagedModel;
-
-beforeAll(async () => {
-  provider = await mockProvider();
-  stack = await startStack();
-  op = await operator(stack);
-  await upstream(stack, op, provider, "mock");
-  // Prices with fractions of a unit per token, so rounding up shows.
-  model = await managedModel(stack, op, { alias: "small", upstreamId: "mock", inputPerMtok: 150_000_007, outputPerMtok: 600_000_011 });
-});
-afterAll(async () => {
-  await stack?.shutdown();
-  await provider?.close();
-});
+const metered = meteredStack();
+beforeAll(() => void ({ stack, provider, op, model } = metered));
 
 const messages = [
   { role: "system" as const, content: "You are terse." },

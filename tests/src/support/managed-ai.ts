@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { startMockProvider, type MockProvider } from "@gateway/mock-provider";
-import { call, newTenant, signIn, type Stack } from "@gateway/testkit";
+import { afterAll, beforeAll } from "vitest";
+import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
 
 export const PROVIDER_KEY = "sk-mock-provider-secret-0001";
 
@@ -119,3 +120,27 @@ export function expectedCost(inputTokens: bigint, outputTokens: bigint, model: P
 }
 
 export const usd = (units: bigint) => `${units / 10_000n}.${(units % 10_000n).toString().padStart(4, "0")}`;
+
+export type MeteredStack = { stack: Stack; provider: MockProvider; op: Operator; model: ManagedModel };
+
+/**
+ * For a test file about metered calls: a stack with the mock provider as upstream
+ * `mock` and a managed model `small` whose prices have fractions of a unit per token
+ * (so rounding up shows), started before the file's tests and stopped after them.
+ * The fields are filled once the file's first `beforeAll` has run.
+ */
+export function meteredStack(): MeteredStack {
+  const metered = {} as MeteredStack;
+  beforeAll(async () => {
+    metered.provider = await mockProvider();
+    metered.stack = await startStack();
+    metered.op = await operator(metered.stack);
+    await upstream(metered.stack, metered.op, metered.provider, "mock");
+    metered.model = await managedModel(metered.stack, metered.op, { alias: "small", upstreamId: "mock", inputPerMtok: 150_000_007, outputPerMtok: 600_000_011 });
+  });
+  afterAll(async () => {
+    await metered.stack?.shutdown();
+    await metered.provider?.close();
+  });
+  return metered;
+}
