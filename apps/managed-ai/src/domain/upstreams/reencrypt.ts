@@ -1,14 +1,9 @@
 import type { ManagedAiContext } from "../../db.js";
-import { openCredential, sealCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { resealRows, type ResealResult } from "@gateway/secrets";
+import { upstreamKeyContext } from "../../crypto/credentials.js";
 
-export type ReencryptResult = {
-  /** Credentials now sealed with the current key that were not before. */
-  reencrypted: number;
-  /** Credentials already under the current key. */
-  current: number;
-  /** Upstream ids whose credential could not be opened (key missing or data damaged). */
-  failed: string[];
-};
+/** Re-sealed now, already current, and the ids whose credential could not be opened (key missing or data damaged). */
+export type ReencryptResult = ResealResult;
 
 /**
  * Key rotation, last step: re-seals every stored credential that is not under
@@ -23,31 +18,20 @@ export async function reencryptUpstreamKeys({ ctx }: { ctx: Pick<ManagedAiContex
     select: { id: true, apiKeyCiphertext: true, apiKeyKeyId: true, updatedAt: true },
     orderBy: { id: "asc" },
   });
-  const result: ReencryptResult = { reencrypted: 0, current: 0, failed: [] };
-  for (const row of rows) {
-    if (!row.apiKeyCiphertext || !row.apiKeyKeyId) continue;
-    if (row.apiKeyKeyId === ctx.keyring.currentId) {
-      result.current += 1;
-      continue;
-    }
-    const context = upstreamKeyContext(row.id);
-    let sealed;
-    try {
-      sealed = sealCredential(ctx.keyring, openCredential(ctx.keyring, { ciphertext: row.apiKeyCiphertext, keyId: row.apiKeyKeyId }, context), context);
-    } catch (err) {
-      ctx.logger.error({ upstream_id: row.id, key_id: row.apiKeyKeyId, reason: (err as Error).message }, "credential not re-encrypted");
-      result.failed.push(row.id);
-      continue;
-    }
+  const sealedRows = rows.flatMap((r) => (r.apiKeyCiphertext && r.apiKeyKeyId ? [{ id: r.id, ciphertext: r.apiKeyCiphertext, keyId: r.apiKeyKeyId, updatedAt: r.updatedAt }] : []));
+  return resealRows(
+    ctx.keyring,
+    ctx.logger,
+    "upstream",
+    sealedRows,
+    (row) => upstreamKeyContext(row.id),
     // Compare-and-set: a rotation through the API in the meantime wins.
-    const replaced = await ctx.prisma.upstream.updateMany({
-      where: { id: row.id, apiKeyKeyId: row.apiKeyKeyId, apiKeyCiphertext: row.apiKeyCiphertext },
-      data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
-    });
-    if (replaced.count === 1) {
-      result.reencrypted += 1;
-      ctx.logger.info({ upstream_id: row.id, from_key_id: row.apiKeyKeyId, to_key_id: sealed.keyId }, "credential re-encrypted");
-    }
-  }
-  return result;
+    async (row, sealed) =>
+      (
+        await ctx.prisma.upstream.updateMany({
+          where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
+          data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
+        })
+      ).count === 1,
+  );
 }
