@@ -75,10 +75,19 @@ describe("one trace across every hop of a metered completion", () => {
       for (let p = parentOf(s); p; p = parentOf(p)) if (p.spanId === ancestor.spanId) return true;
       return false;
     };
-    // The capture follows the answer; spans leave each process in batches.
-    await expect
-      .poll(() => new Set(inTrace().filter((s) => s.name === "ledger_apply").map((s) => s.spanId)).size, { timeout: 15_000, interval: 100 })
-      .toBeGreaterThanOrEqual(2);
+    // The capture follows the answer, and spans leave each process in its own batches (the
+    // edge's may come last): wait for the whole trace, every parent present.
+    const complete = () => {
+      const spans = inTrace();
+      const ids = new Set(spans.map((s) => s.spanId));
+      return (
+        spans.some((s) => s.service === "edge" && s.kind === SERVER) &&
+        spans.some((s) => s.service === "managed-ai" && s.name === "POST /chat/completions") &&
+        new Set(spans.filter((s) => s.name === "ledger_apply").map((s) => s.spanId)).size >= 2 &&
+        spans.every((s) => !s.parentSpanId || s.parentSpanId === callerSpanId || ids.has(s.parentSpanId))
+      );
+    };
+    await expect.poll(complete, { timeout: 15_000, interval: 100 }).toBe(true);
 
     // The edge continues the caller's trace, one server span named after the route.
     const edge = inTrace().find((s) => s.service === "edge" && s.kind === SERVER)!;
