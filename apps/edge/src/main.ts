@@ -81,7 +81,7 @@ const widgets = new WidgetSessions({
   tokens: { secret: env.WIDGET_JWT_SECRET, ttlSeconds: env.WIDGET_TOKEN_TTL_SECONDS },
   ttlMs: env.WIDGET_SESSION_CACHE_TTL_MS,
   broadcast: new Broadcast<WidgetSessionInvalidation>(nats, subjects.broadcast(WIDGET_SESSIONS_BROADCAST), logger),
-  limiter: widgetRateLimiter(redis, env.WIDGET_RATE_LIMIT_PER_MINUTE),
+  limiter: widgetRateLimiter(redis, env.REDIS_KEY_PREFIX, env.WIDGET_RATE_LIMIT_PER_MINUTE),
 });
 widgets.listen();
 

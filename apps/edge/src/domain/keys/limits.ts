@@ -91,7 +91,7 @@ type LimitsRedis = Redis & {
 };
 
 /** A limits store that cannot answer means no request is admitted: 503, never unchecked. */
-async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {

@@ -16,7 +16,7 @@ function sessions(perMinute: number): WidgetSessions {
     tokens,
     ttlMs: 60_000,
     broadcast: { listen: () => undefined, send: async () => undefined } as never,
-    limiter: widgetRateLimiter(redis, perMinute),
+    limiter: widgetRateLimiter(redis, `gwtest${run}`, perMinute),
   });
 }
 
@@ -41,6 +41,13 @@ describe("the widget session rate", () => {
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).authenticate(token).then(() => "ok", (err: { code: string }) => err.code)));
     expect(results.filter((r) => r === "ok")).toHaveLength(4);
     expect(results.filter((r) => r === "rate_limited")).toHaveLength(6);
+  });
+
+  it("admits nothing when the store cannot answer: 503 unavailable, not an unhandled error", async () => {
+    const down = new Redis("redis://127.0.0.1:1", { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null });
+    const limiter = widgetRateLimiter(down, `gwtest${run}`, 5);
+    await expect(limiter.admit(`wses_${run}_e`)).rejects.toMatchObject({ code: "unavailable" });
+    down.disconnect();
   });
 
   it("is off at 0", async () => {

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { newId } from "@gateway/ids";
+import { guarded } from "../keys/limits.js";
 
 /**
  * A sliding-window log of the last 60 s per widget session, in Redis so that every
@@ -24,12 +25,20 @@ export type WidgetRateLimiter = {
   admit(sessionId: string): Promise<number>;
 };
 
-/** `perMinute` requests per widget session and minute; 0 turns the limit off. */
-export function widgetRateLimiter(redis: Pick<Redis, "eval">, perMinute: number): WidgetRateLimiter {
+type WidgetRedis = Redis & { gwWidgetAdmit(key: string, limit: number, member: string): Promise<number> };
+
+/**
+ * `perMinute` requests per widget session and minute; 0 turns the limit off. Keys under
+ * the deployment's `REDIS_KEY_PREFIX`, like the API keys' limits; a store that cannot
+ * answer admits nothing (503), as for keys.
+ */
+export function widgetRateLimiter(redis: Redis, prefix: string, perMinute: number): WidgetRateLimiter {
+  redis.defineCommand("gwWidgetAdmit", { numberOfKeys: 1, lua: ADMIT });
+  const limits = redis as WidgetRedis;
   return {
     async admit(sessionId) {
       if (perMinute <= 0) return 0;
-      const wait = await redis.eval(ADMIT, 1, `widget:rate:${sessionId}`, perMinute, newId("adm"));
+      const wait = await guarded(() => limits.gwWidgetAdmit(`${prefix}:widget:{${sessionId}}:r`, perMinute, newId("adm")));
       return Math.max(0, Number(wait));
     },
   };
