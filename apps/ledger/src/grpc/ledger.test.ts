@@ -59,6 +59,15 @@ describe("LedgerService over gRPC", () => {
 
     expect(await client.GetBalance({ tenant_id: "g1" })).toEqual({ tenant_id: "g1", currency: "USD", available_units: "9007199254740870", reserved_units: "0" });
 
+    // Many holds in one read: each as it stands, an unknown id left out.
+    const many = await client.GetHolds({ hold_ids: [r.hold_id, "hold_missing", r2.hold_id] });
+    expect(many.holds.map((h) => [h.hold_id, h.status, h.captured_units, h.released_units]).sort()).toEqual(
+      [
+        [r.hold_id, "captured", "123", "877"],
+        [r2.hold_id, "voided", "0", "50"],
+      ].sort(),
+    );
+
     const page = await client.ListEntries({ tenant_id: "g1", limit: 3 });
     expect(page.entries.map((e) => e.kind)).toEqual(["void", "reserve", "capture"]);
     expect(page.entries[0]).toMatchObject({ operation_id: "g:v2", units: "50", hold_id: r2.hold_id, reason: "provider failed" });
@@ -97,6 +106,8 @@ describe("LedgerService over gRPC", () => {
     expect((await refusal(client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "0", ttl_seconds: 60 }))).code).toBe("invalid_request");
     expect((await refusal(client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "5" }))).code).toBe("invalid_request");
     expect((await refusal(client.GetHold({ hold_id: "hold_missing" }))).code).toBe("not_found");
+    expect((await refusal(client.GetHolds({ hold_ids: [] }))).code).toBe("invalid_request");
+    expect((await refusal(client.GetHolds({ hold_ids: Array.from({ length: 1001 }, (_, i) => `hold_${i}`) }))).code).toBe("invalid_request");
     expect((await refusal(client.Capture({ operation_id: "g2:c", hold_id: "hold_missing", units: "1" }))).code).toBe("not_found");
     expect((await refusal(client.Credit({ operation_id: "g:credit2", tenant_id: "g2", units: "11", reason: "funds" }))).code).toBe("conflict");
     const r = await client.Reserve({ operation_id: "g2:r", tenant_id: "g2", units: "10", ttl_seconds: 60 });

@@ -8,7 +8,7 @@ import { getBalance } from "../domain/balance/get.js";
 import { createCredit } from "../domain/credit/create.js";
 import { listEntries } from "../domain/entry/list.js";
 import { captureHold} from "../domain/hold/capture.js";
-import { getHold } from "../domain/hold/get.js";
+import { getHold, getHolds } from "../domain/hold/get.js";
 import { reserveHold} from "../domain/hold/reserve.js";
 import { voidHold} from "../domain/hold/void.js";
 import { checkInvariant } from "../domain/invariant/check.js";
@@ -82,6 +82,9 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
     },
     async GetHold(req) {
       return toHold(await getHold({ ctx, input: req }));
+    },
+    async GetHolds(req) {
+      return { holds: (await getHolds({ ctx, input: req })).map(toHold) };
     },
     async ListEntries(req) {
       const r = await listEntries({ ctx, input: req });
