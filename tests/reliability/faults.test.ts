@@ -40,7 +40,7 @@ beforeAll(async () => {
   provider = await mockProvider();
   broken = await startMockProvider({ apiKey: PROVIDER_KEY });
   broken.set({ failStatus: 500 });
-  const managedAiEnv = { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "20", LEDGER_DEADLINE_MS: "1500", DATABASE_POOL_SIZE: "6" };
+  const managedAiEnv = { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "20", RECONCILE_SETTLED_AFTER_SECONDS: "5", LEDGER_DEADLINE_MS: "1500", DATABASE_POOL_SIZE: "6" };
   stack = await startStack({
     databaseUrl: pgServer.url,
     natsUrl: nats.url,

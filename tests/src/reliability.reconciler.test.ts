@@ -7,8 +7,8 @@ import { auditMoney, settledBooks } from "./support/money-audit.js";
 
 /*
  * Issue 10: unknown outcomes resolve themselves once the ledger answers again.
- * The reconciler runs every second here and treats a `reserved` record older
- * than 5 s as orphaned.
+ * The reconciler runs every second here, treats a `reserved` record older
+ * than 5 s as orphaned, and checks the capture of a record completed 2 s ago.
  */
 
 let stack: Stack;
@@ -20,7 +20,7 @@ beforeAll(async () => {
   provider = await mockProvider();
   stack = await startStack({
     services: ["ledger", "managed-ai", "jobs"],
-    env: { "managed-ai": { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "5", LEDGER_DEADLINE_MS: "1500" } },
+    env: { "managed-ai": { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "5", RECONCILE_SETTLED_AFTER_SECONDS: "2", LEDGER_DEADLINE_MS: "1500" } },
   });
   op = await operator(stack);
   await upstream(stack, op, provider, "mock");
@@ -107,6 +107,28 @@ describe("the reconciler", () => {
     );
     expect(events[0]!.n).toBe("6");
   }, 120_000);
+
+  it("replays the capture of a completed record that a crash left without one (the two are written in parallel), once", async () => {
+    const c = await customer(stack, op, { units: 1_000_000, alias: "cap", defaultModel: "small" });
+    // The record written completed, the capture never sent: the hold is still open in the ledger.
+    const id = await reviewWithOpenHold(c, "cap");
+    const before = await balance(stack, c);
+    await setRecord(id, "status = 'completed', error_code = NULL, final_units = 26, settled_at = now()");
+    const captured = await eventually(
+      () => stack.sql<{ units: string }>("ledger", "SELECT units::text AS units FROM transfers WHERE operation_id = $1", [`capture:${id}`]),
+      (rows) => rows.length === 1,
+      30_000,
+    );
+    expect(captured[0]!.units).toBe("26");
+    const audit = await settledBooks(stack, [c.tenantId], 30_000);
+    expect(audit.problems).toEqual([]);
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "completed", final_units: "26" });
+    const reserved = BigInt((await usageRecord(stack, id))!.reserved_units);
+    expect(await balance(stack, c)).toEqual({ available_units: before.available_units + Number(reserved) - 26, reserved_units: before.reserved_units - Number(reserved) });
+    // Later passes find it captured and move nothing more.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await stack.sql("ledger", "SELECT 1 FROM transfers WHERE hold_id = (SELECT hold_id FROM transfers WHERE operation_id = $1)", [`capture:${id}`])).toHaveLength(2);
+  }, 60_000);
 
   it("a reservation that never reached the ledger is found so, and nothing is charged", async () => {
     const c = await customer(stack, op, { units: 100_000, alias: "ghost", defaultModel: "small" });

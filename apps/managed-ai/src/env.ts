@@ -38,6 +38,11 @@ export const ManagedAiEnv = z
       900,
       { min: 1 },
     ),
+    RECONCILE_SETTLED_AFTER_SECONDS: int(
+      "A completed usage record settled this long ago has its capture checked in the ledger, and replayed if a crash lost it (longer than a capture sent with the record can take).",
+      60,
+      { min: 1 },
+    ),
   })
   .superRefine((cfg, ctx) => {
     const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");

@@ -56,7 +56,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     };
     server.add(managedAiV1, managedAiHandlers(ctx));
     if (env.RECONCILE_INTERVAL_MS > 0) {
-      const reconciler = startReconciler(ctx, { pool, intervalMs: env.RECONCILE_INTERVAL_MS, reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS });
+      const reconciler = startReconciler(ctx, { pool, intervalMs: env.RECONCILE_INTERVAL_MS, reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS, settledAfterSeconds: env.RECONCILE_SETTLED_AFTER_SECONDS });
       shutdown.addFirst("reconciler", () => reconciler.stop());
     }
   },

@@ -197,7 +197,11 @@ export const EVENT_CATALOG = {
   "file.downloaded": z.object({ file_id: z.string(), tenant_id: z.string(), downloads: z.number().int(), max_downloads: z.number().int().nullable() }),
   /** The sweeper removed a file's bytes: it expired, or its downloads were used up. */
   "file.removed": z.object({ file_id: z.string(), tenant_id: z.string(), reason: z.enum(["expired", "exhausted"]) }),
-  /** The reconciler finished a record whose outcome was unknown, from what the ledger knows (docs/decisions/0150). */
+  /**
+   * A record moved on after its first settlement: the reconciler finished one whose outcome was
+   * unknown, from what the ledger knows (docs/decisions/0150), or a `completed` record whose
+   * capture failed went to review (`settlement_failed`; docs/decisions/0164).
+   */
   "managed_ai.request_reconciled": z.object({
     request_id: z.string(),
     tenant_id: z.string(),

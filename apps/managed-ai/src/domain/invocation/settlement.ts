@@ -133,24 +133,67 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, ou
 /**
  * The provider answered with usage: charge the contract's cost of it, at most
  * the reservation (a capped record says `usage_over_reservation`), and give the
- * rest of the hold back. When the ledger cannot be reached the record goes to
- * `review` with the hold in place.
+ * rest of the hold back.
+ *
+ * The capture and the record's end state are sent at once (docs/decisions/0164):
+ * two idempotent writes to two databases, one wait instead of two, and both are
+ * done before the answer. A capture that fails moves the record on to `review`
+ * (`settlement_failed`) with its hold, as before, where the reconciler replays
+ * it. A crash between the two leaves a `completed` record whose capture may be
+ * missing: the reconciler's check of settled records (`checkCaptures`) finds it
+ * in the ledger or replays capture:<id>.
  */
 export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, plan: Plan, usage: Usage): Promise<bigint> {
   const cost = costUnits(usage.promptTokens, usage.completionTokens, plan.price, BigInt(plan.discountBps));
   const finalUnits = cost > plan.reservedUnits ? plan.reservedUnits : cost;
   const errorCode = cost > plan.reservedUnits ? "usage_over_reservation" : null;
-  if (opened.holdId) {
-    try {
-      await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: opened.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
-    } catch (err) {
-      ctx.logger.error({ err, request_id: opened.id }, "capture failed; the record goes to review with its hold");
-      await markSettled(ctx, opened, plan, { status: "review", errorCode: "settlement_failed", usage });
-      return finalUnits;
-    }
+  const marked = markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
+  if (!opened.holdId) {
+    await marked;
+    return finalUnits;
   }
-  await markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
+  const [captured, written] = await Promise.allSettled([
+    ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: opened.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` }),
+    marked,
+  ]);
+  // Not written: the record stays `reserved`, and the reconciler settles it from the ledger's hold.
+  if (written.status === "rejected") throw written.reason;
+  if (captured.status === "rejected") {
+    ctx.logger.error({ err: captured.reason, request_id: opened.id }, "capture failed; the record goes to review with its hold");
+    await captureFailed(ctx, opened, plan);
+  }
   return finalUnits;
+}
+
+/**
+ * The record was written `completed` while its capture failed: it goes to
+ * `review` (`settlement_failed`, the usage kept, nothing charged yet), exactly as
+ * a capture that failed before the record was written left it, with a
+ * `managed_ai.request_reconciled` event saying so.
+ */
+async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan): Promise<void> {
+  const event = outboxRow("managed_ai.request_reconciled", {
+    request_id: opened.id,
+    tenant_id: opened.tenantId,
+    key_id: opened.apiKeyId,
+    from_status: "completed",
+    from_error_code: null,
+    status: "review",
+    error_code: "settlement_failed",
+    reserved_units: plan.reservedUnits.toString(),
+    final_units: null,
+    refunded_units: null,
+  });
+  await ctx.sql.query(
+    `WITH upd AS (
+       UPDATE usage_records SET status = 'review', error_code = 'settlement_failed', final_units = NULL, settled_at = NULL, updated_at = now()
+       WHERE id = $1 AND status = 'completed'
+       RETURNING id),
+     ev AS (${outboxInsertFrom(2, "upd")})
+     SELECT id FROM upd`,
+    [opened.id, ...event.values],
+  );
+  ctx.sql.eventsWritten();
 }
 
 /** The provider failed: release the whole hold; the record is `failed` with the failure's code. */

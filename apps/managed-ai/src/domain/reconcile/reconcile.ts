@@ -8,6 +8,9 @@ import { costUnits } from "../invocation/cost.js";
 import { captureOperation, reserveOperation, usageOf, voidOperation } from "../invocation/settlement.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
+/** The ledger's GetHolds takes 1 to this many ids. */
+const MAX_HOLDS_PER_READ = 1000;
+
 export const ReconcileInput = z.object({
   /** A `reserved` record older than this belongs to a process that is gone (longer than any request lasts). */
   reservedAfterSeconds: z.number().int().min(1),
@@ -15,9 +18,27 @@ export const ReconcileInput = z.object({
   limit: z.number().int().min(1).max(10_000).default(500),
   /** Records worked on at once. */
   concurrency: z.number().int().min(1).max(64).default(16),
+  /**
+   * A `completed` record settled longer ago than this has its capture checked in the
+   * ledger (longer than any capture sent with it can take to commit).
+   */
+  settledAfterSeconds: z.number().int().min(1).default(60),
+  /** Records checked per ledger read. */
+  checkBatch: z.number().int().min(1).max(MAX_HOLDS_PER_READ).default(MAX_HOLDS_PER_READ),
 });
 
-export type ReconcileReport = { examined: number; completed: number; failed: number; toOperator: number; unchanged: number; errors: number };
+export type ReconcileReport = {
+  examined: number;
+  completed: number;
+  failed: number;
+  toOperator: number;
+  unchanged: number;
+  errors: number;
+  /** Completed records whose capture was looked for in the ledger. */
+  checked: number;
+  /** Of those, captures that were missing and were replayed. */
+  recaptured: number;
+};
 
 /**
  * The reconciler's pass (docs/decisions/0150): every record whose outcome was
@@ -38,7 +59,7 @@ export type ReconcileReport = { examined: number; completed: number; failed: num
  */
 export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ReconcileInput> }): Promise<ReconcileReport> {
   const q = parseInput(ReconcileInput, input);
-  const report: ReconcileReport = { examined: 0, completed: 0, failed: 0, toOperator: 0, unchanged: 0, errors: 0 };
+  const report: ReconcileReport = { examined: 0, completed: 0, failed: 0, toOperator: 0, unchanged: 0, errors: 0, checked: 0, recaptured: 0 };
   {
     const staleBefore = new Date(Date.now() - q.reservedAfterSeconds * 1000);
     const rows = await ctx.prisma.usageRecord.findMany({
@@ -70,8 +91,89 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
     };
     await Promise.all(Array.from({ length: q.concurrency }, worker));
   }
-  if (report.completed + report.failed + report.toOperator + report.errors > 0) ctx.logger.info({ reconcile: report }, "usage records reconciled");
+  try {
+    await checkCaptures(ctx, q, report);
+  } catch (err) {
+    report.errors++;
+    ctx.logger.warn({ err }, "checking the captures of settled records failed; the next pass goes on from the same record");
+  }
+  if (report.completed + report.failed + report.toOperator + report.errors + report.recaptured > 0) ctx.logger.info({ reconcile: report }, "usage records reconciled");
   return report;
+}
+
+/** One pass's reads of settled records: at most this many ledger reads (the next pass goes on). */
+const CHECK_ROUNDS = 20;
+
+type Settled = UsageRecord;
+
+/**
+ * The check of settled records (docs/decisions/0164). A request writes its
+ * record `completed` in parallel with the capture, so a crash between the two
+ * can leave a completed record whose hold is still open. Every completed record
+ * with a hold is checked once, in settlement order after the `captures`
+ * checkpoint, when it is older than `settledAfterSeconds`: its holds are read
+ * from the ledger a batch at a time, then
+ *   captured for the record's units → nothing to do;
+ *   open → capture:<id> replayed with the record's units (exactly what the
+ *     request sent, so a capture that did land is recognised, never doubled);
+ *   anything else (voided, another amount, a refused replay) → `review`
+ *     (`settlement_failed`), where the pass above settles it from the ledger.
+ * The checkpoint advances past a record only once it is settled in the ledger;
+ * the ledger down ends the check, and the next pass starts at the same record.
+ */
+async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof ReconcileInput>, report: ReconcileReport): Promise<void> {
+  for (let round = 0; round < CHECK_ROUNDS; round++) {
+    const cp = await ctx.prisma.reconcilerCheckpoint.findUnique({ where: { name: "captures" } });
+    if (!cp) return; // written by the migration that brought the check
+    const rows = await ctx.prisma.usageRecord.findMany({
+      where: {
+        status: "completed",
+        holdId: { not: null },
+        settledAt: { lte: new Date(Date.now() - q.settledAfterSeconds * 1000) },
+        OR: [{ settledAt: { gt: cp.settledAt } }, { settledAt: cp.settledAt, id: { gt: cp.recordId } }],
+      },
+      orderBy: [{ settledAt: "asc" }, { id: "asc" }],
+      take: q.checkBatch,
+    });
+    if (rows.length === 0) return;
+    const holds = new Map((await ctx.ledger.GetHolds({ hold_ids: [...new Set(rows.map((r) => r.holdId!))] })).holds.map((h) => [h.hold_id, h]));
+    let through: Settled | undefined;
+    try {
+      for (const row of rows) {
+        report.checked++;
+        const hold = holds.get(row.holdId!);
+        if (!(hold?.status === "captured" && BigInt(hold.captured_units) === row.finalUnits)) {
+          await runWithContext({ requestId: row.id, actor: "system:reconciler" }, () => repairCapture(ctx, row, hold?.status ?? "missing", report));
+        }
+        through = row;
+      }
+    } finally {
+      // Up to the last record settled in the ledger, also when the ledger went away after it.
+      if (through) {
+        await ctx.prisma.reconcilerCheckpoint.update({ where: { name: "captures" }, data: { settledAt: through.settledAt!, recordId: through.id } });
+      }
+    }
+    if (rows.length < q.checkBatch) return;
+  }
+}
+
+/** A completed record whose capture the ledger does not hold: replay it, or hand the record to review. */
+async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: string, report: ReconcileReport): Promise<void> {
+  if (holdStatus === "open" && row.finalUnits !== null) {
+    try {
+      await ctx.ledgerCalls.capture({ operation_id: captureOperation(row.id), hold_id: row.holdId!, units: row.finalUnits.toString(), reason: `managed request ${row.id}` });
+      report.recaptured++;
+      ctx.logger.warn({ request_id: row.id, units: row.finalUnits.toString() }, "a completed record's capture was missing; replayed");
+      return;
+    } catch (err) {
+      // The ledger unreachable: the check stops here and starts again at this record.
+      if (!isAppError(err) || err.code === "unavailable" || err.code === "internal_error") throw err;
+      ctx.logger.error({ err, request_id: row.id }, "a completed record's capture was refused; the record goes to review");
+    }
+  } else {
+    ctx.logger.error({ request_id: row.id, hold_status: holdStatus }, "a completed record disagrees with its hold; the record goes to review");
+  }
+  if (await finish(ctx, row, row.holdId, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null })) report.toOperator++;
 }
 
 /** The record's hold and its state, finding the hold by replaying the reservation when its id was never written. */

@@ -4,7 +4,7 @@ import { reconcileUsage, type ReconcileReport } from "./reconcile.js";
 export type ReconcilerOptions = {
   /** Connections for the advisory lock that makes one replica at a time do a pass. */
   pool: LockPool;
-  intervalMs: number; reservedAfterSeconds: number; limit?: number; onPass?: (report: ReconcileReport | null) => void };
+  intervalMs: number; reservedAfterSeconds: number; settledAfterSeconds?: number; limit?: number; onPass?: (report: ReconcileReport | null) => void };
 
 /**
  * Runs the reconciler once at start and then every `intervalMs` (never two
@@ -18,7 +18,14 @@ export function startReconciler(ctx: ManagedAiContext, options: ReconcilerOption
   let stopped = false;
   const pass = (): Promise<ReconcileReport | null> => {
     current ??= exclusively(options.pool, () =>
-      reconcileUsage({ ctx, input: { reservedAfterSeconds: options.reservedAfterSeconds, ...(options.limit ? { limit: options.limit } : {}) } }),
+      reconcileUsage({
+        ctx,
+        input: {
+          reservedAfterSeconds: options.reservedAfterSeconds,
+          ...(options.settledAfterSeconds ? { settledAfterSeconds: options.settledAfterSeconds } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+        },
+      }),
     )
       .catch((err: unknown) => {
         ctx.logger.warn({ err }, "reconciler pass failed; the next one tries again");
