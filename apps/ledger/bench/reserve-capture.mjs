@@ -1,8 +1,12 @@
-// Reserve + capture pairs against a real ledger process over gRPC, as managed-ai
-// calls it: one Reserve, then one Capture of part of the hold, per pair.
+// Reserve + capture pairs against a real ledger process over gRPC: one reserve, then
+// one capture of part of the hold, per pair.
 //
-//   pnpm --filter @gateway/ledger bench [-- --seconds 10 --levels 1,8,32,64 --tenants 256 --pool 10 --profile <dir> --entry <main.js>]
+//   pnpm --filter @gateway/ledger bench [-- --seconds 10 --levels 1,8,32,64 --tenants 256 --pool 10 --client pipelined|single --profile <dir> --entry <main.js>]
 //
+// --client pipelined (the default) calls the ledger as managed-ai does: a movement is
+// sent at once while one of two calls is free, and movements that arrive meanwhile
+// go together as one ApplyBatch (managed-ai's LedgerCalls); single makes one Reserve
+// and one Capture call per pair.
 // --tenants 1 puts every pair on one tenant (one hot account row); --profile writes
 // a V8 CPU profile of the ledger process into <dir> (bench/cpu-profile.mjs); --entry
 // runs another build of the ledger (for before/after comparisons).
@@ -14,7 +18,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { dropDatabase, databaseUrl } from "@gateway/db-kit";
+import { dropDatabase, databaseUrl, GroupCommit } from "@gateway/db-kit";
 import { connectNats, subjectsFor } from "@gateway/events";
 import { checkHealth, createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
@@ -31,6 +35,7 @@ const { values: args } = parseArgs({
     pool: { type: "string", default: "10" },
     profile: { type: "string" },
     entry: { type: "string" },
+    client: { type: "string", default: "pipelined" },
   },
 });
 const seconds = Number(args.seconds);
@@ -64,6 +69,20 @@ const ledger = new ServiceProcess("ledger", entry, {
 });
 
 const client = createClient(ledgerV1, address, { deadlineMs: 30_000 });
+if (!["pipelined", "single"].includes(args.client)) throw new Error("--client is pipelined or single");
+// As managed-ai's LedgerCalls: at most two ApplyBatch calls under way, up to 200 movements each.
+const batches = new GroupCommit({
+  maxBatch: 200,
+  concurrency: 2,
+  isolateFailures: false,
+  run: async (items) => (await client.ApplyBatch({ items })).results,
+});
+async function movement(kind, request) {
+  if (args.client === "single") return kind === "reserve" ? client.Reserve(request) : client.Capture(request);
+  const result = await batches.submit({ [kind]: request });
+  if (result.error) throw Object.assign(new Error(result.error.message), { code: result.error.code });
+  return kind === "reserve" ? result.reserved : result.captured;
+}
 const { prisma } = createDatabase(databaseUrl(serverUrl, dbName), 2);
 let sequence = 0;
 
@@ -129,8 +148,8 @@ async function worker(tenant, until, latencies, counters) {
     const n = ++sequence;
     const started = process.hrtime.bigint();
     try {
-      const hold = await client.Reserve({ operation_id: `b:${run}:r:${n}`, tenant_id: tenant, units: "100", ttl_seconds: 900 });
-      await client.Capture({ operation_id: `b:${run}:c:${n}`, hold_id: hold.hold_id, units: "61" });
+      const hold = await movement("reserve", { operation_id: `b:${run}:r:${n}`, tenant_id: tenant, units: "100", ttl_seconds: 900 });
+      await movement("capture", { operation_id: `b:${run}:c:${n}`, hold_id: hold.hold_id, units: "61" });
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
     } catch (err) {
       counters.errors++;
@@ -191,7 +210,7 @@ async function main() {
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load ${loadavg().map((l) => l.toFixed(2)).join(" ")}, ` +
       `Node ${process.version}, PostgreSQL ${pgVersion.v} (synchronous_commit=${pgVersion.sc})`,
   );
-  console.log(`ledger pool ${args.pool}, ${tenantCount} tenants, ${seconds} s per level after ${warmup} s warm-up\n`);
+  console.log(`ledger pool ${args.pool}, ${tenantCount} tenants, ${args.client} client, ${seconds} s per level after ${warmup} s warm-up\n`);
   console.log("| concurrency | pairs | pairs/s | p50 ms | p99 ms | errors | outbox backlog | commits per pair | row changes per pair | CPU ms per pair: ledger / postgres / nats / client |");
   console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const c of levels) {
