@@ -89,4 +89,33 @@ describe("CatalogCache", () => {
     expect(await cache.instance("t", "a")).toEqual({ id: "inst_2" });
     expect(loads).toBe(2);
   });
+
+  it("loads a key once for every request that misses while the load is under way, and afresh after a flush", async () => {
+    let loads = 0;
+    const releases: (() => void)[] = [];
+    const prisma = {
+      serviceInstance: {
+        findUnique: async () => {
+          const n = ++loads;
+          await new Promise<void>((r) => releases.push(r));
+          return { id: `inst_${n}` };
+        },
+      },
+    } as unknown as PrismaClient;
+    const cache = new CatalogCache(prisma, 60_000);
+    const herd = Array.from({ length: 20 }, () => cache.instance("t", "a"));
+    const other = cache.instance("t", "b"); // another key loads on its own
+    await new Promise((r) => setTimeout(r, 10));
+    expect(loads).toBe(2);
+    cache.flush(); // a write committed: callers from now on must not get the load under way
+    const afterFlush = cache.instance("t", "a");
+    await new Promise((r) => setTimeout(r, 10));
+    expect(loads).toBe(3);
+    releases.forEach((r) => r());
+    expect(new Set((await Promise.all(herd)).map((v) => v?.id))).toEqual(new Set(["inst_1"]));
+    expect(await other).toEqual({ id: "inst_2" });
+    expect(await afterFlush).toEqual({ id: "inst_3" });
+    expect(await cache.instance("t", "a")).toEqual({ id: "inst_3" });
+    expect(loads).toBe(3);
+  });
 });

@@ -7,6 +7,9 @@ export type PlannedModel = Prisma.ModelGetPayload<{
 }>;
 
 type Entry<T> = { value: T; until: number };
+/** A kind of cached row: the loaded entries, and the loads under way. */
+type Store<T> = { entries: Map<string, Entry<T>>; loading: Map<string, { generation: number; value: Promise<T> }> };
+const store = <T>(): Store<T> => ({ entries: new Map(), loading: new Map() });
 
 /**
  * What every invocation reads before money moves (the tenant's instance; the
@@ -17,9 +20,9 @@ type Entry<T> = { value: T; until: number };
  */
 export class CatalogCache {
   private generation = 0;
-  private readonly instances = new Map<string, Entry<ServiceInstance | null>>();
-  private readonly models = new Map<string, Entry<PlannedModel | null>>();
-  private readonly accounts = new Map<string, Entry<ConnectedAccount | null>>();
+  private readonly instances = store<ServiceInstance | null>();
+  private readonly models = store<PlannedModel | null>();
+  private readonly accounts = store<ConnectedAccount | null>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -39,9 +42,9 @@ export class CatalogCache {
 
   flush(): void {
     this.generation++;
-    this.instances.clear();
-    this.models.clear();
-    this.accounts.clear();
+    this.instances.entries.clear();
+    this.models.entries.clear();
+    this.accounts.entries.clear();
   }
 
   instance(tenantId: string, alias: string): Promise<ServiceInstance | null> {
@@ -64,15 +67,36 @@ export class CatalogCache {
     return this.cached(this.accounts, `${tenantId}\u0000${id}`, () => this.prisma.connectedAccount.findFirst({ where: { id, tenantId } }));
   }
 
-  private async cached<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> {
-    const hit = map.get(key);
-    if (hit && hit.until > Date.now()) return hit.value;
+  /**
+   * One load per key at a time: the requests that miss while it is under way (every
+   * concurrent request, when an entry expires under load) wait for it instead of each
+   * reading the same rows. A flush meanwhile starts a new generation, whose callers
+   * load afresh.
+   */
+  private cached<T>({ entries, loading }: Store<T>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = entries.get(key);
+    if (hit && hit.until > Date.now()) return Promise.resolve(hit.value);
+    const pending = loading.get(key);
+    if (pending && pending.generation === this.generation) return pending.value;
     const generation = this.generation;
-    const value = await load();
-    if (generation === this.generation && this.ttlMs > 0) {
-      if (map.size > 50_000) map.clear();
-      map.set(key, { value, until: Date.now() + this.ttlMs });
-    }
+    const done = () => {
+      if (loading.get(key)?.value === value) loading.delete(key);
+    };
+    const value = load().then(
+      (v) => {
+        done();
+        if (generation === this.generation && this.ttlMs > 0) {
+          if (entries.size > 50_000) entries.clear();
+          entries.set(key, { value: v, until: Date.now() + this.ttlMs });
+        }
+        return v;
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
+    loading.set(key, { generation, value });
     return value;
   }
 }
