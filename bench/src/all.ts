@@ -181,7 +181,7 @@ ${audits.join("\n")}
 ## Ledger: reserve + capture pairs
 
 \`apps/ledger/bench/reserve-capture.mjs\` against a real ledger process over gRPC, called as managed-ai
-calls it (a movement goes at once while one of two calls is free; those that arrive meanwhile go
+calls it (a movement goes at once when no call is under way; those that arrive meanwhile go
 together as one ApplyBatch), 256 tenants, then one hot tenant. Issue 16's target: at least 5,000
 pairs per second at 32 concurrent callers.
 

@@ -4,8 +4,8 @@
 //   pnpm --filter @gateway/ledger bench [-- --seconds 10 --levels 1,8,32,64 --tenants 256 --pool 10 --client pipelined|single --profile <dir> --entry <main.js>]
 //
 // --client pipelined (the default) calls the ledger as managed-ai does: a movement is
-// sent at once while one of two calls is free, and movements that arrive meanwhile
-// go together as one ApplyBatch (managed-ai's LedgerCalls); single makes one Reserve
+// sent at once when no call is under way, and movements that arrive meanwhile go
+// together as one ApplyBatch (managed-ai's LedgerCalls); single makes one Reserve
 // and one Capture call per pair.
 // --tenants 1 puts every pair on one tenant (one hot account row); --profile writes
 // a V8 CPU profile of the ledger process into <dir> (bench/cpu-profile.mjs); --entry
@@ -70,10 +70,10 @@ const ledger = new ServiceProcess("ledger", entry, {
 
 const client = createClient(ledgerV1, address, { deadlineMs: 30_000 });
 if (!["pipelined", "single"].includes(args.client)) throw new Error("--client is pipelined or single");
-// As managed-ai's LedgerCalls: at most two ApplyBatch calls under way, up to 200 movements each.
+// As managed-ai's LedgerCalls: one ApplyBatch call under way at a time, up to 200 movements each.
 const batches = new GroupCommit({
   maxBatch: 200,
-  concurrency: 2,
+  concurrency: 1,
   isolateFailures: false,
   run: async (items) => (await client.ApplyBatch({ items })).results,
 });

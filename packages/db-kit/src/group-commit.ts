@@ -38,7 +38,7 @@ export class GroupCommit<I, O> {
 
   constructor(private readonly options: GroupCommitOptions<I, O>) {
     this.maxBatch = options.maxBatch ?? 200;
-    this.concurrency = options.concurrency ?? 2;
+    this.concurrency = options.concurrency ?? 1;
   }
 
   submit(item: I): Promise<O> {

@@ -12,8 +12,8 @@ type Pending = { movement: Movement; caller: Context };
 
 /**
  * The ledger calls of metered requests (reserve, capture, void), pipelined: a
- * call is sent at once when one of a few slots is free; calls that arrive while
- * the slots are busy go together as one ApplyBatch — one message each way
+ * call is sent at once when no call is under way; calls that arrive while one is
+ * go together as one ApplyBatch — one message each way
  * instead of one call per request. Every item keeps its own outcome: the
  * response its single call would give, or the AppError it would fail with. A
  * failure of the batch call itself (the ledger unreachable, the deadline)
@@ -37,7 +37,7 @@ export class LedgerCalls {
     this.batches = new GroupCommit({
       ...(options.onBatch ? { onBatch: options.onBatch } : {}),
       maxBatch: options.maxBatch ?? 200,
-      concurrency: options.concurrency ?? 2,
+      concurrency: options.concurrency ?? 1,
       isolateFailures: false,
       run: async (items) => (await withContext(items[0]!.caller, () => this.ledger.ApplyBatch({ items: items.map((i) => i.movement) }))).results,
     });
