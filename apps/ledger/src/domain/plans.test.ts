@@ -21,7 +21,7 @@ beforeAll(async () => {
   c = new pg.Client({ connectionString: url });
   await c.connect();
   c.on("notice", (n) => {
-    if (/plan:/.test(n.message)) plans.push(n.message);
+    if (n.message && /plan:/.test(n.message)) plans.push(n.message);
   });
   await c.query("LOAD 'auto_explain'");
   await c.query("SET auto_explain.log_min_duration = 0");
