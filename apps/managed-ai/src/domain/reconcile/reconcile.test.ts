@@ -227,6 +227,17 @@ describe("the check of settled records (a completed record written in parallel w
     expect(ledger.reads()).toBeGreaterThan(reads);
   });
 
+  it("walks records settled at the same moment in id order, a batch at a time, checking each once", async () => {
+    const records = await Promise.all([1, 2, 3, 4, 5].map(() => completed(9n, 0)));
+    await ctx.sql.query("UPDATE usage_records SET settled_at = now() - interval '1500 milliseconds' WHERE id = ANY($1)", [records.map((r) => r.id)]);
+    const reads = ledger.reads();
+    const input = { reservedAfterSeconds: 3_600, settledAfterSeconds: 1, checkBatch: 2 };
+    expect(await reconcileUsage({ ctx, input })).toMatchObject({ checked: 5, recaptured: 5 });
+    expect(ledger.reads() - reads).toBe(3); // 2 + 2 + 1
+    for (const r of records) expect(ledger.holds.get(r.hold)).toMatchObject({ status: "captured", captured: 9n });
+    expect(await reconcileUsage({ ctx, input })).toMatchObject({ checked: 0, recaptured: 0 });
+  });
+
   it("does not look at records settled before the checkpoint (captured before they were marked, by the earlier order)", async () => {
     const old = await completed(12n, 7_200);
     expect(await pass()).toMatchObject({ checked: 0 });
