@@ -18,13 +18,13 @@ export async function reencryptCustomerSecrets({ ctx }: { ctx: Pick<ManagedAiCon
     ctx.keyring,
     ctx.logger,
     "instance",
-    instances.map((r) => ({ id: r.id, ciphertext: r.apiKeyCiphertext!, keyId: r.apiKeyKeyId! })),
+    instances.map((r) => ({ id: r.id, ciphertext: r.apiKeyCiphertext!, keyId: r.apiKeyKeyId!, updatedAt: r.updatedAt })),
     (row) => instanceKeyContext(row.id),
     async (row, sealed) =>
       (
         await ctx.prisma.serviceInstance.updateMany({
           where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
-          data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: instances.find((i) => i.id === row.id)!.updatedAt },
+          data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
         })
       ).count === 1,
   );
