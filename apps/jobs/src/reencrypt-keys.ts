@@ -3,30 +3,27 @@
 // `pnpm --filter @gateway/jobs reencrypt-keys`, or in an image
 // `node apps/jobs/dist/reencrypt-keys.js`. Exits 1 when a secret could not be opened
 // (its key is missing from ENCRYPTION_KEYS).
-import { createPool, databaseUrl } from "@gateway/db-kit";
-import { createLogger } from "@gateway/logger";
+import { runCommand } from "@gateway/runtime";
 import { parseKeyring } from "@gateway/secrets";
 import { reencryptCallbackSecrets } from "./callbacks/reencrypt.js";
 import { createPrisma } from "./db.js";
 import { loadEnv } from "./env.js";
 
-if (process.argv.includes("--help") || process.argv.includes("-h")) {
-  console.log(`Usage: pnpm --filter @gateway/jobs reencrypt-keys
+await runCommand({
+  service: "jobs",
+  component: "reencrypt-keys",
+  usage: `Usage: pnpm --filter @gateway/jobs reencrypt-keys
 
 Re-seals every job callback secret with the current (first) key of ENCRYPTION_KEYS,
 so older keys can be removed. Uses the service's environment (DATABASE_URL,
 DATABASE_NAME, ENCRYPTION_KEYS). Exits 1 when a secret could not be opened because
-its key is missing from ENCRYPTION_KEYS.`);
-  process.exit(0);
-}
-const env = loadEnv(process.env);
-const logger = createLogger({ service: "jobs", level: env.LOG_LEVEL }).child({ component: "reencrypt-keys" });
-const prisma = createPrisma(createPool(databaseUrl(env.DATABASE_URL, env.DATABASE_NAME), { poolSize: 2 }));
-try {
-  const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-  const result = await reencryptCallbackSecrets({ prisma, keyring, logger });
-  logger.info({ current_key_id: keyring.currentId, ...result }, "re-encryption finished");
-  process.exitCode = result.failed.length > 0 ? 1 : 0;
-} finally {
-  await prisma.$disconnect();
-}
+its key is missing from ENCRYPTION_KEYS.`,
+  loadEnv,
+  createPrisma,
+  async run({ env, prisma, logger }) {
+    const keyring = parseKeyring(env.ENCRYPTION_KEYS);
+    const result = await reencryptCallbackSecrets({ prisma, keyring, logger });
+    logger.info({ current_key_id: keyring.currentId, ...result }, "re-encryption finished");
+    return result.failed.length === 0;
+  },
+});

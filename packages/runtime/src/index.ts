@@ -1,4 +1,5 @@
 export { Shutdown, type ShutdownStep } from "./shutdown.js";
+export { runCommand } from "./command.js";
 export {
   runGrpcService,
   startGrpcService,
