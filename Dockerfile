@@ -2,7 +2,7 @@
 # One image recipe for every service: docker build --build-arg SERVICE=ledger .
 # Stages: prune the workspace to the service (turbo prune), install and build
 # it, drop dev dependencies, and copy the result into a slim runtime image.
-ARG NODE_VERSION=20.19
+ARG NODE_VERSION=24.21.0
 
 FROM node:${NODE_VERSION}-bookworm-slim AS base
 ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH TURBO_TELEMETRY_DISABLED=1

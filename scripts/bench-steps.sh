@@ -25,6 +25,7 @@ EOF
 }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/node.sh"
 MODE="${MODE:-json}"
 DIR="${BENCH_STEPS_DIR:-${TMPDIR:-/tmp}/gw-steps}"
 [ $# -ge 1 ] || { usage >&2; exit 2; }

@@ -9,7 +9,9 @@ case "${1:-}" in
     cat <<'EOF'
 Usage: ./scripts/setup.sh    (sourced by scripts/stack.sh, scripts/test.sh and scripts/bench.sh)
 
-Prepares this machine: Node.js 20 check, pnpm (the version in package.json),
+Prepares this machine: Node.js 24 (the version in .nvmrc, installed into .tools/
+from the npm registry when this machine has another; scripts/node.sh), pnpm (the
+version in package.json),
 PostgreSQL, NATS with JetStream and Redis (started, or installed from Debian's
 packages when missing), `pnpm install --frozen-lockfile`, and the build (turbo).
 Safe to run again. Set DATABASE_URL / NATS_URL / REDIS_URL to use servers elsewhere.
@@ -27,15 +29,6 @@ apt_install() {
   log "installing $* from Debian's packages"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
-
-ensure_node() {
-  local major
-  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-  if [ "$major" -lt 20 ]; then
-    echo "Node.js 20 or newer is required (found: $(node -v 2>/dev/null || echo none))" >&2
-    exit 1
-  fi
 }
 
 ensure_pnpm() {
@@ -90,7 +83,8 @@ ensure_redis() {
   exit 1
 }
 
-ensure_node
+# Node.js 24 first on PATH for everything below and for the caller (scripts/node.sh).
+source "$ROOT/scripts/node.sh"
 ensure_pnpm
 ensure_postgres
 ensure_nats

@@ -35,6 +35,7 @@ EOF
 esac
 if [ "${1:-}" = "--no-setup" ]; then
   ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  source "$ROOT/scripts/node.sh"
 elif [ -n "${1:-}" ]; then
   echo "unknown option: $1 (see --help)" >&2
   exit 2

@@ -57,6 +57,21 @@ describe("the front door", () => {
   });
 });
 
+describe("the runtime", () => {
+  const pinned = readFileSync(join(REPO_ROOT, ".nvmrc"), "utf8").trim();
+
+  it("is the Node.js of .nvmrc (24 LTS): the tests themselves run on it, never on an older node", () => {
+    expect(pinned).toMatch(/^24\.\d+\.\d+$/);
+    expect(process.versions.node.split(".")[0]).toBe(pinned.split(".")[0]);
+  });
+
+  it("is the same in package.json's engines and the Dockerfile's base image", () => {
+    const engines = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
+    expect(engines).toMatch(/^>=24\.\d+ <25$/);
+    expect(readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8")).toContain(`ARG NODE_VERSION=${pinned}`);
+  });
+});
+
 describe("generated documentation", () => {
   it("lists exactly the environment variables the code reads", () => {
     expect(() => execFileSync(process.execPath, [join(REPO_ROOT, "scripts", "env-docs.mjs"), "--check"], { stdio: "pipe" })).not.toThrow();

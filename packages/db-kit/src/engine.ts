@@ -166,7 +166,11 @@ const wasm = (globalThis as unknown as {
 }).WebAssembly;
 let enginePromise: Promise<EngineModule> | undefined;
 
-/** Instantiates the wasm module once per process (Node 20 cannot import .wasm without a flag). */
+/**
+ * Instantiates the wasm module once per process. Node 24 can import the package's .wasm
+ * directly, but that path is still experimental there and prints an ExperimentalWarning in
+ * every process that migrates; instantiating it by hand is stable and silent.
+ */
 function loadEngineModule(): Promise<EngineModule> {
   enginePromise ??= (async () => {
     const require = createRequire(import.meta.url);
