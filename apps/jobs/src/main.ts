@@ -26,7 +26,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   register: async (server, { prisma, transact, consume, js, jsm, subjects, logger, registry, shutdown }) => {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
     const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
-    const dispatcher = new CallbackDispatcher({ prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, registry });
+    const dispatcher = new CallbackDispatcher({ prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, maxPollMs: env.OUTBOX_POLL_MAX_MS, registry });
     const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
     const ctx: JobsContext = {
       prisma,

@@ -31,6 +31,7 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
       logger,
       registry,
       pollMs: env.OUTBOX_POLL_MS,
+      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
       lingerMs: env.OUTBOX_LINGER_MS,
     });
     relay.start();

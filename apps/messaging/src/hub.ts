@@ -25,6 +25,7 @@ export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, 
     baseDelayMs: env.CONVERSATION_WEBHOOK_BASE_DELAY_MS,
     timeoutMs: env.CONVERSATION_WEBHOOK_TIMEOUT_MS,
     pollMs: env.CONVERSATION_WEBHOOK_POLL_MS,
+    maxPollMs: env.OUTBOX_POLL_MAX_MS,
   });
   dispatcher.start();
   shutdown.add("conversation webhooks", () => dispatcher.stop());

@@ -117,7 +117,12 @@ export function databaseEnvShape(defaultName: string) {
     DATABASE_NAME: str("Name of this service's own database; created on start when missing.", defaultName),
     DATABASE_POOL_SIZE: int("Maximum PostgreSQL connections of this process.", 10, { min: 1, max: 200 }),
     MIGRATE_ON_START: bool("Apply pending migrations on start (under an advisory lock, safe with replicas).", true),
-    OUTBOX_POLL_MS: int("How often the outbox relay looks for unpublished events it was not told about.", 500, { min: 10 }),
+    OUTBOX_POLL_MS: int("How often the outbox relay looks for unpublished events it was not told about, while there are some.", 500, { min: 10 }),
+    OUTBOX_POLL_MAX_MS: int(
+      "While their polls find nothing, the event relays and the delivery queues (callbacks, conversation webhooks) double their poll interval up to this; a commit of this process, or a retry falling due, wakes them at once.",
+      10_000,
+      { min: 10, max: 600_000 },
+    ),
     OUTBOX_LINGER_MS: int("After a commit with events, how long the outbox relay waits for more before publishing them in one batch (0: at once).", 20, { min: 0, max: 1_000 }),
     CONSUMER_LINGER_MS: int("How long an event consumer waits for more events before committing a batch that is not full (0: at once).", 50, { min: 0, max: 5_000 }),
   };

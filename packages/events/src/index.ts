@@ -11,3 +11,4 @@ export { subjectsFor, type Subjects } from "./subjects.js";
 export { publishEnvelope, publishEvent } from "./publish.js";
 export { pgTransactions, type PoolLike } from "./pg.js";
 export { Broadcast } from "./broadcast.js";
+export { BatchLoop, type BatchLoopOptions } from "./batch-loop.js";

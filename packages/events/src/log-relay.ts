@@ -42,6 +42,8 @@ export type LogRelayOptions = {
   registry?: Registry;
   /** Fallback scan interval (other replicas, crashes). */
   pollMs?: number;
+  /** While polls find nothing, the interval doubles up to this (default `pollMs`). */
+  maxPollMs?: number;
   /** After a kick, wait this long so the next commits' events leave in the same round. */
   lingerMs?: number;
   batchSize?: number;
@@ -96,6 +98,7 @@ export class LogRelay {
       round: () => this.round(),
       batchSize: this.batchSize,
       pollMs: options.pollMs ?? 500,
+      ...(options.maxPollMs !== undefined ? { maxPollMs: options.maxPollMs } : {}),
       lingerMs: options.lingerMs ?? 0,
       log: this.log,
       messages: { failed: "log relay round failed; retrying", finalFlushFailed: "final log relay flush failed; the events go at the next start" },

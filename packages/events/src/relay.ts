@@ -33,6 +33,8 @@ export type RelayOptions = {
   registry?: Registry;
   /** Fallback scan interval for events no `kick` announced (other replicas, crashes). */
   pollMs?: number;
+  /** While polls find nothing, the interval doubles up to this (default `pollMs`). */
+  maxPollMs?: number;
   /**
    * After a kick, wait this long before publishing, so the events of the next
    * few commits leave in the same batch (one transaction, one round of acks)
@@ -75,6 +77,7 @@ export class OutboxRelay {
       round: () => this.publishBatch(),
       batchSize: this.batchSize,
       pollMs: options.pollMs ?? 500,
+      ...(options.maxPollMs !== undefined ? { maxPollMs: options.maxPollMs } : {}),
       lingerMs: options.lingerMs ?? 0,
       log: this.log,
       messages: { failed: "outbox publish failed; retrying", finalFlushFailed: "final outbox flush failed; events stay in the outbox for the next start" },

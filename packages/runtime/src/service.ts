@@ -42,6 +42,7 @@ export type CommonEnv = {
   DATABASE_POOL_SIZE: number;
   MIGRATE_ON_START: boolean;
   OUTBOX_POLL_MS: number;
+  OUTBOX_POLL_MAX_MS: number;
   OUTBOX_LINGER_MS: number;
   CONSUMER_LINGER_MS: number;
   NATS_URL: string;
@@ -137,7 +138,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     const subjects = subjectsFor(env.NATS_NAMESPACE);
     await ensureStream(jsm, subjects);
 
-    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, lingerMs: env.OUTBOX_LINGER_MS });
+    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
     relay.start();
     const consumers: RunningConsumer[] = [];
 

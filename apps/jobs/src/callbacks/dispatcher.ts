@@ -3,6 +3,7 @@ import type { Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
 import type { CallbackSettings } from "../db.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
+import { BatchLoop } from "@gateway/events";
 import { backoffDelayMs, deliver, signBody } from "@gateway/outbound";
 import { callbackPolicy, openCallbackSecret } from "./target.js";
 
@@ -18,6 +19,8 @@ export type DispatcherOptions = {
   logger: Logger;
   settings: CallbackSettings;
   pollMs: number;
+  /** While polls find nothing, their interval doubles up to this (retries wake it when due). Default `pollMs`. */
+  maxPollMs?: number;
   registry?: Registry;
   deliver?: typeof deliver;
   random?: () => number;
@@ -36,59 +39,38 @@ export type DispatcherOptions = {
  * (`callback: {state, attempts, last_status}`).
  */
 export class CallbackDispatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private again = false;
-  private stopped = false;
-  private current: Promise<void> = Promise.resolve();
   private readonly log: Logger;
   private readonly attempts?: Counter;
+  private readonly loop: BatchLoop;
 
   constructor(private readonly options: DispatcherOptions) {
     this.log = options.logger.child({ component: "callbacks" });
     if (options.registry) {
       this.attempts = new Counter({ name: "callback_attempts_total", help: "Callback delivery attempts, by resulting state (delivered, pending = will retry, exhausted).", labelNames: ["state"], registers: [options.registry] });
     }
+    this.loop = new BatchLoop({
+      round: () => this.runOnce(),
+      batchSize: BATCH,
+      pollMs: options.pollMs,
+      maxPollMs: Math.max(options.pollMs, options.maxPollMs ?? options.pollMs),
+      lingerMs: 0,
+      flushOnStop: false,
+      log: this.log,
+      messages: { failed: "callback dispatch failed", finalFlushFailed: "callback dispatch failed" },
+    });
   }
 
   start(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Deliveries were committed: look now rather than at the next poll. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.loop.kick();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.current;
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.current = this.tick();
-    }, ms);
-  }
-
-  private async tick(): Promise<void> {
-    this.running = true;
-    let busy = false;
-    try {
-      busy = (await this.runOnce()) >= BATCH;
-    } catch (err) {
-      this.log.error({ err }, "callback dispatch failed");
-    } finally {
-      this.running = false;
-      const soon = busy || this.again;
-      this.again = false;
-      this.schedule(soon ? 0 : this.options.pollMs);
-    }
+    await this.loop.stop();
   }
 
   /** Claims and attempts the due deliveries once; returns how many were attempted. */
@@ -156,5 +138,6 @@ export class CallbackDispatcher {
     this.attempts?.inc({ state });
     this.log.info({ job_id: c.job_id, event_id: c.event_id, attempt: c.attempts, status, error, state }, "callback attempted");
     if (state !== "pending") this.kick(); // the job's next event may go now
+    else this.loop.wakeBy(next.getTime());
   }
 }

@@ -1,3 +1,4 @@
+import { BatchLoop } from "@gateway/events";
 import { backoffDelayMs, deliver, signBody, type EgressPolicy } from "@gateway/outbound";
 import type { Logger } from "@gateway/logger";
 import type { Keyring } from "@gateway/secrets";
@@ -13,6 +14,8 @@ export type DispatcherOptions = {
   timeoutMs: number;
   maxAttempts?: number;
   pollMs?: number;
+  /** While polls find nothing, their interval doubles up to this (retries wake it when due). Default `pollMs`. */
+  maxPollMs?: number;
   batchSize?: number;
   random?: () => number;
 };
@@ -29,57 +32,40 @@ type Claimed = { id: string; tenant_id: string; webhook_id: string; event_id: st
  * again once that lease has passed.
  */
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private again = false;
-  private stopped = true;
-  private current: Promise<void> | undefined;
+  private readonly loop: BatchLoop;
 
-  constructor(private readonly options: DispatcherOptions) {}
+  constructor(private readonly options: DispatcherOptions) {
+    const pollMs = options.pollMs ?? 500;
+    this.loop = new BatchLoop({
+      round: () => this.round(),
+      batchSize: options.batchSize ?? 16,
+      pollMs,
+      maxPollMs: Math.max(pollMs, options.maxPollMs ?? pollMs),
+      lingerMs: 0,
+      flushOnStop: false,
+      log: options.logger,
+      messages: { failed: "webhook dispatch failed; retrying", finalFlushFailed: "webhook dispatch failed" },
+    });
+  }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Work is waiting (called after a commit that queued deliveries). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.loop.kick();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.current?.catch(() => undefined);
+    await this.loop.stop();
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.current = this.tick();
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = true;
-    let claimed = 0;
-    try {
-      const rows = await this.claim();
-      claimed = rows.length;
-      await Promise.all(rows.map((row) => this.send(row).catch((err: unknown) => this.options.logger.warn({ err, delivery_id: row.id }, "webhook attempt not recorded"))));
-    } catch (err) {
-      this.options.logger.warn({ err }, "webhook dispatch failed; retrying at the next poll");
-    } finally {
-      this.running = false;
-    }
-    const more = this.again || claimed === (this.options.batchSize ?? 16);
-    this.again = false;
-    this.schedule(more ? 0 : (this.options.pollMs ?? 500));
+  /** Claims the due deliveries and attempts them; returns how many it claimed. */
+  private async round(): Promise<number> {
+    const rows = await this.claim();
+    await Promise.all(rows.map((row) => this.send(row).catch((err: unknown) => this.options.logger.warn({ err, delivery_id: row.id }, "webhook attempt not recorded"))));
+    return rows.length;
   }
 
   private claim(): Promise<Claimed[]> {
@@ -153,6 +139,7 @@ export class WebhookDispatcher {
         });
       }
     });
+    if (state === "pending") this.loop.wakeBy(next.getTime());
     logger.debug({ delivery_id: row.id, webhook_id: row.webhook_id, attempt, state, status: result.status }, "webhook attempt");
   }
 }
