@@ -166,6 +166,10 @@ describe("the console", () => {
 
     // A page whose API this gateway may not have says so instead of breaking.
     await go(page, "files");
+    // The tenant's storage quota shows with the session, before any key is given.
+    await page.getByTestId("quota-files").waitFor();
+    expect(await page.getByTestId("quota-bytes").textContent()).toBe("0 B of 10 GiB");
+    expect(await page.getByTestId("quota-files").textContent()).toBe("0 of 10,000");
     await page.getByLabel("API key", { exact: true }).fill(key);
     await page.getByRole("button", { name: "Use this key" }).click();
     await page.locator("main .card").first().waitFor();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { intOrUndefined, listOrUndefined, usd } from "./format.js";
+import { bytes, intOrUndefined, listOrUndefined, usd } from "./format.js";
 
 describe("formatting", () => {
   it("shows units of USD 0.0001 exactly, with four decimals", () => {
@@ -17,5 +17,15 @@ describe("formatting", () => {
     expect(intOrUndefined("4.2")).toBeNaN();
     expect(listOrUndefined("ai-model:a, ai-model:b  socialops:c")).toEqual(["ai-model:a", "ai-model:b", "socialops:c"]);
     expect(listOrUndefined("")).toBeUndefined();
+  });
+
+  it("shows sizes in bytes below 1 KiB, else in binary units with one decimal at most", () => {
+    expect(bytes(0)).toBe("0 B");
+    expect(bytes(1023)).toBe("1023 B");
+    expect(bytes(1536)).toBe("1.5 KiB");
+    expect(bytes(100 * 1_048_576)).toBe("100 MiB");
+    expect(bytes(10 * 1_073_741_824)).toBe("10 GiB");
+    expect(bytes(5 * 1_099_511_627_776 * 1024)).toBe("5,120 TiB");
+    expect(bytes(undefined)).toBe("—");
   });
 });

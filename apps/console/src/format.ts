@@ -32,3 +32,18 @@ export function listOrUndefined(text: string): string[] | undefined {
     .filter(Boolean);
   return items.length > 0 ? items : undefined;
 }
+
+const BYTE_UNITS = ["KiB", "MiB", "GiB", "TiB"];
+
+/** A size for people: bytes below 1 KiB, else binary units with up to one decimal ("1.5 MiB", "10 GiB"). */
+export function bytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "—";
+  if (Math.abs(n) < 1024) return `${n} B`;
+  let value = n / 1024;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Number(value.toFixed(1)).toLocaleString("en-US")} ${BYTE_UNITS[unit]}`;
+}

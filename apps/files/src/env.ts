@@ -31,6 +31,15 @@ export const FilesEnv = z
       3_600,
       { min: 0 },
     ),
+    TENANT_STORAGE_BYTES_QUOTA: int(
+      "Bytes a tenant's files may hold together (ready files; an operator may set another limit per tenant). An upload that does not fit gets 413.",
+      10 * 1_073_741_824,
+      { min: 0, max: Number.MAX_SAFE_INTEGER },
+    ),
+    TENANT_FILES_QUOTA: int("Files a tenant may keep at once (an operator may set another limit per tenant). An upload past it gets 409.", 10_000, {
+      min: 0,
+      max: 2_147_483_647,
+    }),
     FILES_STALE_UPLOAD_SECONDS: int("An upload still in progress after this long is taken as abandoned (its process died) and cleaned up.", DAY, {
       min: 60,
     }),

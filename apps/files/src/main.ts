@@ -10,7 +10,13 @@ import { startSweeper } from "./sweeper.js";
 
 const env = loadEnv(process.env);
 const store = createStore(env);
-const limits = { maxBytes: env.FILES_MAX_BYTES, defaultTtlSeconds: env.FILES_DEFAULT_TTL_SECONDS, maxTtlSeconds: env.FILES_MAX_TTL_SECONDS };
+const limits = {
+  maxBytes: env.FILES_MAX_BYTES,
+  defaultTtlSeconds: env.FILES_DEFAULT_TTL_SECONDS,
+  maxTtlSeconds: env.FILES_MAX_TTL_SECONDS,
+  tenantBytesQuota: env.TENANT_STORAGE_BYTES_QUOTA,
+  tenantFilesQuota: env.TENANT_FILES_QUOTA,
+};
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   service: "files",
   env,

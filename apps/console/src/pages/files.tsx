@@ -1,16 +1,53 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { intOrUndefined, when } from "../format.js";
+import { bytes, intOrUndefined, when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
 
 type FileItem = { id: string; filename: string; size: number; sha256?: string; expires_at: string | null; max_downloads: number | null; downloads?: number; share_url?: string; download_url?: string; created_at?: string };
 
+type StorageQuota = { bytes_limit: number; bytes_used: number; files_limit: number; files_used: number };
+
 export function Files() {
-  return <KeyGate scopes="file:read and file:write">{(key) => <FileList apiKey={key} />}</KeyGate>;
+  // The quota is the tenant's (read with the session), shown before any API key is given.
+  const quota = useLoad(() => api.data<StorageQuota>("GET", "/console/files/quota"));
+  return (
+    <>
+      <Card title="Storage" actions={<button className="secondary" onClick={quota.reload}>Refresh</button>}>
+        <ErrorBox error={quota.error} />
+        {quota.data ? <QuotaStats quota={quota.data} /> : null}
+      </Card>
+      <KeyGate scopes="file:read and file:write">{(key) => <FileList apiKey={key} onChange={quota.reload} />}</KeyGate>
+    </>
+  );
 }
 
-function FileList({ apiKey }: { apiKey: string }) {
+function QuotaStats({ quota }: { quota: StorageQuota }) {
+  return (
+    <>
+      <dl className="stats">
+        <div>
+          <dt>Space used</dt>
+          <dd data-testid="quota-bytes">
+            {bytes(quota.bytes_used)} of {bytes(quota.bytes_limit)}
+          </dd>
+        </div>
+        <div>
+          <dt>Files kept</dt>
+          <dd data-testid="quota-files">
+            {quota.files_used.toLocaleString("en-US")} of {quota.files_limit.toLocaleString("en-US")}
+          </dd>
+        </div>
+      </dl>
+      <p className="muted">
+        Files count until they expire or their downloads are used up and the gateway removes them. An upload that does not fit what is left is refused
+        and nothing of it is kept.
+      </p>
+    </>
+  );
+}
+
+function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }) {
   const auth = { kind: "apiKey" as const, key: apiKey };
   const files = useLoad(() => api.data<FileItem[]>("GET", "/v1/apps/file/list", { auth }), [apiKey]);
   const [file, setFile] = useState<File | null>(null);
@@ -42,7 +79,7 @@ function FileList({ apiKey }: { apiKey: string }) {
             const headers: Record<string, string> = { "x-filename": `UTF-8''${encodeURIComponent(file.name)}` };
             if (intOrUndefined(expiresIn) !== undefined) headers["x-expires-in"] = expiresIn.trim();
             if (intOrUndefined(maxDownloads) !== undefined) headers["x-max-downloads"] = maxDownloads.trim();
-            const saved = await api.data<FileItem>("PUT", "/v1/apps/file/upload", { auth, raw: file, headers });
+            const saved = await api.data<FileItem>("PUT", "/v1/apps/file/upload", { auth, raw: file, headers }).finally(onChange);
             files.reload();
             return (
               <>

@@ -36,6 +36,8 @@ import { postFileUpload, putFileUpload } from "./v1/files/upload.js";
 import { getFileDownload } from "./v1/files/download.js";
 import { getFileShare } from "./v1/files/share.js";
 import { getFileList } from "./v1/files/list.js";
+import { getFilesQuota } from "./console/files-quota.js";
+import { getTenantFilesQuota, putTenantFilesQuota } from "./ops/files/quota.js";
 import { postPushSend } from "./v1/push/send.js";
 import { getSocialOpsInbox, getSocialOpsMessages, getSocialOpsThreads, postSocialOpsReply, postSocialOpsWebhook } from "./v1/socialops/socialops.js";
 import { deleteConnectedAccount, getConnectedAccounts, postConnectedAccount } from "./console/connected-accounts.js";
@@ -105,6 +107,9 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   getFileList,
   getFileDownload,
   getFileShare,
+  getFilesQuota,
+  getTenantFilesQuota,
+  putTenantFilesQuota,
   postPushSend,
   postSocialOpsWebhook,
   getSocialOpsInbox,

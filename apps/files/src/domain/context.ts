@@ -10,6 +10,9 @@ export type FilesLimits = {
   maxBytes: number;
   defaultTtlSeconds: number;
   maxTtlSeconds: number;
+  /** A tenant's storage limits when no operator set its own (TENANT_STORAGE_BYTES_QUOTA, TENANT_FILES_QUOTA). */
+  tenantBytesQuota: number;
+  tenantFilesQuota: number;
 };
 
 /** What the domain verbs work with: the database, the outbox, the blob store, the limits. */

@@ -7,6 +7,9 @@ import { listFiles } from "../domain/files/list.js";
 import { getShare } from "../domain/files/share.js";
 import { fileStatus } from "../domain/files/status.js";
 import { uploadFile } from "../domain/files/upload.js";
+import { getQuota } from "../domain/quota/get.js";
+import { updateQuota } from "../domain/quota/update.js";
+import type { StorageQuota } from "../domain/quota/usage.js";
 import type { File } from "../generated/prisma/client.js";
 
 function encode(f: File): files.File {
@@ -24,6 +27,10 @@ function encode(f: File): files.File {
     content_type: f.contentType,
     status: fileStatus(f),
   };
+}
+
+function encodeQuota(q: StorageQuota): files.StorageQuota {
+  return { bytes_limit: String(q.bytes_limit), bytes_used: String(q.bytes_used), files_limit: q.files_limit, files_used: q.files_used };
 }
 
 /**
@@ -88,6 +95,14 @@ export function filesHandlers(ctx: FilesContext): Implementation<typeof filesV1>
 
     async GetShare(req) {
       return { file: encode(await getShare({ ctx, input: { token: req.token } })) };
+    },
+
+    async GetQuota(req) {
+      return encodeQuota(await getQuota({ ctx, input: { tenant_id: req.tenant_id } }));
+    },
+
+    async UpdateQuota(req) {
+      return encodeQuota(await updateQuota({ ctx, input: { tenant_id: req.tenant_id, bytes_quota: req.bytes_quota, files_quota: req.files_quota } }));
     },
   };
 }

@@ -38,7 +38,7 @@ export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<
       prisma,
       transact,
       store: new LocalStore(dir),
-      limits: { maxBytes: 10 * 1_048_576, defaultTtlSeconds: 3_600, maxTtlSeconds: 86_400, ...limits },
+      limits: { maxBytes: 10 * 1_048_576, defaultTtlSeconds: 3_600, maxTtlSeconds: 86_400, tenantBytesQuota: 1_073_741_824, tenantFilesQuota: 10_000, ...limits },
       logger: createLogger({ service: "files-test", level: "silent" }),
     },
     dir,

@@ -1,4 +1,5 @@
 import type { FilesContext } from "../context.js";
+import { releaseFiles } from "../quota/usage.js";
 
 export type SweepFilesInput = {
   /** Files per transaction. */
@@ -11,11 +12,12 @@ export type SweepFilesInput = {
 
 export type SweepResult = { expired: number; exhausted: number; abandoned: number };
 
-type Candidate = { id: string; tenant_id: string; reason: "expired" | "exhausted" | "abandoned" };
+type Candidate = { id: string; tenant_id: string; size: bigint; reason: "expired" | "exhausted" | "abandoned" };
 
 /**
  * Removes the bytes of expired and exhausted files, marks their records
- * `removed` (token cleared, event written), and deletes abandoned uploads.
+ * `removed` (token cleared, event written, the tenant's storage usage given
+ * back), and deletes abandoned uploads.
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so replicas sweeping at the
  * same time take disjoint batches; a row whose transaction fails (store
  * unreachable) is simply taken again next time. Deleting bytes is idempotent.
@@ -25,7 +27,7 @@ export async function sweepFiles({ ctx, input }: { ctx: FilesContext; input: Swe
   for (;;) {
     const swept = await ctx.transact(async (tx, emit) => {
       const rows = await tx.$queryRawUnsafe<Candidate[]>(
-        `SELECT id, tenant_id,
+        `SELECT id, tenant_id, size,
                 CASE WHEN state = 'uploading' THEN 'abandoned'
                      WHEN expires_at IS NOT NULL AND expires_at <= now() THEN 'expired'
                      ELSE 'exhausted' END AS reason
@@ -41,6 +43,7 @@ export async function sweepFiles({ ctx, input }: { ctx: FilesContext; input: Swe
         input.exhaustedGraceSeconds,
         input.staleUploadSeconds,
       );
+      const removed: Candidate[] = [];
       for (const row of rows) {
         await ctx.store.delete(row.id);
         if (row.reason === "abandoned") {
@@ -52,9 +55,12 @@ export async function sweepFiles({ ctx, input }: { ctx: FilesContext; input: Swe
             row.reason,
           );
           await emit("file.removed", { file_id: row.id, tenant_id: row.tenant_id, reason: row.reason });
+          removed.push(row);
         }
         result[row.reason]++;
       }
+      // Abandoned uploads were never counted; removed files give their space back in this transaction.
+      await releaseFiles(tx, removed);
       return rows.length;
     });
     if (swept < input.batch) return result;

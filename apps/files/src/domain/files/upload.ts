@@ -4,6 +4,7 @@ import { AppError, isAppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
+import { bytesQuotaExceeded, chargeFile, filesQuotaReached, readQuota, type StorageQuota } from "../quota/usage.js";
 import { planUpload, type UploadStart } from "./upload-input.js";
 
 /** A new download/share token: 32 random bytes, base64url (43 characters). */
@@ -13,14 +14,17 @@ export function newToken(): string {
 
 /**
  * Counts and hashes bytes on their way to the store, and fails the stream the
- * moment the count passes the limit (whatever the client declared).
+ * moment the count passes the size limit or the room left in the tenant's
+ * quota when the upload began (whatever the client declared).
  */
-async function* metered(body: AsyncIterable<Uint8Array>, maxBytes: number, tally: { size: number; hash: ReturnType<typeof createHash> }) {
+async function* metered(body: AsyncIterable<Uint8Array>, maxBytes: number, quota: StorageQuota, tally: { size: number; hash: ReturnType<typeof createHash> }) {
+  const room = quota.bytes_limit - quota.bytes_used;
   for await (const chunk of body) {
     tally.size += chunk.length;
     if (tally.size > maxBytes) {
       throw new AppError("payload_too_large", `The file is larger than the ${maxBytes} bytes accepted.`, { extra: { max_bytes: maxBytes } });
     }
+    if (tally.size > room) throw bytesQuotaExceeded(quota);
     tally.hash.update(chunk);
     yield chunk;
   }
@@ -36,20 +40,26 @@ export type UploadFileArgs = {
 };
 
 /**
- * Streams an upload into the store and makes it downloadable. A record in
+ * Streams an upload into the store and makes it downloadable, within the
+ * tenant's storage quota (checked before the first byte, while the bytes
+ * count, and exactly in the transaction that makes the file ready). A record in
  * state `uploading` (invisible) exists while bytes arrive, so a crash leaves
  * something the sweeper can find; any failure (too large, body cut short,
  * caller gone) removes the bytes and the record: an aborted upload leaves nothing.
  */
 export async function uploadFile({ ctx, input, body, signal }: UploadFileArgs): Promise<File> {
   const plan = planUpload(input, ctx.limits);
+  // Refused before any byte is stored when it cannot fit now; the commit below is what makes the quota exact.
+  const quota = await readQuota(ctx.prisma, plan.tenantId, ctx.limits);
+  if (quota.files_used >= quota.files_limit) throw filesQuotaReached(quota);
+  if (quota.bytes_used + Math.max(0, plan.declaredSize) > quota.bytes_limit) throw bytesQuotaExceeded(quota);
   const id = newId("file");
   await ctx.prisma.file.create({
     data: { id, tenantId: plan.tenantId, filename: plan.filename, size: 0n, sha256: "", state: "uploading", contentType: plan.contentType, maxDownloads: plan.maxDownloads, token: newToken() },
   });
   const tally = { size: 0, hash: createHash("sha256") };
   try {
-    const source = Readable.from(metered(body, ctx.limits.maxBytes, tally), { objectMode: false });
+    const source = Readable.from(metered(body, ctx.limits.maxBytes, quota, tally), { objectMode: false });
     await ctx.store.put(id, source, signal);
     if (signal?.aborted) throw new AppError("invalid_request", "The upload was aborted.");
     const sha256 = tally.hash.digest("hex");
@@ -63,6 +73,7 @@ export async function uploadFile({ ctx, input, body, signal }: UploadFileArgs): 
         plan.ttlSeconds,
       );
       if (updated !== 1) throw new AppError("conflict", "The upload was abandoned before it completed.");
+      await chargeFile(tx, plan.tenantId, BigInt(tally.size), ctx.limits);
       const file = await tx.file.findUniqueOrThrow({ where: { id } });
       await emit("file.uploaded", {
         file_id: id,

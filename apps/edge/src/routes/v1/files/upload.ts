@@ -4,6 +4,7 @@ import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute, type Method } from "../../../http/route.js";
 import { baseUrl, fileView } from "./file-urls.js";
 import { UPLOAD_HEADERS, UploadResponse } from "./files.types.js";
+import { QuotaErrorBody } from "./quota.types.js";
 import { countHeader, declaredSize, filenameHeader } from "./upload-headers.js";
 
 /**
@@ -92,7 +93,11 @@ function uploadRoute(method: Method, summary: string) {
     responses: {
       201: { description: "stored", schema: UploadResponse },
       400: { description: "a header is invalid (named in the message)" },
-      413: { description: "larger than the service accepts (declared or counted); nothing is kept" },
+      409: { description: "the tenant's file-count quota is reached; nothing is kept", schema: QuotaErrorBody },
+      413: {
+        description: "larger than the service accepts (`max_bytes`) or than what is left of the tenant's byte quota (`quota`), declared or counted; nothing is kept",
+        schema: QuotaErrorBody,
+      },
     },
     async handler({ deps, req, res, principal }) {
       const file = await streamUpload(deps, req, res, keyPrincipal(principal).tenantId);
