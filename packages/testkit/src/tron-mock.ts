@@ -47,6 +47,8 @@ export type ItrxMockBehaviour = {
   httpStatus?: number | undefined;
   /** Split a fulfilled order into this many delegations (large orders are split). */
   splits?: number;
+  /** Place the next N orders but cut the connection instead of answering (the client never learns the serial). */
+  dropOrderAnswers?: number;
 };
 
 export type ItrxMockOrder = {
@@ -157,6 +159,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const itrxRequests: TronMock["itrxRequests"] = [];
   const transactions = new Map<string, MockTransaction>();
   let itrxBalance: number | undefined;
+  let droppedAnswers = 0;
   const sunFor = (energy: number) => Math.ceil((energy * MOCK_TOTAL_ENERGY_WEIGHT * 1_000_000) / MOCK_TOTAL_ENERGY_LIMIT);
   const visible = (order: MockOrder): boolean => {
     const d = behaviour.delegation ?? "immediate";
@@ -262,6 +265,11 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const cost = body.energy_amount * (body.period === "1H" ? 100 : 200);
     if (cost > balanceLeft()) return send(res, 200, { errno: MOCK_ITRX_ERRNO.balance, message: "insufficient balance" });
     const order = place({ outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined, receiver: body.receive_address, energy: body.energy_amount, period: body.period });
+    if ((b.dropOrderAnswers ?? 0) > droppedAnswers) {
+      droppedAnswers += 1;
+      req.socket.destroy();
+      return;
+    }
     send(res, 200, { errno: 0, serial: order.serial, amount: order.amountSun, balance: balanceLeft() });
   });
 
@@ -319,7 +327,10 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     transactions,
     set(next) {
       behaviour = { ...behaviour, ...next };
-      if (next.itrx) itrxBalance = undefined;
+      if (next.itrx) {
+        itrxBalance = undefined;
+        droppedAnswers = 0;
+      }
     },
     async close() {
       for (const s of [provider.server, node.server, itrxServer.server]) {
