@@ -22,8 +22,9 @@ type Outcome = { to: JobStatus; ledger: "capture" | "void"; result?: Prisma.Inpu
  * own status: `pending` (sandbox: finish; live: once reserved, start running),
  * `running` (order, verify, settle). Every external call is idempotent (the job
  * id is the provider's client order id — `out_trade_no` for itrx, looked up
- * before ordering — and the ledger operation ids derive from it) and every state change is a conditional update, so a step repeated
- * after a crash or by a concurrent redelivery changes nothing twice.
+ * before ordering — and the ledger operation ids derive from it) and every
+ * state change is a conditional update, so a step repeated after a crash or by
+ * a concurrent redelivery changes nothing twice.
  */
 export async function advanceLease({ ctx, input }: { ctx: JobsContext; input: { jobId: string; status: string; touch?: () => void } }): Promise<StepOutcome> {
   const [job, lease] = await Promise.all([ctx.prisma.job.findUnique({ where: { id: input.jobId } }), ctx.prisma.tronLease.findUnique({ where: { jobId: input.jobId } })]);
