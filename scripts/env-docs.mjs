@@ -1,9 +1,10 @@
 // Writes the environment-variable tables (docs/configuration.md and the README
 // section between the env-table markers) from each service's zod schema in
-// src/env.ts, so the docs list exactly what the code reads.
+// src/env.ts, so the docs list exactly what the code reads. A service's
+// src/env.notes.md, when present, follows its table (how to set it up, prose).
 //   node scripts/env-docs.mjs          rewrite
 //   node scripts/env-docs.mjs --check  fail if the committed docs are stale
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -66,6 +67,8 @@ export async function render() {
   for (const [service, rows] of grpc) {
     const own = rows.filter((r) => !sharedNames.has(r.name));
     if (own.length > 0) doc += `\n### ${service} only\n\n${table(own)}\n`;
+    const notes = join(root, "apps", service, "src", "env.notes.md");
+    if (existsSync(notes)) doc += `\n${readFileSync(notes, "utf8").trim()}\n`;
   }
   return doc;
 }

@@ -195,8 +195,12 @@ describe("widget tokens", () => {
     }
     // Tokens that are not the widget's: signed with the session secret, another audience, expired, or tampered.
     const now = Math.floor(Date.now() / 1000);
-    const claims = { sub: w.session_id, tid: owner.tenantId, cid: w.chat_id, typ: "widget", iss: "ai-gateway", aud: "ai-gateway:widget", iat: now, exp: now + 300 };
+    const claims = { sub: w.session_id, tid: owner.tenantId, cid: w.chat_id, gen: 0, jti: "a-well-signed-token", typ: "widget", iss: "ai-gateway", aud: "ai-gateway:widget", iat: now, exp: now + 300 };
+    const { gen: _gen, jti: _jti, ...withoutGeneration } = claims;
     const forged = [
+      // Without a generation and id (as signed before they existed), or of a generation the session never had.
+      hs256(stack.widgetJwtSecret, withoutGeneration),
+      hs256(stack.widgetJwtSecret, { ...claims, gen: 5 }),
       hs256(stack.jwtSecret, claims),
       hs256(stack.widgetJwtSecret, { ...claims, aud: "ai-gateway:session" }),
       hs256(stack.widgetJwtSecret, { ...claims, exp: now - 10 }),
@@ -240,6 +244,23 @@ describe("widget tokens", () => {
       expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/refresh", { body: { refresh_token } })).status).toBe(401);
     }
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/refresh", { body: {} })).status).toBe(400);
+  });
+
+  it("a refresh in the same second as the session's creation gives a distinct token, and the rotated-away access token stops working on every replica", async () => {
+    const first = await widgetSession(stack, sessionKey, "visitor-same-second");
+    // Both replicas trust the first access token (and cache the session for 5 minutes).
+    for (const url of [stack.edgeUrl, edge2]) expect((await call(url, "POST", "/v1/apps/bot/widget/token", { token: first.token })).status).toBe(200);
+    const second = await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/refresh", { body: { refresh_token: first.refresh_token } });
+    expect(second.status).toBe(200);
+    expect(second.body.data.token).not.toBe(first.token);
+    const jti = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()).jti as string;
+    expect(jti(second.body.data.token)).not.toBe(jti(first.token));
+    // The old access token is refused at once here, and a broadcast hop away on the other replica.
+    expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/token", { token: first.token })).status).toBe(401);
+    expect((await call(stack.edgeUrl, "GET", "/v1/apps/bot/widget/messages", { token: first.token })).status).toBe(401);
+    await expectRefusedSoon(edge2, first.token);
+    // The new one works on both.
+    for (const url of [stack.edgeUrl, edge2]) expect((await call(url, "POST", "/v1/apps/bot/widget/token", { token: second.body.data.token })).status).toBe(200);
   });
 
   it("of two concurrent uses of one refresh token, exactly one rotates", async () => {

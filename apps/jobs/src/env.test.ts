@@ -17,4 +17,12 @@ describe("jobs configuration", () => {
     expect(loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS }).NODE_ENV).toBe("production");
     expect(() => loadEnv({ TRON_MODE: "mainnet" })).toThrow(/TRON_MODE/);
   });
+
+  it("chooses the generic provider by default and wants itrx's key and secret in live mode", () => {
+    expect(loadEnv({}).TRON_PROVIDER).toBe("generic");
+    expect(() => loadEnv({ TRON_MODE: "live", TRON_PROVIDER: "itrx" })).toThrow(/TRON_PROVIDER_API_KEY[\s\S]*TRON_PROVIDER_API_SECRET|TRON_PROVIDER_API_SECRET[\s\S]*TRON_PROVIDER_API_KEY/);
+    expect(() => loadEnv({ TRON_MODE: "live", TRON_PROVIDER: "itrx", TRON_PROVIDER_API_KEY: "k" })).toThrow(/TRON_PROVIDER_API_SECRET/);
+    expect(loadEnv({ TRON_MODE: "live", TRON_PROVIDER: "itrx", TRON_PROVIDER_API_KEY: "k", TRON_PROVIDER_API_SECRET: "s" }).TRON_PROVIDER).toBe("itrx");
+    expect(loadEnv({ TRON_PROVIDER: "itrx" }).TRON_MODE).toBe("sandbox");
+  });
 });

@@ -13,7 +13,7 @@ import { jobsHandlers } from "./grpc/jobs.js";
 import { advanceLease } from "./runner/advance-lease.js";
 import { startJobRunner } from "./runner/consumer.js";
 import { HttpTronNode } from "./tron/node.js";
-import { HttpEnergyProvider } from "./tron/provider.js";
+import { createEnergyProvider } from "./tron/providers.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
@@ -34,7 +34,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       logger: logger.child({ component: "jobs" }),
       keyring,
       ledger,
-      provider: new HttpEnergyProvider({ baseUrl: env.TRON_PROVIDER_URL, apiKey: env.TRON_PROVIDER_API_KEY, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
+      provider: createEnergyProvider(env),
       node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {
         mode: env.TRON_MODE,

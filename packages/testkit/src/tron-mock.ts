@@ -1,14 +1,25 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /**
- * Local stand-ins for the two third parties of live energy leases: an energy
- * rental provider (`POST /orders`, idempotent by `Idempotency-Key`) and a TRON
- * node (`wallet/getdelegatedresourcev2`, `wallet/getaccountresource`). A
- * fulfilled order shows up on the node as TRX staked for energy and delegated
- * from the provider's address to the receiver.
+ * Local stand-ins for the third parties of live energy leases: two energy
+ * rental providers — the generic one (`POST /orders`, idempotent by
+ * `Idempotency-Key`) and itrx.io's API as its public documentation describes
+ * it (`POST /api/v1/frontend/order` signed with HMAC-SHA256, `GET
+ * /api/v1/frontend/order/query`) — and a TRON node (`wallet/getdelegatedresourcev2`,
+ * `wallet/getaccountresource`, `wallet/gettransactionbyid`,
+ * `wallet/gettransactioninfobyid`). A fulfilled order shows up on the node as
+ * TRX staked for energy and delegated from the provider's address to the
+ * receiver; an itrx order also as its `DelegateResourceContract` transaction.
  */
 export const MOCK_DELEGATOR = "THr3dxkeAbY3y5B3QGremvZw5NbrCPR6tR";
+/** The address the itrx mock delegates from. */
+export const MOCK_ITRX_DELEGATOR = "TKzxdSv2FZKQrEqkKVgp5DcwEXBEKMg2Ax";
+export const MOCK_ITRX_API_KEY = "B433BFF1CDE7450AA38A56BEAC690DD4";
+export const MOCK_ITRX_API_SECRET = "mock-itrx-secret-0285A2741D0E76E2E187260EB23E51851D48403A";
+/** The itrx mock's own errno values (itrx publishes no errno table; see docs/decisions/0105). */
+export const MOCK_ITRX_ERRNO = { badRequest: 400, balance: 4001, noEnergy: 4002, notFound: 404 } as const;
 /** The network figures the mock node reports (energy per staked TRX = limit / weight). */
 export const MOCK_TOTAL_ENERGY_LIMIT = 180_000_000_000;
 export const MOCK_TOTAL_ENERGY_WEIGHT = 19_000_000_000;
@@ -18,6 +29,51 @@ export type TronMockBehaviour = {
   providerFailStatus?: number;
   /** When an order's delegation appears on the node: at once (default), after N node polls, or never. */
   delegation?: "immediate" | "never" | { afterPolls: number };
+  itrx?: ItrxMockBehaviour;
+};
+
+export type ItrxMockBehaviour = {
+  /** Refuse every new order with this errno and message (HTTP 200, as the API answers errors). */
+  refuse?: { errno: number; message: string } | undefined;
+  /** The account balance in sun; an order costing more is refused (errno 4001, "insufficient balance"). */
+  balanceSun?: number;
+  /** When a placed order delegates: at once (default), after N queries of it, or never (it stays in status 30). */
+  fulfilment?: "immediate" | "never" | { afterQueries: number };
+  /** Ends orders without delegating, with this status (0 closed on timeout, 41 refunded, 43 abnormal). */
+  endStatus?: 0 | 41 | 43 | undefined;
+  /** Answer every request this late (ms): a client with a shorter timeout sees no answer. */
+  delayMs?: number;
+  /** Answer every request with this HTTP status and no JSON (an outage). */
+  httpStatus?: number | undefined;
+  /** Split a fulfilled order into this many delegations (large orders are split). */
+  splits?: number;
+  /** Place the next N orders but cut the connection instead of answering (the client never learns the serial). */
+  dropOrderAnswers?: number;
+};
+
+export type ItrxMockOrder = {
+  serial: string;
+  outTradeNo: string | undefined;
+  receiver: string;
+  energy: number;
+  period: string;
+  amountSun: number;
+  status: number;
+  queries: number;
+  txids: string[];
+};
+
+/** A transaction the mock node knows. */
+export type MockTransaction = {
+  txid: string;
+  type: string;
+  owner: string;
+  receiver: string;
+  balanceSun: number;
+  resource: "ENERGY" | "BANDWIDTH";
+  contractRet: "SUCCESS" | "REVERT";
+  inBlock: boolean;
+  failed?: boolean;
 };
 
 export type MockOrder = { id: string; clientOrderId: string; receiver: string; energy: number; durationSeconds: number; requests: number };
@@ -31,6 +87,15 @@ export type TronMock = {
   orderRequests: { idempotencyKey: string | undefined; body: unknown }[];
   /** Node calls received. */
   nodeCalls: number;
+  itrxUrl: string;
+  /** itrx orders by serial, in the order they were placed (several may share an out_trade_no). */
+  itrxOrders: Map<string, ItrxMockOrder>;
+  /** Every itrx request received: method, path and whether its signature was good. */
+  itrxRequests: { method: string; path: string; body: unknown; signed: boolean }[];
+  /** Places an itrx order as a client would have (for a test of a crash after ordering). */
+  placeItrxOrder(order: { outTradeNo: string; receiver: string; energy: number; period: string }): ItrxMockOrder;
+  /** Transactions on the mock chain, by id. */
+  transactions: Map<string, MockTransaction>;
   set(behaviour: TronMockBehaviour): void;
   close(): Promise<void>;
 };
@@ -48,6 +113,23 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       }
     });
   });
+}
+
+function readRaw(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("error", () => resolve(""));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+  });
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -73,6 +155,11 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   let seq = 0;
   let nodeCalls = 0;
 
+  const itrxOrders = new Map<string, ItrxMockOrder>();
+  const itrxRequests: TronMock["itrxRequests"] = [];
+  const transactions = new Map<string, MockTransaction>();
+  let itrxBalance: number | undefined;
+  let droppedAnswers = 0;
   const sunFor = (energy: number) => Math.ceil((energy * MOCK_TOTAL_ENERGY_WEIGHT * 1_000_000) / MOCK_TOTAL_ENERGY_LIMIT);
   const visible = (order: MockOrder): boolean => {
     const d = behaviour.delegation ?? "immediate";
@@ -97,14 +184,123 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     send(res, 201, { id: order.id, status: "delegating", delegator: MOCK_DELEGATOR });
   });
 
+  const itrxSettings = () => behaviour.itrx ?? {};
+  const balanceLeft = () => itrxBalance ?? itrxSettings().balanceSun ?? 1_000_000_000_000;
+  const place = (o: { outTradeNo: string | undefined; receiver: string; energy: number; period: string }): ItrxMockOrder => {
+    const order: ItrxMockOrder = { serial: createHash("md5").update(`itrx-${++seq}`).digest("hex"), ...o, amountSun: o.energy * (o.period === "1H" ? 100 : 200), status: 30, queries: 0, txids: [] };
+    itrxBalance = balanceLeft() - order.amountSun;
+    itrxOrders.set(order.serial, order);
+    return order;
+  };
+  /** Moves an order on when it is looked at: delegate (write its transactions), end, or stay. */
+  const advance = (order: ItrxMockOrder) => {
+    if (order.status !== 30) return;
+    const b = itrxSettings();
+    if (b.endStatus !== undefined) {
+      order.status = b.endStatus;
+      return;
+    }
+    const f = b.fulfilment ?? "immediate";
+    if (f === "never" || (f !== "immediate" && order.queries <= f.afterQueries)) return;
+    const splits = Math.max(1, b.splits ?? 1);
+    for (let i = 0; i < splits; i++) {
+      const share = Math.floor(order.energy / splits) + (i === 0 ? order.energy % splits : 0);
+      const txid = createHash("sha256").update(`${order.serial}:${i}`).digest("hex");
+      transactions.set(txid, { txid, type: "DelegateResourceContract", owner: MOCK_ITRX_DELEGATOR, receiver: order.receiver, balanceSun: sunFor(share), resource: "ENERGY", contractRet: "SUCCESS", inBlock: true });
+      order.txids.push(txid);
+    }
+    order.status = 40;
+  };
+  const itrxOrderView = (o: ItrxMockOrder) => ({
+    errno: 0,
+    receive_address: o.receiver,
+    order_no: o.serial,
+    energy_amount: o.energy,
+    pay_amount: o.status === 40 ? o.energy : 0,
+    amount: o.amountSun,
+    details: o.txids.map((h) => ({ delegate_hash: h, delegate_time: new Date().toISOString(), status: 20 })),
+    create_time: new Date().toISOString(),
+    api_name: "MOCK API",
+    period: o.period === "1H" ? 0 : Number.parseInt(o.period, 10),
+    status: o.status,
+    refund_amount: 0,
+  });
+
+  const itrxServer = await listen(async (req, res) => {
+    const raw = await readRaw(req);
+    const b = itrxSettings();
+    if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
+    const url = new URL(req.url ?? "/", "http://mock");
+    const apiKey = req.headers["api-key"];
+    const record = { method: req.method ?? "", path: url.pathname, body: tryJson(raw), signed: false };
+    itrxRequests.push(record);
+    if (b.httpStatus) return void res.writeHead(b.httpStatus, { "content-type": "text/html" }).end("<html>unavailable</html>");
+    if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 403, { errno: 403, message: "API-KEY invalid" });
+    if (req.method === "GET" && url.pathname === "/api/v1/frontend/order/query") {
+      const serial = url.searchParams.get("serial");
+      const outTradeNo = url.searchParams.get("out_trade_no");
+      if (!serial && !outTradeNo) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
+      const order = serial ? itrxOrders.get(serial) : [...itrxOrders.values()].find((o) => o.outTradeNo === outTradeNo);
+      if (!order) return send(res, 200, { errno: MOCK_ITRX_ERRNO.notFound, message: "order not found" });
+      order.queries += 1;
+      advance(order);
+      return send(res, 200, itrxOrderView(order));
+    }
+    if (req.method !== "POST" || url.pathname !== "/api/v1/frontend/order") return send(res, 404, { errno: 404, message: "not found" });
+    // The documented signature: hex HMAC-SHA256(secret, "<TIMESTAMP>&<JSON with sorted keys, no spaces>").
+    const body = tryJson(raw) as Record<string, unknown> | undefined;
+    const ts = String(req.headers.timestamp ?? "");
+    const given = String(req.headers.signature ?? "");
+    const canonical = body ? JSON.stringify(Object.fromEntries(Object.keys(body).sort().map((k) => [k, body[k]]))) : "";
+    const expected = createHmac("sha256", MOCK_ITRX_API_SECRET).update(`${ts}&${canonical}`).digest("hex");
+    const fresh = /^\d{10}$/.test(ts) && Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
+    record.signed = fresh && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+    if (!record.signed) return send(res, 403, { errno: 403, message: "signature error" });
+    if (!body || typeof body.energy_amount !== "number" || !Number.isInteger(body.energy_amount) || typeof body.receive_address !== "string" || typeof body.period !== "string") {
+      return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount, period and receive_address are required" });
+    }
+    if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "period must be 1H or 1D-30D" });
+    if (body.energy_amount < 32_000) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount below the minimum order (32000)" });
+    if (b.refuse) return send(res, 200, { errno: b.refuse.errno, message: b.refuse.message });
+    const cost = body.energy_amount * (body.period === "1H" ? 100 : 200);
+    if (cost > balanceLeft()) return send(res, 200, { errno: MOCK_ITRX_ERRNO.balance, message: "insufficient balance" });
+    const order = place({ outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined, receiver: body.receive_address, energy: body.energy_amount, period: body.period });
+    if ((b.dropOrderAnswers ?? 0) > droppedAnswers) {
+      droppedAnswers += 1;
+      req.socket.destroy();
+      return;
+    }
+    send(res, 200, { errno: 0, serial: order.serial, amount: order.amountSun, balance: balanceLeft() });
+  });
+
   const node = await listen(async (req, res) => {
     const body = (await readJson(req)) as Record<string, unknown> | undefined;
     nodeCalls += 1;
+    if (req.url === "/wallet/gettransactionbyid" || req.url === "/wallet/gettransactioninfobyid") {
+      const tx = transactions.get(String(body?.value ?? "").toLowerCase());
+      // A real node answers {} for a hash it does not know (or not yet in a block, for the info).
+      if (!tx) return send(res, 200, {});
+      if (req.url === "/wallet/gettransactionbyid") {
+        const value = { owner_address: tx.owner, receiver_address: tx.receiver, balance: tx.balanceSun, ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}) };
+        return send(res, 200, {
+          ret: [{ contractRet: tx.contractRet }],
+          txID: tx.txid,
+          raw_data: { contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${tx.type}` }, type: tx.type }], timestamp: Date.now() },
+        });
+      }
+      if (!tx.inBlock) return send(res, 200, {});
+      return send(res, 200, { id: tx.txid, blockNumber: 60_000_000, blockTimeStamp: Date.now(), receipt: { net_usage: 280 }, ...(tx.failed ? { result: "FAILED", resMessage: "6661696c6564" } : {}) });
+    }
     if (req.url === "/wallet/getaccountresource") return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
     if (req.url !== "/wallet/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
     const from = body?.fromAddress;
     const to = body?.toAddress;
     const delegatedResource = [];
+    if (from === MOCK_ITRX_DELEGATOR) {
+      for (const tx of transactions.values()) {
+        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed) delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
+      }
+    }
     for (const order of orders.values()) {
       if (from !== MOCK_DELEGATOR || order.receiver !== to) continue;
       polls.set(order.id, (polls.get(order.id) ?? 0) + 1);
@@ -124,11 +320,20 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     get nodeCalls() {
       return nodeCalls;
     },
+    itrxUrl: itrxServer.url,
+    itrxOrders,
+    itrxRequests,
+    placeItrxOrder: (o) => place(o),
+    transactions,
     set(next) {
       behaviour = { ...behaviour, ...next };
+      if (next.itrx) {
+        itrxBalance = undefined;
+        droppedAnswers = 0;
+      }
     },
     async close() {
-      for (const s of [provider.server, node.server]) {
+      for (const s of [provider.server, node.server, itrxServer.server]) {
         s.closeAllConnections();
         await new Promise<void>((resolve) => s.close(() => resolve()));
       }

@@ -66,7 +66,17 @@ export function jobsHandlers(ctx: JobsContext): Implementation<typeof jobsV1> {
     },
     async CreateQuote(req) {
       const q = await createQuote({ ctx, input: req });
-      return { quote_id: q.id, receiver: q.receiver, energy: q.energy, duration_seconds: q.durationSeconds, cost_units: q.costUnits.toString(), expires_at: q.expiresAt.toISOString() };
+      return {
+        quote_id: q.id,
+        receiver: q.receiver,
+        energy: q.energy,
+        duration_seconds: q.durationSeconds,
+        cost_units: q.costUnits.toString(),
+        expires_at: q.expiresAt.toISOString(),
+        provider: q.provider,
+        provider_period: q.providerPeriod?.name ?? "",
+        provider_period_seconds: q.providerPeriod?.seconds ?? 0,
+      };
     },
     async CreateLease(req) {
       const r = await createLease({ ctx, input: req });

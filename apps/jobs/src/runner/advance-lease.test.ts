@@ -55,7 +55,7 @@ describe("advanceLease", () => {
     expect(t.provider.requests.filter((r) => r.clientOrderId === jobId)).toHaveLength(1);
     t.node.energy = 65_000;
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
-    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { dry_run: false, delegated_energy: 65_000 } });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { dry_run: false, delegated_energy: 65_000, verified_by: "delegated_sum" } });
     expect(t.ledger.available.get(tenant)).toBe(10_000n - 2_700n);
     expect(t.ledger.reserved(tenant)).toBe(0n);
     // A redelivered message of an old status is acknowledged without effect.
@@ -91,6 +91,79 @@ describe("advanceLease", () => {
       t.provider.next = "ordered";
     }
     expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "provider_refused" } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+  });
+
+  it("fails with its own code, voided, when the provider's own balance is short", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    t.provider.next = "refused";
+    t.provider.refusal = "provider_balance_short";
+    try {
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    } finally {
+      t.provider.next = "ordered";
+      t.provider.refusal = "provider_refused";
+    }
+    expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "provider_balance_short", message: expect.stringContaining("operator") } });
+    expect(t.ledger.available.get(tenant)).toBe(10_000n);
+    expect(t.ledger.calls.filter((c) => c.operation_id === `void:${jobId}`)).toHaveLength(1);
+  });
+
+  it("verifies by the reported delegation transaction, not by what else the receiver holds", async () => {
+    t.provider.reportsTransactions = true;
+    try {
+      const { tenant, jobId } = await newLease();
+      await step(jobId, "pending");
+      // Another lease's delegation to the same receiver fills the sum; this order reports no transaction yet.
+      t.node.energy = 10_000_000;
+      expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+      const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
+      expect(lease).toMatchObject({ stage: "verify", delegator: null });
+      // It reports one that the chain does not confirm (yet), then one that it does.
+      t.provider.txids.set(lease.providerOrderId!, ["aa".repeat(32)]);
+      expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+      t.node.transactions.set("bb".repeat(32), 65_000);
+      t.provider.txids.set(lease.providerOrderId!, ["aa".repeat(32), "bb".repeat(32)]);
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+      expect(await job(jobId)).toMatchObject({
+        status: "succeeded",
+        result: { verified_by: "delegation_transaction", delegation_txids: ["bb".repeat(32)], delegated_energy: 65_000, provider: "fake" },
+      });
+      expect(t.ledger.available.get(tenant)).toBe(10_000n - 2_700n);
+    } finally {
+      t.provider.reportsTransactions = false;
+      t.node.energy = 0;
+    }
+  });
+
+  it("says why at expiry when the reported transaction never confirms", async () => {
+    t.provider.reportsTransactions = true;
+    try {
+      const { tenant, jobId } = await newLease();
+      await step(jobId, "pending");
+      await step(jobId, "running");
+      const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
+      t.provider.txids.set(lease.providerOrderId!, ["cc".repeat(32)]);
+      await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { verifyDeadline: new Date(Date.now() - 1) } });
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+      expect(await job(jobId)).toMatchObject({ status: "expired", error: { code: "verification_timeout", message: expect.stringContaining("not found on chain") } });
+      expect(t.ledger.available.get(tenant)).toBe(10_000n);
+    } finally {
+      t.provider.reportsTransactions = false;
+    }
+  });
+
+  it("fails, voided, when the provider ends the order without delegating", async () => {
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    t.provider.fulfilmentNext = { kind: "failed", code: "provider_order_failed", reason: "refunded (status 41)" };
+    try {
+      expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    } finally {
+      t.provider.fulfilmentNext = undefined;
+    }
+    expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "provider_order_failed" } });
     expect(t.ledger.available.get(tenant)).toBe(10_000n);
   });
 

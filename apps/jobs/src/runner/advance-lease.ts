@@ -4,6 +4,7 @@ import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
 import { changeJobStatus } from "../domain/jobs/change-status.js";
 import { TERMINAL, type JobStatus } from "../domain/jobs/view.js";
 import { captureOperation, reserveOperation, voidOperation } from "../domain/leases/money.js";
+import type { RefusalCode } from "../tron/provider.js";
 
 /** What the runner does with the message that asked for the step: acknowledge it, or see it again later. */
 export type StepOutcome = { kind: "done" } | { kind: "later"; delayMs: number };
@@ -20,9 +21,10 @@ type Outcome = { to: JobStatus; ledger: "capture" | "void"; result?: Prisma.Inpu
  * status `status` (docs/decisions/0103). Each message drives the work of its
  * own status: `pending` (sandbox: finish; live: once reserved, start running),
  * `running` (order, verify, settle). Every external call is idempotent (the job
- * id is the provider's client order id and the ledger operation ids derive
- * from it) and every state change is a conditional update, so a step repeated
- * after a crash or by a concurrent redelivery changes nothing twice.
+ * id is the provider's client order id — `out_trade_no` for itrx, looked up
+ * before ordering — and the ledger operation ids derive from it) and every
+ * state change is a conditional update, so a step repeated after a crash or by
+ * a concurrent redelivery changes nothing twice.
  */
 export async function advanceLease({ ctx, input }: { ctx: JobsContext; input: { jobId: string; status: string; touch?: () => void } }): Promise<StepOutcome> {
   const [job, lease] = await Promise.all([ctx.prisma.job.findUnique({ where: { id: input.jobId } }), ctx.prisma.tronLease.findUnique({ where: { jobId: input.jobId } })]);
@@ -106,7 +108,7 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           await ctx.transact(async (tx, emit) => {
             const moved = await tx.tronLease.updateMany({
               where: { id: lease.id, stage: "order" },
-              data: { stage: "verify", providerOrderId: ordered.orderId, delegator: ordered.delegator, verifyDeadline: new Date(Date.now() + ctx.tron.verifyTimeoutSeconds * 1000) },
+              data: { stage: "verify", providerOrderId: ordered.orderId, delegator: ordered.delegator ?? null, verifyDeadline: new Date(Date.now() + ctx.tron.verifyTimeoutSeconds * 1000) },
             });
             if (moved.count === 1) {
               await emit("tron.lease_ordered", { lease_id: lease.id, job_id: lease.jobId, tenant_id: lease.tenantId, provider_order_id: ordered.orderId, receiver: lease.receiver, energy: lease.energy });
@@ -114,7 +116,8 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           });
           await reload();
         } else if (ordered.kind === "refused") {
-          await decide({ to: "failed", ledger: "void", error: { code: "provider_refused", message: `The energy provider refused the order (${ordered.reason}).` } });
+          refusedByProvider(ctx, lease.jobId, ordered.code, ordered.reason);
+          await decide({ to: "failed", ledger: "void", error: { code: ordered.code, message: REFUSAL_MESSAGES[ordered.code](ordered.reason) } });
         } else if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
           await decide({ to: "expired", ledger: "void", error: { code: "provider_unreachable", message: "The energy provider could not be reached in time." } });
         } else {
@@ -124,26 +127,35 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
         break;
       }
       case "verify": {
-        const check = await ctx.node.delegatedEnergy(lease.delegator ?? "", lease.receiver);
-        if (check.kind === "energy" && check.energy >= lease.energy) {
+        const verdict = await verify(ctx, lease);
+        if (verdict.kind === "failed") {
+          refusedByProvider(ctx, lease.jobId, verdict.code, verdict.reason);
+          await decide({ to: "failed", ledger: "void", error: { code: verdict.code, message: REFUSAL_MESSAGES[verdict.code](verdict.reason) } });
+        } else if (verdict.kind === "verified") {
+          const period = ctx.provider.period(lease.durationSeconds);
           await decide({
             to: "succeeded",
             ledger: "capture",
             result: {
               dry_run: false,
               lease_id: lease.id,
+              provider: ctx.provider.name,
               provider_order_id: lease.providerOrderId,
+              ...(period ? { provider_period: period.name } : {}),
               receiver: lease.receiver,
               energy: lease.energy,
-              delegated_energy: check.energy,
+              delegated_energy: verdict.energy,
+              verified_by: verdict.by,
+              ...(verdict.txids.length > 0 ? { delegation_txids: verdict.txids } : {}),
               duration_seconds: lease.durationSeconds,
               cost_units: lease.costUnits.toString(),
             },
           });
         } else if (lease.verifyDeadline && Date.now() >= lease.verifyDeadline.getTime()) {
-          await decide({ to: "expired", ledger: "void", error: { code: "verification_timeout", message: "The delegation did not appear on chain in time; the reservation was released." } });
+          const detail = verdict.reason ? ` Last check: ${verdict.reason}.` : "";
+          await decide({ to: "expired", ledger: "void", error: { code: "verification_timeout", message: `The delegation did not appear on chain in time; the reservation was released.${detail}` } });
         } else {
-          if (check.kind === "unreachable") ctx.logger.warn({ job_id: lease.jobId, reason: check.reason }, "TRON node unreachable; will retry");
+          if (verdict.unreachable) ctx.logger.warn({ job_id: lease.jobId, reason: verdict.reason }, "energy provider or TRON node unreachable; will retry");
           return { kind: "later", delayMs: ctx.tron.verifyPollMs };
         }
         break;
@@ -157,6 +169,48 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
         return DONE;
     }
   }
+}
+
+const REFUSAL_MESSAGES: Record<RefusalCode, (reason: string) => string> = {
+  provider_refused: (r) => `The energy provider refused the order (${r}).`,
+  provider_balance_short: (r) => `The energy provider's account balance is too low for this order; the operator must top it up (${r}).`,
+  provider_auth_failed: (r) => `The energy provider refused the gateway's API key or signature; the operator must check TRON_PROVIDER_API_KEY / TRON_PROVIDER_API_SECRET (${r}).`,
+  provider_order_failed: (r) => `The energy provider ended the order without delegating (${r}).`,
+};
+
+/** Refusals that need the operator (money or credentials at the provider) are logged as errors; the others as warnings. */
+function refusedByProvider(ctx: JobsContext, jobId: string, code: RefusalCode, reason: string): void {
+  const operator = code === "provider_balance_short" || code === "provider_auth_failed";
+  ctx.logger[operator ? "error" : "warn"]({ job_id: jobId, code, reason, provider: ctx.provider.name }, operator ? "energy provider refused: operator action needed" : "energy provider refused the order");
+}
+
+type Verdict =
+  | { kind: "verified"; energy: number; by: "delegation_transaction" | "delegated_sum"; txids: string[] }
+  | { kind: "failed"; code: RefusalCode; reason: string }
+  | { kind: "waiting"; reason?: string; unreachable?: boolean };
+
+/**
+ * Is the lease's energy delegated (docs/decisions/0106)? By the delegation
+ * transactions the provider reports, each confirmed on chain; only when it
+ * reports none and named its delegator, by the sum delegated from it to the
+ * receiver (which cannot tell two leases to one receiver apart).
+ */
+async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
+  const f = await ctx.provider.fulfilment({ orderId: lease.providerOrderId ?? "", clientOrderId: lease.jobId });
+  if (f.kind === "failed") return f;
+  if (f.kind === "unreachable") return { kind: "waiting", reason: `provider: ${f.reason}`, unreachable: true };
+  if (f.txids.length > 0) {
+    const check = await ctx.node.delegatedByTransactions(f.txids, lease.receiver);
+    if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
+    if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
+    const rejected = check.rejected.map((r) => `${r.txid}: ${r.reason}`).join("; ");
+    return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy confirmed by the reported transactions${rejected ? ` (${rejected})` : ""}`.slice(0, 500) };
+  }
+  if (!lease.delegator) return { kind: "waiting", reason: "the provider has reported no delegation transaction yet" };
+  const check = await ctx.node.delegatedEnergy(lease.delegator, lease.receiver);
+  if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
+  if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegated_sum", txids: [] };
+  return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy delegated` };
 }
 
 /** Settles the money as decided (idempotent operation ids), then the status, in that order. */

@@ -8,8 +8,8 @@ import { createTransact } from "@gateway/events";
 import { newId } from "@gateway/ids";
 import { createLogger } from "@gateway/logger";
 import { createPrisma, type JobsContext, type Tx } from "../db.js";
-import type { DelegationCheck, TronNode } from "../tron/node.js";
-import type { EnergyProvider, OrderOutcome, OrderRequest } from "../tron/provider.js";
+import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
+import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -86,28 +86,53 @@ export class FakeLedger {
   }
 }
 
-/** A scriptable provider: idempotent by client order id, like the real contract asks. */
+/**
+ * A scriptable provider: idempotent by client order id, like the real contract
+ * asks. It names its delegator (the generic API's way) unless `reportsTransactions`,
+ * in which case it reports `txids[orderId]` as the order's delegation transactions.
+ */
 export class FakeProvider implements EnergyProvider {
+  readonly name = "fake";
   readonly requests: OrderRequest[] = [];
   readonly orders = new Map<string, string>();
   next: OrderOutcome["kind"] = "ordered";
+  refusal: Extract<OrderOutcome, { kind: "refused" }>["code"] = "provider_refused";
+  reportsTransactions = false;
+  readonly txids = new Map<string, string[]>();
+  fulfilmentNext: FulfilmentOutcome | undefined;
+
+  period(): ProviderPeriod | null {
+    return null;
+  }
+
+  async fulfilment(order: { orderId: string }): Promise<FulfilmentOutcome> {
+    return this.fulfilmentNext ?? { kind: "progress", txids: this.txids.get(order.orderId) ?? [] };
+  }
 
   async order(request: OrderRequest): Promise<OrderOutcome> {
     this.requests.push(request);
-    if (this.next === "refused") return { kind: "refused", status: 409, reason: "no energy" };
+    if (this.next === "refused") return { kind: "refused", code: this.refusal, reason: "no energy" };
     if (this.next === "unreachable") return { kind: "unreachable", reason: "connection failed" };
     const id = this.orders.get(request.clientOrderId) ?? `ord_${this.orders.size + 1}`;
     this.orders.set(request.clientOrderId, id);
-    return { kind: "ordered", orderId: id, delegator: "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd" };
+    return { kind: "ordered", orderId: id, delegator: this.reportsTransactions ? undefined : "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd" };
   }
 }
 
+/** `energy`: what the delegator's sum shows; `transactions`: energy per confirmed delegation transaction. */
 export class FakeNode implements TronNode {
   energy = 0;
   calls = 0;
+  readonly transactions = new Map<string, number>();
   async delegatedEnergy(): Promise<DelegationCheck> {
     this.calls += 1;
     return { kind: "energy", energy: this.energy };
+  }
+  async delegatedByTransactions(txids: string[]): Promise<TransactionCheck> {
+    this.calls += 1;
+    const confirmed = txids.filter((t) => this.transactions.has(t));
+    const rejected = txids.filter((t) => !this.transactions.has(t)).map((txid) => ({ txid, reason: "not found on chain (yet)" }));
+    return { kind: "energy", energy: confirmed.reduce((s, t) => s + this.transactions.get(t)!, 0), confirmed, rejected };
   }
 }
 

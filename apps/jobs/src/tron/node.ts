@@ -6,12 +6,32 @@ import { withSlash } from "./provider.js";
  * TRX (in sun) staked for energy and delegated from → to; `wallet/getaccountresource`
  * gives the network's TotalEnergyLimit and TotalEnergyWeight, which turn staked
  * TRX into energy: energy = frozen_sun / 10^6 × TotalEnergyLimit / TotalEnergyWeight.
+ * `wallet/gettransactionbyid` and `wallet/gettransactioninfobyid` confirm one
+ * delegation transaction a provider reported (docs/decisions/0106).
  */
 export type DelegationCheck = { kind: "energy"; energy: number } | { kind: "unreachable"; reason: string };
 
-export type TronNode = { delegatedEnergy(from: string, to: string): Promise<DelegationCheck> };
+/**
+ * The delegation transactions a provider reported, checked one by one
+ * (docs/decisions/0106): `energy` counts only those that are, on chain, a
+ * successful `DelegateResourceContract` of ENERGY to the receiver in a block;
+ * `rejected` says why the others did not count (not found yet, not in a block
+ * yet, failed, another contract, resource or receiver).
+ */
+export type TransactionCheck = { kind: "energy"; energy: number; confirmed: string[]; rejected: { txid: string; reason: string }[] } | { kind: "unreachable"; reason: string };
+
+export type TronNode = {
+  delegatedEnergy(from: string, to: string): Promise<DelegationCheck>;
+  delegatedByTransactions(txids: string[], receiver: string): Promise<TransactionCheck>;
+};
 
 type Delegated = { delegatedResource?: { from?: string; to?: string; frozen_balance_for_energy?: number }[] };
+export type Transaction = {
+  txID?: string;
+  ret?: { contractRet?: string }[];
+  raw_data?: { contract?: { type?: string; parameter?: { value?: { owner_address?: string; receiver_address?: string; balance?: number; resource?: string } } }[] };
+};
+export type TransactionInfo = { id?: string; blockNumber?: number; result?: string };
 type Resources = { TotalEnergyLimit?: number; TotalEnergyWeight?: number };
 
 export class HttpTronNode implements TronNode {
@@ -29,20 +49,71 @@ export class HttpTronNode implements TronNode {
     return (await res.json()) as T;
   }
 
+  /** sun staked for energy → energy, at the network's current ratio (as the network computes it). */
+  private async energyOf(sun: bigint, account: string): Promise<number> {
+    if (sun === 0n) return 0;
+    const resources = await this.post<Resources>("wallet/getaccountresource", { address: account, visible: true });
+    const limit = BigInt(Math.trunc(resources.TotalEnergyLimit ?? 0));
+    const weight = BigInt(Math.trunc(resources.TotalEnergyWeight ?? 0));
+    if (weight <= 0n) throw new Error("node reported no TotalEnergyWeight");
+    return Number((sun * limit) / (weight * 1_000_000n));
+  }
+
+  async delegatedByTransactions(txids: string[], receiver: string): Promise<TransactionCheck> {
+    try {
+      const confirmed: string[] = [];
+      const rejected: { txid: string; reason: string }[] = [];
+      let sun = 0n;
+      for (const txid of [...new Set(txids)]) {
+        const [tx, info] = await Promise.all([
+          this.post<Transaction>("wallet/gettransactionbyid", { value: txid, visible: true }),
+          this.post<TransactionInfo>("wallet/gettransactioninfobyid", { value: txid }),
+        ]);
+        const verdict = judgeDelegation(txid, tx, info, receiver);
+        if (typeof verdict === "string") rejected.push({ txid, reason: verdict });
+        else {
+          confirmed.push(txid);
+          sun += verdict;
+        }
+      }
+      return { kind: "energy", energy: await this.energyOf(sun, receiver), confirmed, rejected };
+    } catch (err) {
+      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message.slice(0, 200) };
+    }
+  }
+
   async delegatedEnergy(from: string, to: string): Promise<DelegationCheck> {
     try {
       const delegated = await this.post<Delegated>("wallet/getdelegatedresourcev2", { fromAddress: from, toAddress: to, visible: true });
       const sun = (delegated.delegatedResource ?? [])
         .filter((d) => d.from === from && d.to === to)
         .reduce((sum, d) => sum + BigInt(Math.trunc(d.frozen_balance_for_energy ?? 0)), 0n);
-      if (sun === 0n) return { kind: "energy", energy: 0 };
-      const resources = await this.post<Resources>("wallet/getaccountresource", { address: to, visible: true });
-      const limit = BigInt(Math.trunc(resources.TotalEnergyLimit ?? 0));
-      const weight = BigInt(Math.trunc(resources.TotalEnergyWeight ?? 0));
-      if (weight <= 0n) return { kind: "unreachable", reason: "node reported no TotalEnergyWeight" };
-      return { kind: "energy", energy: Number((sun * limit) / (weight * 1_000_000n)) };
+      return { kind: "energy", energy: await this.energyOf(sun, to) };
     } catch (err) {
       return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message.slice(0, 200) };
     }
   }
+}
+
+/**
+ * The sun a transaction delegates as energy to `receiver`, or why it does not
+ * count: it must be known to the node, in a block, not failed, and exactly one
+ * `DelegateResourceContract` of ENERGY to the receiver (a node that does not
+ * know a hash answers `{}`; one not yet in a block has no `blockNumber`).
+ */
+export function judgeDelegation(txid: string, tx: Transaction, info: TransactionInfo, receiver: string): bigint | string {
+  if (!tx.txID) return "not found on chain (yet)";
+  if (tx.txID.toLowerCase() !== txid.toLowerCase()) return "the node answered for another transaction";
+  const contracts = tx.raw_data?.contract ?? [];
+  if (contracts.length !== 1 || contracts[0]?.type !== "DelegateResourceContract") return "not a DelegateResourceContract";
+  const value = contracts[0].parameter?.value ?? {};
+  // Protobuf JSON leaves out the enum's default (BANDWIDTH): only an explicit ENERGY counts.
+  if (value.resource !== "ENERGY") return `delegates ${value.resource ?? "BANDWIDTH"}, not ENERGY`;
+  if (value.receiver_address !== receiver) return "delegates to another receiver";
+  if (tx.ret?.[0]?.contractRet !== "SUCCESS") return `contract result ${tx.ret?.[0]?.contractRet ?? "missing"}`;
+  if (typeof info.blockNumber !== "number") return "not in a block yet";
+  if (info.result === "FAILED") return "failed on chain";
+  const balance = value.balance;
+  if (typeof balance !== "number" || !Number.isSafeInteger(balance) || balance <= 0) return "no delegated balance";
+  return BigInt(balance);
 }

@@ -1,23 +1,57 @@
 /**
- * The energy rental provider, over its HTTP API (docs/decisions/0102):
- *   POST {base}/orders  {client_order_id, receiver, energy, duration_seconds}
- *   with `Idempotency-Key: <client_order_id>` → 2xx {id, status, delegator}
+ * The energy rental provider, behind one type with two adapters:
+ * - `HttpEnergyProvider` (TRON_PROVIDER=generic, docs/decisions/0102):
+ *   POST {base}/orders {client_order_id, receiver, energy, duration_seconds}
+ *   with `Idempotency-Key: <client_order_id>` → 2xx {id, status, delegator};
+ * - `ItrxEnergyProvider` (TRON_PROVIDER=itrx, `itrx.ts`, docs/decisions/0105).
  * The job id is the client order id: asking again for the same job returns the
  * same order, so a step retried after a crash never orders twice.
  */
 export type OrderRequest = { clientOrderId: string; receiver: string; energy: number; durationSeconds: number };
 
+/** Why a provider refused: each is the `error.code` of the failed job. */
+export type RefusalCode = "provider_refused" | "provider_balance_short" | "provider_auth_failed" | "provider_order_failed";
+
 export type OrderOutcome =
-  | { kind: "ordered"; orderId: string; delegator: string }
-  /** The provider answered and refused (any non-2xx answer): final. */
-  | { kind: "refused"; status: number; reason: string }
-  /** No answer (network, timeout, unreadable body): try again later. */
+  /** `delegator` when the provider says which address delegates (the fallback check of 0106 needs it). */
+  | { kind: "ordered"; orderId: string; delegator?: string | undefined }
+  /** The provider answered and refused: final (the hold is voided, the job fails with `code`). */
+  | { kind: "refused"; code: RefusalCode; reason: string }
+  /** No usable answer (network, timeout, 5xx, 429, unreadable body): try again later. */
   | { kind: "unreachable"; reason: string };
 
-export type EnergyProvider = { order(request: OrderRequest): Promise<OrderOutcome> };
+/** What the provider says of an order it took. */
+export type FulfilmentOutcome =
+  /** Still under way or done; `txids` are the delegation transactions it reports so far (none: it does not say). */
+  | { kind: "progress"; txids: string[] }
+  /** The provider ended the order without delegating (closed, refunded, aborted): final. */
+  | { kind: "failed"; code: RefusalCode; reason: string }
+  | { kind: "unreachable"; reason: string };
+
+/** The provider's own rental period that covers a lease's duration (the smallest that does), when it sells by periods. */
+export type ProviderPeriod = { name: string; seconds: number };
+
+export type EnergyProvider = {
+  /** `generic` or `itrx`: shown in quotes. */
+  readonly name: string;
+  /** The period the provider will be ordered for; null when it takes the duration in seconds as is. */
+  period(durationSeconds: number): ProviderPeriod | null;
+  order(request: OrderRequest): Promise<OrderOutcome>;
+  fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome>;
+};
 
 export class HttpEnergyProvider implements EnergyProvider {
+  readonly name = "generic";
   constructor(private readonly options: { baseUrl: string; apiKey?: string | undefined; timeoutMs: number; fetch?: typeof fetch }) {}
+
+  period(): ProviderPeriod | null {
+    return null;
+  }
+
+  /** This API reports no transaction: verification falls back to the delegator's sum (decision 0106). */
+  async fulfilment(): Promise<FulfilmentOutcome> {
+    return { kind: "progress", txids: [] };
+  }
 
   async order(request: OrderRequest): Promise<OrderOutcome> {
     const doFetch = this.options.fetch ?? fetch;
@@ -37,7 +71,7 @@ export class HttpEnergyProvider implements EnergyProvider {
       return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : "connection failed" };
     }
     const text = await res.text().catch(() => "");
-    if (!res.ok) return { kind: "refused", status: res.status, reason: providerMessage(text) ?? `HTTP ${res.status}` };
+    if (!res.ok) return { kind: "refused", code: "provider_refused", reason: providerMessage(text) ?? `HTTP ${res.status}` };
     try {
       const body = JSON.parse(text) as { id?: unknown; delegator?: unknown };
       if (typeof body.id !== "string" || typeof body.delegator !== "string") return { kind: "unreachable", reason: "order answer without id or delegator" };
@@ -53,7 +87,7 @@ export function withSlash(base: string): string {
 }
 
 /** A short, printable reason from a provider's error body (never the whole body). */
-function providerMessage(text: string): string | undefined {
+export function providerMessage(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown };
     const m = typeof body.message === "string" ? body.message : typeof body.error === "string" ? body.error : undefined;

@@ -14,7 +14,7 @@ export type HubContext = MessagingContext & {
   checkWebhookUrl(url: string): Promise<{ ok: true } | { ok: false; reason: string }>;
   /** Wakes the webhook dispatcher after a commit that queued deliveries. */
   kickWebhooks(): void;
-  /** Tells every edge replica that widget sessions ended (after the commit). */
+  /** Tells every edge replica to forget what it cached of these widget sessions (ended, or rotated to a new generation), after the commit. */
   announceRevoked(sessionIds: string[]): Promise<void>;
   files: FileRefs;
 };

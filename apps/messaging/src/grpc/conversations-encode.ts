@@ -45,6 +45,7 @@ export const encodeGrant = (g: WidgetGrant): messaging.WidgetSessionGrant => ({
   visitor_id: g.visitorId,
   conversation_id: g.conversationId ?? "",
   refresh_expires_at: iso(g.refreshExpiresAt),
+  generation: g.generation,
 });
 
 export const encodeSession = (s: WidgetSession): messaging.WidgetSession => ({
@@ -56,6 +57,7 @@ export const encodeSession = (s: WidgetSession): messaging.WidgetSession => ({
   revoked: s.revokedAt !== null,
   created_at: iso(s.createdAt),
   conversation_id: s.conversationId ?? "",
+  generation: s.generation,
 });
 
 export const encodeEvent = (e: FeedEventView): messaging.StreamEvent => ({

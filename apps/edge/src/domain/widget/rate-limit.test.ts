@@ -12,7 +12,7 @@ const run = randomBytes(4).toString("hex");
 function sessions(perMinute: number): WidgetSessions {
   return new WidgetSessions({
     // Every session is live: only the rate decides here.
-    conversations: { GetWidgetSession: async (req: { session_id: string }) => ({ session_id: req.session_id, tenant_id: "ten_1", chat_id: "chat_1", visitor_id: "v", conversation_id: "", revoked: false }) } as never,
+    conversations: { GetWidgetSession: async (req: { session_id: string }) => ({ session_id: req.session_id, tenant_id: "ten_1", chat_id: "chat_1", visitor_id: "v", conversation_id: "", revoked: false, generation: 0 }) } as never,
     tokens,
     ttlMs: 60_000,
     broadcast: { listen: () => undefined, send: async () => undefined } as never,
@@ -23,8 +23,8 @@ function sessions(perMinute: number): WidgetSessions {
 describe("the widget session rate", () => {
   it("admits a session's requests up to the limit per minute, then answers rate_limited with a Retry-After; other sessions are not affected", async () => {
     const s = sessions(3);
-    const token = s.sign({ sessionId: `wses_${run}_a`, tenantId: "ten_1", chatId: "chat_1" });
-    const other = s.sign({ sessionId: `wses_${run}_b`, tenantId: "ten_1", chatId: "chat_1" });
+    const token = s.sign({ sessionId: `wses_${run}_a`, tenantId: "ten_1", chatId: "chat_1", generation: 0 });
+    const other = s.sign({ sessionId: `wses_${run}_b`, tenantId: "ten_1", chatId: "chat_1", generation: 0 });
     for (let i = 0; i < 3; i++) expect(await s.authenticate(token)).toMatchObject({ kind: "widget", sessionId: `wses_${run}_a` });
     const refused = await s.authenticate(token).catch((err: unknown) => err);
     expect(refused).toMatchObject({ code: "rate_limited" });
@@ -37,7 +37,7 @@ describe("the widget session rate", () => {
   it("counts across replicas (one Redis), and only admitted requests", async () => {
     const a = sessions(4);
     const b = sessions(4);
-    const token = a.sign({ sessionId: `wses_${run}_c`, tenantId: "ten_1", chatId: "chat_1" });
+    const token = a.sign({ sessionId: `wses_${run}_c`, tenantId: "ten_1", chatId: "chat_1", generation: 0 });
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).authenticate(token).then(() => "ok", (err: { code: string }) => err.code)));
     expect(results.filter((r) => r === "ok")).toHaveLength(4);
     expect(results.filter((r) => r === "rate_limited")).toHaveLength(6);
@@ -52,7 +52,7 @@ describe("the widget session rate", () => {
 
   it("is off at 0", async () => {
     const s = sessions(0);
-    const token = s.sign({ sessionId: `wses_${run}_d`, tenantId: "ten_1", chatId: "chat_1" });
+    const token = s.sign({ sessionId: `wses_${run}_d`, tenantId: "ten_1", chatId: "chat_1", generation: 0 });
     for (let i = 0; i < 20; i++) expect(await s.authenticate(token)).not.toBeNull();
   });
 });

@@ -10,7 +10,7 @@ import { signWidgetToken, verifyWidgetToken, type WidgetTokenSettings } from "./
 export type WidgetSessionInvalidation = { session_ids: string[] };
 export const WIDGET_SESSIONS_BROADCAST = "widget-sessions";
 
-type Entry = { live: boolean; visitorId: string; conversationId: string; expires: number };
+type Entry = { live: boolean; visitorId: string; conversationId: string; generation: number; expires: number };
 
 /**
  * Verifies widget tokens and remembers whether their session is live, asking
@@ -43,8 +43,8 @@ export class WidgetSessions {
     return this.options.tokens.ttlSeconds;
   }
 
-  sign(claims: { sessionId: string; tenantId: string; chatId: string }): string {
-    return signWidgetToken({ sid: claims.sessionId, tid: claims.tenantId, cid: claims.chatId }, this.options.tokens);
+  sign(claims: { sessionId: string; tenantId: string; chatId: string; generation: number }): string {
+    return signWidgetToken({ sid: claims.sessionId, tid: claims.tenantId, cid: claims.chatId, gen: claims.generation }, this.options.tokens);
   }
 
   /** The principal of a valid widget token whose session is live, else null; 429 past the session's rate. */
@@ -53,13 +53,15 @@ export class WidgetSessions {
     if (!claims) return null;
     const now = Date.now();
     let entry = this.entries.get(claims.sid);
-    if (!entry || entry.expires <= now) {
+    // A token newer than what is cached: the session was rotated since (a missed broadcast), so look again.
+    if (!entry || entry.expires <= now || claims.gen > entry.generation) {
       const before = this.drops;
       entry = { ...(await this.load(claims.sid, claims.tid, claims.cid)), expires: now + this.options.ttlMs };
       if (this.entries.size >= (this.options.maxEntries ?? 100_000)) this.entries.clear();
       if (this.drops === before) this.entries.set(claims.sid, entry);
     }
-    if (!entry.live) return null;
+    // The access token of an older pair: rotated away, refused like its refresh token.
+    if (!entry.live || claims.gen !== entry.generation) return null;
     const waitMs = this.options.limiter ? await this.options.limiter.admit(claims.sid) : 0;
     if (waitMs > 0) {
       throw new AppError("rate_limited", "This chat session sends too many requests; try again shortly.", { retryAfter: Math.ceil(waitMs / 1000) });
@@ -90,9 +92,9 @@ export class WidgetSessions {
     try {
       const s = await this.options.conversations.GetWidgetSession({ session_id: sessionId });
       const live = !s.revoked && s.tenant_id === tenantId && s.chat_id === chatId;
-      return { live, visitorId: s.visitor_id, conversationId: s.conversation_id };
+      return { live, visitorId: s.visitor_id, conversationId: s.conversation_id, generation: s.generation };
     } catch (err) {
-      if (isAppError(err) && err.code === "not_found") return { live: false, visitorId: "", conversationId: "" };
+      if (isAppError(err) && err.code === "not_found") return { live: false, visitorId: "", conversationId: "", generation: -1 };
       throw err;
     }
   }

@@ -4,15 +4,23 @@ import { newId } from "@gateway/ids";
 import type { JobsContext } from "../../db.js";
 import type { TronQuote } from "../../generated/prisma/client.js";
 import { leaseCostUnits } from "../../tron/pricing.js";
+import type { ProviderPeriod } from "../../tron/provider.js";
 import { Duration, Energy, Receiver, TenantId } from "./schemas.js";
 
 export const CreateQuoteInput = z.object({ tenant_id: TenantId, receiver: Receiver, energy: Energy, duration_seconds: Duration });
 export type CreateQuoteInput = z.input<typeof CreateQuoteInput>;
 
-/** Prices a lease (docs/decisions/0101) and keeps the offer for TRON_QUOTE_TTL_SECONDS. */
-export async function createQuote({ ctx, input }: { ctx: Pick<JobsContext, "prisma" | "tron">; input: CreateQuoteInput }): Promise<TronQuote> {
+export type Quote = TronQuote & { provider: string; providerPeriod: ProviderPeriod | null };
+
+/**
+ * Prices a lease (docs/decisions/0101) and keeps the offer for
+ * TRON_QUOTE_TTL_SECONDS. It also says which of the provider's periods the
+ * lease will be ordered for (itrx sells 1H, 1D..30D: the smallest that covers
+ * the duration, docs/decisions/0105).
+ */
+export async function createQuote({ ctx, input }: { ctx: Pick<JobsContext, "prisma" | "tron" | "provider">; input: CreateQuoteInput }): Promise<Quote> {
   const q = parseInput(CreateQuoteInput, input);
-  return ctx.prisma.tronQuote.create({
+  const row = await ctx.prisma.tronQuote.create({
     data: {
       id: newId("quote"),
       tenantId: q.tenant_id,
@@ -23,4 +31,5 @@ export async function createQuote({ ctx, input }: { ctx: Pick<JobsContext, "pris
       expiresAt: new Date(Date.now() + ctx.tron.quoteTtlSeconds * 1000),
     },
   });
+  return { ...row, provider: ctx.provider.name, providerPeriod: ctx.provider.period(q.duration_seconds) };
 }

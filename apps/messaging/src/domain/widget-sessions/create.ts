@@ -16,6 +16,8 @@ export type WidgetGrant = {
   conversationId: string | null;
   refreshToken: string;
   refreshExpiresAt: Date;
+  /** 0 at creation, +1 per rotation: access tokens of older generations are refused. */
+  generation: number;
 };
 
 export type CreateWidgetSessionInput = { tenantId: string; visitorId: string; displayName: string; botId: string; conversationId: string };
@@ -95,6 +97,7 @@ export async function createWidgetSession({ ctx, input }: { ctx: HubContext; inp
         conversationId: chat.conversationId,
         refreshToken: refresh.token,
         refreshExpiresAt: refresh.expiresAt,
+        generation: 0,
       };
     });
   try {

@@ -11,6 +11,8 @@ export type RefreshOutcome = { kind: "rotated"; grant: WidgetGrant } | { kind: "
  * Rotates a widget refresh token. The token's row is locked, so of two
  * concurrent uses exactly one rotates; a token presented again after its use is
  * reuse: the whole session is revoked (the edge then refuses its access tokens).
+ * A rotation bumps the session's generation: the access token issued with the
+ * used refresh token is refused from then on, like the refresh token itself.
  */
 export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; input: { refreshToken: string } }): Promise<RefreshOutcome> {
   if (!input.refreshToken.startsWith("wrt_") || input.refreshToken.length > 256) return { kind: "invalid" };
@@ -32,6 +34,8 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
     }
     if (row.expires_at.getTime() <= Date.now()) return { kind: "invalid" };
     await tx.widgetRefreshToken.update({ where: { hash }, data: { usedAt: new Date() } });
+    // A new generation: the access token issued with the used refresh token stops working.
+    const { generation } = await tx.widgetSession.update({ where: { id: session.id }, data: { generation: { increment: 1 } }, select: { generation: true } });
     const next = await issueRefreshToken(tx, session.id, ctx.widgetRefreshTtlSeconds);
     await emit("bot.widget_session_changed", { tenant_id: session.tenantId, session_id: session.id, chat_id: session.chatId, change: "refreshed", reason: null });
     return {
@@ -44,10 +48,13 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
         conversationId: session.conversationId,
         refreshToken: next.token,
         refreshExpiresAt: next.expiresAt,
+        generation,
       },
     };
   });
   if (outcome.kind === "reused") await ctx.announceRevoked([outcome.sessionId]);
+  // Every edge forgets what it cached of the session, so it learns the new generation (and refuses the old access token) at once.
+  if (outcome.kind === "rotated") await ctx.announceRevoked([outcome.grant.sessionId]);
   return outcome;
 }
 

@@ -34,9 +34,14 @@ describe("widget sessions", () => {
     expect(r1.kind).toBe("rotated");
     if (r1.kind !== "rotated") return;
     expect(r1.grant.sessionId).toBe(first.sessionId);
+    // Each rotation is a new generation, announced so that every edge refuses the previous access token.
+    expect(first.generation).toBe(0);
+    expect(r1.grant.generation).toBe(1);
+    expect((await getWidgetSession({ ctx: hub.ctx, input: { sessionId: first.sessionId } })).generation).toBe(1);
+    expect(hub.announced.filter((id) => id === first.sessionId)).toHaveLength(1);
     const reuse = await refreshWidgetSession({ ctx: hub.ctx, input: { refreshToken: first.refreshToken } });
     expect(reuse).toEqual({ kind: "reused", sessionId: first.sessionId });
-    expect(hub.announced).toContain(first.sessionId);
+    expect(hub.announced.filter((id) => id === first.sessionId)).toHaveLength(2);
     expect((await getWidgetSession({ ctx: hub.ctx, input: { sessionId: first.sessionId } })).revokedReason).toBe("refresh_reuse");
     // The rotated token of a revoked session is dead too.
     expect(await refreshWidgetSession({ ctx: hub.ctx, input: { refreshToken: r1.grant.refreshToken } })).toEqual({ kind: "invalid" });
@@ -48,6 +53,7 @@ describe("widget sessions", () => {
     const s = await open("ten_1", "v-race");
     const outcomes = await Promise.all(Array.from({ length: 6 }, () => refreshWidgetSession({ ctx: hub.ctx, input: { refreshToken: s.refreshToken } })));
     expect(outcomes.filter((o) => o.kind === "rotated")).toHaveLength(1);
+    expect((await getWidgetSession({ ctx: hub.ctx, input: { sessionId: s.sessionId } })).generation).toBe(1);
   });
 
   it("expired and unknown tokens are invalid; revoke is tenant-scoped and idempotent", async () => {

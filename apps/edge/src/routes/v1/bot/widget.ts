@@ -24,7 +24,7 @@ const WIDGET = { kind: "widget" } as const;
 /** A widget grant from messaging plus an access token signed here. */
 export function grantView(deps: EdgeDeps, grant: messaging.WidgetSessionGrant__Output) {
   return {
-    token: deps.widgets.sign({ sessionId: grant.session_id, tenantId: grant.tenant_id, chatId: grant.chat_id }),
+    token: deps.widgets.sign({ sessionId: grant.session_id, tenantId: grant.tenant_id, chatId: grant.chat_id, generation: grant.generation }),
     refresh_token: grant.refresh_token,
     token_type: "Bearer" as const,
     expires_in: deps.widgets.tokenTtlSeconds,
@@ -69,6 +69,8 @@ export const postWidgetRefresh = defineRoute<EdgeDeps, Record<string, never>, Re
       throw new AppError("unauthorized", "This refresh token was already used; the widget session has been ended.");
     }
     if (res.outcome !== "rotated" || !res.grant) throw new AppError("unauthorized", "The refresh token is invalid or expired.");
+    // The previous access token stops working here at once, and on other replicas a broadcast hop away.
+    await deps.widgets.invalidate([res.grant.session_id]);
     return { status: 200, body: { data: grantView(deps, res.grant) } };
   },
 });

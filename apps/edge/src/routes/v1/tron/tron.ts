@@ -48,6 +48,8 @@ export const postTronQuote = defineRoute<EdgeDeps, Record<string, never>, Record
           cost: usd(q.cost_units),
           cost_units: unitsToNumber(q.cost_units),
           expires_at: q.expires_at,
+          provider: q.provider,
+          provider_period: q.provider_period ? { name: q.provider_period, seconds: unitsToNumber(q.provider_period_seconds) } : null,
         },
       },
     };

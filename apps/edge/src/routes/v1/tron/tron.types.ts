@@ -18,6 +18,11 @@ export const QuoteResponse = z.object({
     cost: z.number().describe("USD."),
     cost_units: z.number().int().describe("Units of USD 0.0001."),
     expires_at: z.string(),
+    provider: z.string().describe("The energy rental provider in use (`generic`, `itrx`)."),
+    provider_period: z
+      .object({ name: z.string(), seconds: z.number().int() })
+      .nullable()
+      .describe("The provider's rental period the lease will be ordered for: the smallest that covers duration_seconds (itrx: 1H, 1D..30D). Null when the provider takes the duration as is."),
   }),
 });
 

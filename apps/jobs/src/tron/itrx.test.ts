@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, startTronMock, type TronMock } from "@gateway/testkit";
+import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxSignature } from "./itrx.js";
+
+const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
+let tron: TronMock;
+let n = 0;
+
+beforeAll(async () => {
+  tron = await startTronMock();
+});
+afterAll(async () => tron?.close());
+beforeEach(() => tron.set({ itrx: {} }));
+
+const provider = (over: Partial<ConstructorParameters<typeof ItrxEnergyProvider>[0]> = {}) =>
+  new ItrxEnergyProvider({ baseUrl: tron.itrxUrl, apiKey: MOCK_ITRX_API_KEY, apiSecret: MOCK_ITRX_API_SECRET, timeoutMs: 1_000, ...over });
+const request = (over: Partial<{ energy: number; durationSeconds: number }> = {}) => ({ clientOrderId: `job_itrx_${++n}`, receiver: RECEIVER, energy: 65_000, durationSeconds: 3_600, ...over });
+const posts = (outTradeNo: string) => tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string })?.out_trade_no === outTradeNo);
+
+describe("itrx periods", () => {
+  it("orders the smallest period that covers the lease", () => {
+    expect(itrxPeriod(300)).toEqual({ name: "1H", seconds: 3_600 });
+    expect(itrxPeriod(3_600)).toEqual({ name: "1H", seconds: 3_600 });
+    expect(itrxPeriod(3_601)).toEqual({ name: "1D", seconds: 86_400 });
+    expect(itrxPeriod(86_400)).toEqual({ name: "1D", seconds: 86_400 });
+    expect(itrxPeriod(86_401)).toEqual({ name: "2D", seconds: 172_800 });
+    expect(itrxPeriod(30 * 86_400 + 1)).toBeNull();
+  });
+});
+
+describe("itrx signature", () => {
+  it("reproduces the documentation's worked example", () => {
+    const body = canonicalJson({ receive_address: "TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw", period: "1D", out_trade_no: "123456", energy_amount: 32000, callback_url: "http://{mydomain}/callback" });
+    expect(body).toBe('{"callback_url":"http://{mydomain}/callback","energy_amount":32000,"out_trade_no":"123456","period":"1D","receive_address":"TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw"}');
+    expect(itrxSignature("0285A2741D0E76E2E187260EB23E51851D48403A756333E7D0CF845406ABF3E8", "1686796826", body)).toBe("07c125cabfe006614a02131f927cca9e7a654f7644a817b155fad591e1c50f7b");
+  });
+});
+
+describe("ItrxEnergyProvider against the documented API (mock)", () => {
+  it("orders once, signed, with out_trade_no = the job id and the covering period, and reports the delegation transaction", async () => {
+    const p = provider();
+    const r = request({ durationSeconds: 7_200 });
+    const ordered = await p.order(r);
+    expect(ordered).toMatchObject({ kind: "ordered", orderId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    const [post] = posts(r.clientOrderId);
+    expect(post).toMatchObject({ signed: true, body: { energy_amount: 65_000, period: "1D", receive_address: RECEIVER, out_trade_no: r.clientOrderId } });
+    const orderId = (ordered as { orderId: string }).orderId;
+    const f = await p.fulfilment({ orderId, clientOrderId: r.clientOrderId });
+    expect(f).toEqual({ kind: "progress", txids: tron.itrxOrders.get(orderId)!.txids });
+    expect(tron.itrxOrders.get(orderId)!.txids).toHaveLength(1);
+  });
+
+  it("asks by out_trade_no before ordering: a repeat after a crash finds the order and places none", async () => {
+    const p = provider();
+    const r = request();
+    const first = await p.order(r);
+    const again = await p.order(r);
+    expect(again).toEqual(first);
+    expect(posts(r.clientOrderId)).toHaveLength(1);
+    // An order placed by an earlier run whose answer was lost.
+    const r2 = request();
+    const placed = tron.placeItrxOrder({ outTradeNo: r2.clientOrderId, receiver: RECEIVER, energy: 65_000, period: "1H" });
+    expect(await p.order(r2)).toEqual({ kind: "ordered", orderId: placed.serial });
+    expect(posts(r2.clientOrderId)).toHaveLength(0);
+  });
+
+  it("is refused with its own codes: a short balance, bad credentials, an ordinary refusal", async () => {
+    tron.set({ itrx: { balanceSun: 1_000 } });
+    expect(await provider().order(request())).toMatchObject({ kind: "refused", code: "provider_balance_short" });
+    tron.set({ itrx: {} });
+    expect(await provider({ apiSecret: "wrong" }).order(request())).toMatchObject({ kind: "refused", code: "provider_auth_failed" });
+    expect(tron.itrxRequests.at(-1)).toMatchObject({ method: "POST", signed: false });
+    expect(await provider({ apiKey: "wrong" }).order(request())).toMatchObject({ kind: "refused", code: "provider_auth_failed" });
+    expect(await provider().order(request({ energy: 1_000 }))).toMatchObject({ kind: "refused", code: "provider_refused", reason: expect.stringContaining("minimum") });
+    tron.set({ itrx: { refuse: { errno: 4002, message: "no energy available" } } });
+    expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "errno 4002: no energy available" });
+  });
+
+  it("retries (unreachable) on an outage, a timeout and a closed port", async () => {
+    tron.set({ itrx: { httpStatus: 502 } });
+    expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });
+    tron.set({ itrx: { delayMs: 300 } });
+    expect(await provider({ timeoutMs: 100 }).order(request())).toEqual({ kind: "unreachable", reason: "timeout" });
+    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).order(request())).toEqual({ kind: "unreachable", reason: "connection failed" });
+  });
+
+  it("reports progress until the slow order delegates, and failure when the provider ends it", async () => {
+    tron.set({ itrx: { fulfilment: { afterQueries: 2 } } });
+    const p = provider();
+    const r = request();
+    const { orderId } = (await p.order(r)) as { orderId: string };
+    expect(await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })).toEqual({ kind: "progress", txids: [] });
+    expect(await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })).toEqual({ kind: "progress", txids: [] });
+    expect((await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })) as { txids: string[] }).toMatchObject({ kind: "progress", txids: [expect.stringMatching(/^[0-9a-f]{64}$/)] });
+    tron.set({ itrx: { endStatus: 41 } });
+    const r2 = request();
+    const second = (await p.order(r2)) as { orderId: string };
+    expect(await p.fulfilment({ orderId: second.orderId, clientOrderId: r2.clientOrderId })).toMatchObject({ kind: "failed", code: "provider_order_failed", reason: expect.stringContaining("status 41") });
+    expect(await p.fulfilment({ orderId: "0".repeat(32), clientOrderId: "x" })).toMatchObject({ kind: "failed", code: "provider_order_failed" });
+  });
+
+  it("never puts the API key or secret in a reason", async () => {
+    const reasons: string[] = [];
+    tron.set({ itrx: { balanceSun: 1 } });
+    reasons.push(JSON.stringify(await provider().order(request())));
+    tron.set({ itrx: {} });
+    reasons.push(JSON.stringify(await provider({ apiSecret: "wrong" }).order(request())));
+    for (const r of reasons) {
+      expect(r).not.toContain(MOCK_ITRX_API_KEY);
+      expect(r).not.toContain(MOCK_ITRX_API_SECRET);
+    }
+  });
+});

@@ -1,0 +1,150 @@
+import { createHmac } from "node:crypto";
+import { withSlash, type EnergyProvider, type FulfilmentOutcome, type OrderOutcome, type OrderRequest, type ProviderPeriod, type RefusalCode } from "./provider.js";
+
+/**
+ * itrx.io ("TronEnergy") energy rental API, from its public developer
+ * documentation (docs/decisions/0105):
+ * - `POST /api/v1/frontend/order` {energy_amount, period, receive_address,
+ *   out_trade_no} → {errno, serial, amount, balance}; signed: headers `API-KEY`,
+ *   `TIMESTAMP` (seconds) and `SIGNATURE` = hex HMAC-SHA256(API secret,
+ *   `<timestamp>&<body>`), the body being the JSON with keys sorted and no spaces;
+ * - `GET /api/v1/frontend/order/query?serial=…|out_trade_no=…` (header `API-KEY`)
+ *   → {errno, order_no, status, details: [{delegate_hash, …}]}, errno 404 when
+ *   there is no such order.
+ * `out_trade_no` is the job id, and an order is always looked up by it before
+ * one is placed: a step retried after a crash (or after an answer lost to a
+ * timeout) finds the order it placed instead of ordering twice.
+ */
+
+/** The periods itrx sells: 1 hour, then 1 to 30 days. */
+export const ITRX_PERIODS: readonly ProviderPeriod[] = [{ name: "1H", seconds: 3_600 }, ...Array.from({ length: 30 }, (_, i) => ({ name: `${i + 1}D`, seconds: (i + 1) * 86_400 }))];
+
+/** The smallest itrx period that covers `durationSeconds`, or null when none does. */
+export function itrxPeriod(durationSeconds: number): ProviderPeriod | null {
+  return ITRX_PERIODS.find((p) => p.seconds >= durationSeconds) ?? null;
+}
+
+/** Order statuses (order query `status`) after which nothing will be delegated. */
+export const ITRX_FAILED_STATUSES: ReadonlyMap<number, string> = new Map([
+  [0, "closed on timeout"],
+  [41, "refunded and ended"],
+  [43, "ended abnormally"],
+]);
+
+/** The JSON text itrx signs: keys sorted, no whitespace, non-ASCII escaped (Python's `json.dumps(sort_keys=True, separators=(",", ":"))`). */
+export function canonicalJson(body: Record<string, string | number>): string {
+  const sorted = Object.fromEntries(Object.keys(body).sort().map((k) => [k, body[k]]));
+  return JSON.stringify(sorted).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+export function itrxSignature(secret: string, timestamp: string, body: string): string {
+  return createHmac("sha256", secret).update(`${timestamp}&${body}`).digest("hex");
+}
+
+/** A refusal's code from itrx's `errno`/`message` (its documentation publishes no errno table: the message tells a short balance). */
+export function itrxRefusal(errno: number, message: string): { code: RefusalCode; reason: string } {
+  const reason = `errno ${errno}${message ? `: ${message.slice(0, 200)}` : ""}`;
+  if (/balance|余额|insufficient/i.test(message)) return { code: "provider_balance_short", reason };
+  return { code: "provider_refused", reason };
+}
+
+type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string };
+type QueryOutcome = { kind: "found"; order: ItrxOrder } | { kind: "missing" } | Exclude<OrderOutcome, { kind: "ordered" }>;
+type ItrxOrder = { order_no?: unknown; status?: unknown; details?: unknown };
+
+export type ItrxOptions = { baseUrl: string; apiKey: string; apiSecret: string; timeoutMs: number; fetch?: typeof fetch; now?: () => number };
+
+export class ItrxEnergyProvider implements EnergyProvider {
+  readonly name = "itrx";
+  constructor(private readonly options: ItrxOptions) {}
+
+  period(durationSeconds: number): ProviderPeriod | null {
+    return itrxPeriod(durationSeconds);
+  }
+
+  async order(request: OrderRequest): Promise<OrderOutcome> {
+    const existing = await this.query({ out_trade_no: request.clientOrderId });
+    if (existing.kind === "found") return ordered(existing.order);
+    if (existing.kind !== "missing") return existing;
+    const period = itrxPeriod(request.durationSeconds);
+    if (!period) return { kind: "refused", code: "provider_refused", reason: `no itrx period covers ${request.durationSeconds} s` };
+    const body = canonicalJson({ energy_amount: request.energy, out_trade_no: request.clientOrderId, period: period.name, receive_address: request.receiver });
+    const timestamp = String(Math.floor((this.options.now?.() ?? Date.now()) / 1000));
+    const answer = await this.call("api/v1/frontend/order", {
+      method: "POST",
+      headers: { "content-type": "application/json", "api-key": this.options.apiKey, timestamp, signature: itrxSignature(this.options.apiSecret, timestamp, body) },
+      body,
+    });
+    const failure = httpFailure(answer);
+    if (failure) return failure;
+    const { body: b } = answer as Extract<Answer, { kind: "answer" }>;
+    if (!b || typeof b.errno !== "number") return { kind: "unreachable", reason: "order answer without errno" };
+    if (b.errno !== 0) return { kind: "refused", ...itrxRefusal(b.errno, typeof b.message === "string" ? b.message : "") };
+    if (typeof b.serial !== "string" || b.serial === "") return { kind: "unreachable", reason: "order answer without serial" };
+    return { kind: "ordered", orderId: b.serial };
+  }
+
+  async fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome> {
+    const found = await this.query({ serial: order.orderId });
+    if (found.kind === "missing") return { kind: "failed", code: "provider_order_failed", reason: "the provider does not know the order" };
+    if (found.kind === "unreachable") return found;
+    if (found.kind === "refused") return { kind: "failed", code: found.code, reason: found.reason };
+    const status = typeof found.order.status === "number" ? found.order.status : -1;
+    const ended = ITRX_FAILED_STATUSES.get(status);
+    if (ended) return { kind: "failed", code: "provider_order_failed", reason: `the provider's order was ${ended} (status ${status})` };
+    const details = Array.isArray(found.order.details) ? (found.order.details as { delegate_hash?: unknown }[]) : [];
+    const txids = [...new Set(details.map((d) => d?.delegate_hash).filter((h): h is string => typeof h === "string" && /^[0-9a-fA-F]{64}$/.test(h)))];
+    return { kind: "progress", txids: txids.map((t) => t.toLowerCase()) };
+  }
+
+  /** The order by `serial` or `out_trade_no`. */
+  private async query(by: { serial: string } | { out_trade_no: string }): Promise<QueryOutcome> {
+    const [key, value] = Object.entries(by)[0] as [string, string];
+    const answer = await this.call(`api/v1/frontend/order/query?${key}=${encodeURIComponent(value)}`, { method: "GET", headers: { "api-key": this.options.apiKey } });
+    if (answer.kind === "answer" && answer.body?.errno === 404) return { kind: "missing" };
+    const failure = httpFailure(answer);
+    if (failure) return failure;
+    const { body } = answer as Extract<Answer, { kind: "answer" }>;
+    if (!body || body.errno !== 0) return { kind: "unreachable", reason: `order query answered errno ${String(body?.errno)}` };
+    return { kind: "found", order: body as ItrxOrder };
+  }
+
+  private async call(path: string, init: RequestInit): Promise<Answer> {
+    const doFetch = this.options.fetch ?? fetch;
+    let res: Response;
+    try {
+      res = await doFetch(new URL(path, withSlash(this.options.baseUrl)), { ...init, signal: AbortSignal.timeout(this.options.timeoutMs) });
+    } catch (err) {
+      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : "connection failed" };
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : "answer cut short" };
+    }
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      return { kind: "answer", status: res.status, body: parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined };
+    } catch {
+      return { kind: "answer", status: res.status, body: undefined };
+    }
+  }
+}
+
+function ordered(order: ItrxOrder): OrderOutcome {
+  return typeof order.order_no === "string" && order.order_no !== "" ? { kind: "ordered", orderId: order.order_no } : { kind: "unreachable", reason: "order query answer without order_no" };
+}
+
+/** HTTP-level outcomes (decision 0105's table): retry on no answer, 429 and 5xx; refuse on 401/403 (credentials) and other 4xx. */
+function httpFailure(answer: Answer): Exclude<OrderOutcome, { kind: "ordered" }> | undefined {
+  if (answer.kind === "unreachable") return answer;
+  const { status, body } = answer;
+  const message = typeof body?.message === "string" ? body.message.slice(0, 200) : `HTTP ${status}`;
+  if (status === 401 || status === 403) return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
+  if (status === 402) return { kind: "refused", code: "provider_balance_short", reason: message };
+  if (status === 429 || status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
+  if (status < 200 || status >= 300) return { kind: "refused", ...(typeof body?.errno === "number" ? itrxRefusal(body.errno, message) : { code: "provider_refused" as const, reason: message }) };
+  if (!body) return { kind: "unreachable", reason: "answer is not JSON" };
+  return undefined;
+}

@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, MOCK_ITRX_DELEGATOR, MOCK_TOTAL_ENERGY_LIMIT, MOCK_TOTAL_ENERGY_WEIGHT, startTronMock, type MockTransaction, type TronMock } from "@gateway/testkit";
+import { ItrxEnergyProvider } from "./itrx.js";
+import { HttpTronNode } from "./node.js";
+
+const RECEIVER = "TLyqzVGLV1srkB7dToTAEqgDSfPtXRJZYH";
+const OTHER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
+let tron: TronMock;
+let node: HttpTronNode;
+
+beforeAll(async () => {
+  tron = await startTronMock();
+  node = new HttpTronNode({ baseUrl: tron.nodeUrl, timeoutMs: 1_000 });
+});
+afterAll(async () => tron?.close());
+
+/** Sun that the mock network turns into exactly `energy` (or a hair more). */
+const sunFor = (energy: number) => Math.ceil((energy * MOCK_TOTAL_ENERGY_WEIGHT * 1_000_000) / MOCK_TOTAL_ENERGY_LIMIT);
+let k = 0;
+function tx(over: Partial<MockTransaction> = {}): string {
+  const txid = createHash("sha256").update(`node-test-${++k}`).digest("hex");
+  tron.transactions.set(txid, { txid, type: "DelegateResourceContract", owner: MOCK_ITRX_DELEGATOR, receiver: RECEIVER, balanceSun: sunFor(65_000), resource: "ENERGY", contractRet: "SUCCESS", inBlock: true, ...over });
+  return txid;
+}
+
+describe("HttpTronNode.delegatedByTransactions", () => {
+  it("counts exactly the reported transactions that are successful energy delegations to the receiver", async () => {
+    const good = tx();
+    const check = await node.delegatedByTransactions([good, good], RECEIVER);
+    expect(check).toMatchObject({ kind: "energy", confirmed: [good], rejected: [] });
+    expect((check as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
+    expect((check as { energy: number }).energy).toBeLessThan(65_010);
+  });
+
+  it("rejects each way a transaction can fail to be the lease's delegation", async () => {
+    const cases: [string, string][] = [
+      [tx({ receiver: OTHER }), "another receiver"],
+      [tx({ resource: "BANDWIDTH" }), "not ENERGY"],
+      [tx({ type: "TransferContract" }), "not a DelegateResourceContract"],
+      [tx({ contractRet: "REVERT" }), "contract result REVERT"],
+      [tx({ inBlock: false }), "not in a block yet"],
+      [tx({ failed: true }), "failed on chain"],
+      ["ab".repeat(32), "not found on chain"],
+    ];
+    const check = await node.delegatedByTransactions(cases.map(([t]) => t), RECEIVER);
+    expect(check).toMatchObject({ kind: "energy", energy: 0, confirmed: [] });
+    const rejected = (check as { rejected: { txid: string; reason: string }[] }).rejected;
+    cases.forEach(([t, why], i) => expect(rejected[i]).toEqual({ txid: t, reason: expect.stringContaining(why) }));
+  });
+
+  it("tells two leases to the same receiver apart, which the delegator's sum cannot", async () => {
+    const itrx = new ItrxEnergyProvider({ baseUrl: tron.itrxUrl, apiKey: MOCK_ITRX_API_KEY, apiSecret: MOCK_ITRX_API_SECRET, timeoutMs: 1_000 });
+    const receiver = "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd";
+    tron.set({ itrx: {} });
+    const first = (await itrx.order({ clientOrderId: "job_first", receiver, energy: 65_000, durationSeconds: 3_600 })) as { orderId: string };
+    const firstTx = await itrx.fulfilment({ orderId: first.orderId, clientOrderId: "job_first" });
+    tron.set({ itrx: { fulfilment: "never" } });
+    const second = (await itrx.order({ clientOrderId: "job_second", receiver, energy: 65_000, durationSeconds: 3_600 })) as { orderId: string };
+    const secondTx = await itrx.fulfilment({ orderId: second.orderId, clientOrderId: "job_second" });
+    expect(secondTx).toEqual({ kind: "progress", txids: [] });
+    // The sum shows the first lease's energy to the second lease too...
+    expect(await node.delegatedEnergy(MOCK_ITRX_DELEGATOR, receiver)).toMatchObject({ kind: "energy", energy: expect.any(Number) });
+    expect(((await node.delegatedEnergy(MOCK_ITRX_DELEGATOR, receiver)) as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
+    // ...the first lease's own transaction verifies the first lease only.
+    const check = await node.delegatedByTransactions((firstTx as { txids: string[] }).txids, receiver);
+    expect((check as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
+    tron.set({ itrx: {} });
+  });
+
+  it("counts a split order's transactions together", async () => {
+    const a = tx({ balanceSun: sunFor(40_000) });
+    const b = tx({ balanceSun: sunFor(25_000) });
+    const check = await node.delegatedByTransactions([a, b], RECEIVER);
+    expect(check).toMatchObject({ confirmed: [a, b] });
+    expect((check as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
+  });
+
+  it("answers unreachable, never throws, when the node is down", async () => {
+    const down = new HttpTronNode({ baseUrl: "http://127.0.0.1:9", timeoutMs: 500 });
+    expect(await down.delegatedByTransactions([tx()], RECEIVER)).toMatchObject({ kind: "unreachable" });
+  });
+});
