@@ -51,7 +51,9 @@ export const EdgeEnv = z
       30_000,
       { min: 1_000 },
     ),
-    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe("With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start (idempotent)."),
+    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe(
+        "With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start when no account has this email. An existing platform admin is kept as it is; any other existing account is left alone and start-up logs an error (it is never promoted).",
+      ),
     BOOTSTRAP_ADMIN_PASSWORD: env.optionalSecret("Password of the bootstrap platform admin (12-256 characters)."),
     GRPC_DEADLINE_MS: int("Deadline of each unary gRPC call to a service; past it the caller gets 503.", 3_000, { min: 50 }),
     INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, { min: 1_000 }),
