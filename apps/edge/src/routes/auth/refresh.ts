@@ -13,7 +13,7 @@ export const refresh = defineRoute<EdgeDeps, Record<string, never>, Record<strin
   responses: {
     200: { description: "rotated", schema: TokenPairResponse },
     401: { description: "invalid, expired or reused" },
-    429: { description: "too many attempts from this address (Retry-After says when to try again)" },
+    429: { description: "too many attempts from this address", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
   },
   async handler({ deps, req, body }) {
     await deps.identity.attempts.admitAddress("refresh", deps.keys.clientIp.resolve(req));

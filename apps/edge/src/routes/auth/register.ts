@@ -13,7 +13,7 @@ export const register = defineRoute<EdgeDeps, Record<string, never>, Record<stri
   responses: {
     201: { description: "registered", schema: RegisterResponse },
     409: { description: "email already registered" },
-    429: { description: "too many attempts from this address (Retry-After says when to try again)" },
+    429: { description: "too many attempts from this address", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
   },
   async handler({ deps, req, body }) {
     // Before the password is hashed: a refused attempt costs no scrypt run.
