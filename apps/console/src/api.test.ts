@@ -15,13 +15,14 @@ function memoryStore(initial: Session | null = null): SessionStore & { value: Se
 type Call = { url: string; auth: string | null; body: string | null };
 
 /** A gateway double: /auth/refresh rotates the pair; other routes answer 401 to any token but `valid`. */
-function gateway(options: { valid: () => string; refreshOk?: boolean }) {
+function gateway(options: { valid: () => string; refreshOk?: boolean; refreshStatus?: number }) {
   const calls: Call[] = [];
   let n = 0;
   const fetchImpl = (async (url: string, init: RequestInit) => {
     const headers = (init.headers ?? {}) as Record<string, string>;
     calls.push({ url, auth: headers.authorization ?? null, body: (init.body as string) ?? null });
     if (url.endsWith("/auth/refresh")) {
+      if (options.refreshStatus) return new Response(JSON.stringify({ error: "rate_limited", message: "later", request_id: "r2" }), { status: options.refreshStatus, headers: { "retry-after": "5" } });
       if (options.refreshOk === false) return new Response(JSON.stringify({ error: "unauthorized", message: "used", request_id: "r1" }), { status: 401 });
       n += 1;
       return new Response(JSON.stringify({ token: `access-${n}`, refresh_token: `refresh-${n}`, expires_in: 900 }), { status: 200 });
@@ -66,6 +67,24 @@ describe("the console's API client", () => {
     const client = new ApiClient("http://gw", store, gw.fetchImpl);
     await Promise.all([client.data("GET", "/a"), client.data("GET", "/b"), client.data("GET", "/c")]);
     expect(gw.calls.filter((c) => c.url.endsWith("/auth/refresh"))).toHaveLength(1);
+  });
+
+  it("a refresh refused for now (429, 5xx) keeps the session: the access token still works until it expires", async () => {
+    for (const status of [429, 503]) {
+      const now = 1_000_000;
+      const store = memoryStore({ token: "current", refresh_token: "refresh-0", expires_at: now + REFRESH_MARGIN_MS - 1 });
+      const gw = gateway({ valid: () => "current", refreshStatus: status });
+      const client = new ApiClient("http://gw", store, gw.fetchImpl, () => now);
+      let signedOut = 0;
+      client.onSignedOut = () => (signedOut += 1);
+      expect(await client.data("GET", "/console/balance")).toEqual({ ok: true });
+      expect(gw.calls.map((c) => [c.url, c.auth])).toEqual([
+        ["http://gw/auth/refresh", null],
+        ["http://gw/console/balance", "Bearer current"],
+      ]);
+      expect(store.value).toMatchObject({ token: "current", refresh_token: "refresh-0" });
+      expect(signedOut).toBe(0);
+    }
   });
 
   it("a refused refresh ends the session and surfaces the API's error", async () => {

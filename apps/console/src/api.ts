@@ -119,7 +119,11 @@ export class ApiClient {
     return (await this.send<{ data: T }>(method, path, options)).body.data;
   }
 
-  /** One refresh at a time; a used or revoked refresh token ends the session. */
+  /**
+   * One refresh at a time; a used or revoked refresh token ends the session. A refresh
+   * refused for now (429: too many attempts from this address; 5xx) used nothing up:
+   * the session stays, and the next call tries again.
+   */
   refresh(): Promise<boolean> {
     this.refreshing ??= (async () => {
       const current = this.session;
@@ -130,6 +134,7 @@ export class ApiClient {
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ refresh_token: current.refresh_token }),
         });
+        if (res.status === 429 || res.status >= 500) return false;
         if (res.status !== 200) {
           this.clear();
           return false;

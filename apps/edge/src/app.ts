@@ -4,7 +4,7 @@ import type { Authenticators } from "./http/access.js";
 import type { InFlight } from "./http/drain.js";
 import { errorHandler, notFound } from "./http/errors.js";
 import { buildOpenApi } from "./http/openapi.js";
-import { observe } from "./http/observe.js";
+import { observe, pathRedactor } from "./http/observe.js";
 import { registerRoutes } from "./http/register.js";
 import { requestId } from "./http/request-id.js";
 import type { AnyRoute } from "./http/route.js";
@@ -43,7 +43,9 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   app.set("query parser", "simple");
   app.use(requestId());
   app.use(inFlight.middleware());
-  app.use(observe(deps.registry, deps.logger));
+  // Secret path segments (file tokens) are found from the route patterns, for every log line.
+  const redact = pathRedactor(routes.map((r) => r.path));
+  app.use(observe(deps.registry, deps.logger, redact));
   const json = express.json({
     limit: deps.env.BODY_LIMIT_BYTES,
     strict: true,
@@ -59,6 +61,6 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   registerRoutes(app, routes, { deps, auth });
   if (consoleDir) mountConsoleUi(app, consoleDir, deps.logger);
   app.use(notFound());
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, redact));
   return app;
 }

@@ -51,7 +51,25 @@ export const EdgeEnv = z
       30_000,
       { min: 1_000 },
     ),
-    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe("With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start (idempotent)."),
+    AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE: int(
+      "Attempts per client address (CLIENT_IP_HEADER from a trusted proxy, else the peer; IPv6 by /64) and minute on each of /auth/login, /auth/register and /auth/refresh, counted in Redis across edge replicas before any password is hashed; past it 429 (0: no limit).",
+      30,
+      { min: 0, max: 1_000_000 },
+    ),
+    AUTH_ATTEMPTS_PER_EMAIL_PER_MINUTE: int("Sign-in attempts per email and minute (known and unknown emails alike); past it 429 (0: no limit).", 10, {
+      min: 0,
+      max: 1_000_000,
+    }),
+    AUTH_BACKOFF_AFTER_FAILURES: int(
+      "Consecutive failed sign-ins of one email after which each further attempt must wait, doubling with every failure; a success resets it (0: no backoff).",
+      5,
+      { min: 0, max: 1_000 },
+    ),
+    AUTH_BACKOFF_BASE_SECONDS: int("The first backoff wait, in seconds (then 2x, 4x, ...).", 1, { min: 1, max: 3_600 }),
+    AUTH_BACKOFF_MAX_SECONDS: int("The longest backoff wait, in seconds.", 900, { min: 1, max: 86_400 }),
+    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe(
+        "With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start when no account has this email. An existing platform admin is kept as it is; any other existing account is left alone and start-up logs an error (it is never promoted).",
+      ),
     BOOTSTRAP_ADMIN_PASSWORD: env.optionalSecret("Password of the bootstrap platform admin (12-256 characters)."),
     GRPC_DEADLINE_MS: int("Deadline of each unary gRPC call to a service; past it the caller gets 503.", 3_000, { min: 50 }),
     INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, { min: 1_000 }),
@@ -81,6 +99,9 @@ export const EdgeEnv = z
     }
     if (Boolean(cfg.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(cfg.BOOTSTRAP_ADMIN_PASSWORD)) {
       ctx.addIssue({ code: "custom", path: ["BOOTSTRAP_ADMIN_PASSWORD"], message: "set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither" });
+    }
+    if (cfg.AUTH_BACKOFF_MAX_SECONDS < cfg.AUTH_BACKOFF_BASE_SECONDS) {
+      ctx.addIssue({ code: "custom", path: ["AUTH_BACKOFF_MAX_SECONDS"], message: "must be at least AUTH_BACKOFF_BASE_SECONDS" });
     }
     const pw = cfg.BOOTSTRAP_ADMIN_PASSWORD;
     if (pw !== undefined && (pw.length < 12 || pw.length > 256)) {

@@ -9,6 +9,8 @@ import { createApp } from "./app.js";
 import { closeServices, createServices } from "./clients.js";
 import { createPrisma, type PrismaClient, type Tx } from "./db.js";
 import type { EdgeDeps } from "./deps.js";
+import { AuthAttempts } from "./domain/identity/attempt-limits.js";
+import { decoyHash } from "./domain/identity/passwords.js";
 import { bootstrapPlatformAdmin } from "./domain/identity/platform-roles.js";
 import { SessionCache, type SessionInvalidation } from "./domain/identity/session-cache.js";
 import { authenticateKey } from "./domain/keys/authenticate-key.js";
@@ -59,6 +61,13 @@ const identity = {
   prisma,
   transact,
   sessions,
+  attempts: new AuthAttempts(redis, env.REDIS_KEY_PREFIX, {
+    perAddressPerMinute: env.AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE,
+    perEmailPerMinute: env.AUTH_ATTEMPTS_PER_EMAIL_PER_MINUTE,
+    backoffAfterFailures: env.AUTH_BACKOFF_AFTER_FAILURES,
+    backoffBaseMs: env.AUTH_BACKOFF_BASE_SECONDS * 1000,
+    backoffMaxMs: env.AUTH_BACKOFF_MAX_SECONDS * 1000,
+  }),
   tokens: { secret: env.JWT_SECRET, accessTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS, refreshTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS },
 };
 const store = new KeyStore({ prisma, ttlMs: env.KEY_CACHE_TTL_MS, broadcast: new Broadcast<KeyInvalidation>(nats, subjects.broadcast("keys"), logger), logger });
@@ -72,6 +81,8 @@ const keys: KeysContext = {
   publish: (type, data) => publishEvent(js, subjects, "edge", type, data),
   logger,
 };
+// The decoy hash for unknown emails is made now, so the first such sign-in costs no extra scrypt run.
+await decoyHash();
 if (env.BOOTSTRAP_ADMIN_EMAIL && env.BOOTSTRAP_ADMIN_PASSWORD) {
   await bootstrapPlatformAdmin({ ctx: identity, input: { email: env.BOOTSTRAP_ADMIN_EMAIL, password: env.BOOTSTRAP_ADMIN_PASSWORD }, logger });
 }

@@ -173,6 +173,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     REDIS_KEY_PREFIX: namespace,
     BOOTSTRAP_ADMIN_EMAIL: admin.email,
     BOOTSTRAP_ADMIN_PASSWORD: admin.password,
+    // Every test client is 127.0.0.1 and signs in often: the sign-in limits are far
+    // out of the way; the tests of those limits set their own (tests/src/auth-limits.test.ts).
+    AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE: "1000000",
+    AUTH_ATTEMPTS_PER_EMAIL_PER_MINUTE: "1000000",
     ...grpcUrls,
     ...options.env?.edge,
     ...extra,

@@ -104,7 +104,7 @@ function render(f: Figures): string {
     out.push(
       "## Hostile input",
       "",
-      "Every route of `/openapi.json` fuzzed in body, query, path and headers (fast-check); JWT attacks; SSRF through customer-supplied URLs; every log line and event scanned for the secrets the run created.",
+      "Every route of `/openapi.json` fuzzed in body, query, path and headers (fast-check); JWT attacks; SSRF through customer-supplied URLs; every log line and event scanned for the secrets the run created. Login floods (password guessing from one address, against one email, with a client-address header from an untrusted peer) are refused with 429 before any password is hashed, while real users from other addresses sign in; these are checked by `tests/src/auth-limits.test.ts` (decision 0180), not counted in the table below.",
       "",
       table([
         ["Routes fuzzed", z.routes],

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { AppError, isAppError, toErrorBody } from "@gateway/errors";
 import type { Logger } from "@gateway/logger";
+import type { PathRedactor } from "./observe.js";
 
 /** Sends the contract's flat error body (and Retry-After for 429). */
 export function sendError(res: Response, err: unknown, requestId: string): void {
@@ -36,12 +37,12 @@ export function notFound() {
   };
 }
 
-/** Last middleware: every error becomes the flat error body; 5xx are logged with their cause. */
-export function errorHandler(logger: Logger) {
+/** Last middleware: every error becomes the flat error body; 5xx are logged with their cause (secret path segments redacted). */
+export function errorHandler(logger: Logger, redact: PathRedactor) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const mapped = isAppError(err) ? err : (fromBodyParser(err as { type?: string; status?: number }) ?? err);
     const status = isAppError(mapped) ? mapped.httpStatus : 500;
-    if (status >= 500) logger.error({ err, method: req.method, path: req.path }, "request failed");
+    if (status >= 500) logger.error({ err, method: req.method, path: redact(req.originalUrl.split("?")[0]!) }, "request failed");
     sendError(res, mapped, req.requestId);
   };
 }

@@ -84,7 +84,9 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
         ? { [spec.contentType ?? "application/json"]: { schema: schemaOf(spec.schema, "output") } }
         : spec.contentType
           ? { [spec.contentType]: { schema: { type: "string" } } }
-          : undefined;
+          : Number(status) >= 400
+            ? { "application/json": { schema: { $ref: "#/components/schemas/Error" } } }
+            : undefined;
       responses[status] = {
         description: spec.description,
         ...(content ? { content } : {}),

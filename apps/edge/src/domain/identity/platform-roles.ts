@@ -32,8 +32,12 @@ export async function setPlatformRole({
 }
 
 /**
- * The first operator, from BOOTSTRAP_ADMIN_EMAIL/PASSWORD. Idempotent: an
- * existing user with that email keeps its password and gets the role.
+ * The first operator, from BOOTSTRAP_ADMIN_EMAIL/PASSWORD. It only creates:
+ * an existing platform_admin with that email is left as it is (idempotent),
+ * and an existing account without that role is left alone too, with an error
+ * logged. Promoting it would hand the platform to whoever registered the
+ * address before an operator named it in the configuration, with their own
+ * password (decision 0181).
  */
 export async function bootstrapPlatformAdmin({
   ctx,
@@ -43,22 +47,25 @@ export async function bootstrapPlatformAdmin({
   ctx: IdentityContext;
   input: { email: string; password: string };
   logger: Logger;
-}): Promise<void> {
+}): Promise<{ outcome: "created" | "exists" | "refused" }> {
   const email = input.email.trim().toLowerCase();
   const existing = await ctx.prisma.user.findUnique({ where: { email } });
   if (!existing) {
     try {
       await registerUser({ ctx, input: { email, password: input.password, name: "Platform admin", tenantName: "Platform operators", platformRole: "platform_admin" } });
       logger.info({ email }, "bootstrap platform admin created");
-      return;
+      return { outcome: "created" };
     } catch (err) {
-      // Another edge replica created it first.
+      // Another edge replica created it first, or someone registered the address meanwhile.
       if (!(err instanceof AppError && err.code === "conflict")) throw err;
     }
   }
-  const user = await ctx.prisma.user.findUniqueOrThrow({ where: { email } });
-  if (user.platformRole !== "platform_admin") {
-    await setPlatformRole({ ctx, input: { userId: user.id, role: "platform_admin", changedBy: "bootstrap" } });
-    logger.info({ email }, "bootstrap user granted platform_admin");
-  }
+  const user = existing ?? (await ctx.prisma.user.findUniqueOrThrow({ where: { email } }));
+  if (user.platformRole === "platform_admin") return { outcome: "exists" };
+  logger.error(
+    { email, user_id: user.id, platform_role: user.platformRole },
+    "bootstrap refused: an account with BOOTSTRAP_ADMIN_EMAIL exists without the platform_admin role; it is left as it is and no platform admin was created. " +
+      "Choose another BOOTSTRAP_ADMIN_EMAIL, or have a platform admin grant the role (PUT /ops/users/{id}/platform-role)",
+  );
+  return { outcome: "refused" };
 }

@@ -24,11 +24,22 @@ function pair(ctx: IdentityContext, userId: string, sessionId: string, refreshTo
   };
 }
 
-/** Same answer, and about the same time, for an unknown email and a wrong password. */
-export async function login({ ctx, input }: { ctx: IdentityContext; input: { email: string; password: string } }): Promise<TokenPair> {
-  const user = await ctx.prisma.user.findUnique({ where: { email: input.email.trim().toLowerCase() } });
+/**
+ * Same answer, and about the same time, for an unknown email and a wrong
+ * password: both run scrypt (against a decoy hash when the email is unknown),
+ * both count as a failure of that email. The limits are checked first, so a
+ * refused attempt costs no database read and no scrypt run.
+ */
+export async function login({ ctx, input }: { ctx: IdentityContext; input: { email: string; password: string; address: string } }): Promise<TokenPair> {
+  const email = input.email.trim().toLowerCase();
+  await ctx.attempts.admitSignIn(input.address, email);
+  const user = await ctx.prisma.user.findUnique({ where: { email } });
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await decoyHash()));
-  if (!user || !ok) throw new AppError("unauthorized", WRONG_CREDENTIALS);
+  if (!user || !ok) {
+    await ctx.attempts.failed(email);
+    throw new AppError("unauthorized", WRONG_CREDENTIALS);
+  }
+  await ctx.attempts.succeeded(email);
   const sessionId = newId("ses");
   const refreshToken = await ctx.transact(async (tx) => {
     await tx.session.create({ data: { id: sessionId, userId: user.id } });

@@ -10,8 +10,12 @@ export const login = defineRoute<EdgeDeps, Record<string, never>, Record<string,
   tags: ["auth"],
   access: { kind: "public" },
   body: LoginRequest,
-  responses: { 200: { description: "signed in", schema: TokenPairResponse } },
-  async handler({ deps, body }) {
-    return { status: 200, body: await loginUser({ ctx: deps.identity, input: body }) };
+  responses: {
+    200: { description: "signed in", schema: TokenPairResponse },
+    401: { description: "wrong email or password (one answer for both)" },
+    429: { description: "too many attempts from this address or for this email", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
+  },
+  async handler({ deps, req, body }) {
+    return { status: 200, body: await loginUser({ ctx: deps.identity, input: { ...body, address: deps.keys.clientIp.resolve(req) } }) };
   },
 });

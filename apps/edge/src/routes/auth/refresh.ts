@@ -10,8 +10,13 @@ export const refresh = defineRoute<EdgeDeps, Record<string, never>, Record<strin
   tags: ["auth"],
   access: { kind: "public" },
   body: RefreshRequest,
-  responses: { 200: { description: "rotated", schema: TokenPairResponse }, 401: { description: "invalid, expired or reused" } },
-  async handler({ deps, body }) {
+  responses: {
+    200: { description: "rotated", schema: TokenPairResponse },
+    401: { description: "invalid, expired or reused" },
+    429: { description: "too many attempts from this address", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
+  },
+  async handler({ deps, req, body }) {
+    await deps.identity.attempts.admitAddress("refresh", deps.keys.clientIp.resolve(req));
     return { status: 200, body: await rotate({ ctx: deps.identity, input: { refreshToken: body.refresh_token } }) };
   },
 });

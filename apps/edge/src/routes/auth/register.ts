@@ -10,8 +10,14 @@ export const register = defineRoute<EdgeDeps, Record<string, never>, Record<stri
   tags: ["auth"],
   access: { kind: "public" },
   body: RegisterRequest,
-  responses: { 201: { description: "registered", schema: RegisterResponse }, 409: { description: "email already registered" } },
-  async handler({ deps, body }) {
+  responses: {
+    201: { description: "registered", schema: RegisterResponse },
+    409: { description: "email already registered" },
+    429: { description: "too many attempts from this address", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
+  },
+  async handler({ deps, req, body }) {
+    // Before the password is hashed: a refused attempt costs no scrypt run.
+    await deps.identity.attempts.admitAddress("register", deps.keys.clientIp.resolve(req));
     const created = await registerUser({
       ctx: deps.identity,
       input: { email: body.email, password: body.password, name: body.name, tenantName: body.tenant_name },
