@@ -23,6 +23,7 @@ import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
 import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
 import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
+import { captureUsage } from "../domain/usage/capture.js";
 import { InFlight } from "./in-flight.js";
 import { encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
 
@@ -141,6 +142,10 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
     async ReleaseUsage(req, call) {
       const result = await releaseUsage({ ctx, input: { id: req.id, reason: req.reason, actor: call.actor ?? "" } });
       return { id: result.id, status: result.status, refunded_units: result.refunded.toString() };
+    },
+    async CaptureUsage(req, call) {
+      const result = await captureUsage({ ctx, input: { id: req.id, units: req.units, reason: req.reason, actor: call.actor ?? "" } });
+      return { id: result.id, status: result.status, final_units: result.finalUnits.toString(), refunded_units: result.refunded.toString() };
     },
   };
 }
