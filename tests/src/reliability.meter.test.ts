@@ -133,4 +133,29 @@ describe("clients that hang up at random points", () => {
       expect(stack.logs(name).filter((l) => l.level === "fatal" || /uncaught|unhandled/i.test(String(l.msg ?? l.raw ?? ""))), name).toEqual([]);
     }
   }, 240_000);
+
+  it("settles a call whose client left while managed-ai shuts down gracefully: shutdown waits for it", async () => {
+    provider.set({ chunkDelayMs: 60 });
+    let stopped = false;
+    try {
+      // A stream of some 20 events, 60 ms apart: the client leaves after the first bytes.
+      const cut = rawRequest(stack.edgeUrl, requests.stream(() => 0), 700, { timeoutMs: 20_000 });
+      const outcome = await cut;
+      expect(outcome.completed).toBe(false);
+      const id = /x-request-id: (\S+)/i.exec(outcome.text)?.[1];
+      expect(id, outcome.text).toBeTruthy();
+      // The record is still being read from the provider when the stop begins.
+      const [before] = await stack.sql<{ status: string }>("managed-ai", "SELECT status FROM usage_records WHERE id = $1", [id]);
+      expect(before?.status).toBe("reserved");
+      stopped = true;
+      expect(await stack.stop("managed-ai", "SIGTERM")).toBe(0);
+      const [after] = await stack.sql<{ status: string; final_units: string | null }>("managed-ai", "SELECT status, final_units::text FROM usage_records WHERE id = $1", [id]);
+      const chatCost = expectedCost(BigInt(promptTokens(messages)), BigInt(countTokens(truncateToTokens(replyFor(messages), MAX_TOKENS).text)), model);
+      expect(after).toEqual({ status: "completed", final_units: chatCost.toString() });
+      expect(provider.abandoned).toEqual([]);
+    } finally {
+      provider.set({ chunkDelayMs: undefined });
+      if (stopped) await stack.start("managed-ai");
+    }
+  }, 60_000);
 });
