@@ -4,6 +4,8 @@ import { ProviderError, type ProviderClient } from "../../providers/openai.js";
 /** Why a provider call was aborted by the gateway (never by the provider). */
 export type AbortReason = "deadline_exceeded" | "client_disconnected";
 
+const MAX_TIMER_MS = 2_147_483_647;
+
 export type ProviderSignal = {
   /** Aborts the provider call: at the request's deadline, and (when the call does not outlive its client) when the client leaves. */
   signal: AbortSignal;
@@ -31,7 +33,9 @@ export function providerSignal(input: { signal: AbortSignal; deadline?: Date | u
     reason = why;
     controller.abort();
   };
-  const timer = input.deadline ? setTimeout(() => abort("deadline_exceeded"), Math.max(0, input.deadline.getTime() - Date.now())) : undefined;
+  // A timer longer than Node's limit (about 24.8 days) would fire at once: such a deadline is none.
+  const ms = input.deadline ? Math.max(0, input.deadline.getTime() - Date.now()) : Infinity;
+  const timer = ms <= MAX_TIMER_MS ? setTimeout(() => abort("deadline_exceeded"), ms) : undefined;
   const onClientGone = () => abort("client_disconnected");
   if (!outlivesClient) {
     if (input.signal.aborted) onClientGone();
