@@ -255,6 +255,7 @@ describe(`load with faults (profile ${PROFILE})`, () => {
       records: audit.records,
       recordsByStatus: audit.byStatus,
       waitingForOperator: audit.waiting,
+      waitingForOperatorByCode: audit.waitingByCode,
       unitsCharged: audit.charged.toString(),
       unitsLost: unitsLost.toString(),
       holdProblems: audit.problems.length,
@@ -269,7 +270,12 @@ describe(`load with faults (profile ${PROFILE})`, () => {
     expect(requests).toBeGreaterThan(0);
     // Faults may make answers 502 or 503; a 500 is a bug (a failure nobody classified).
     expect(internalErrors, JSON.stringify(outcomes)).toBe(0);
+    // Nothing with usage waits in review (settledBooks counts it as a problem, as any review
+    // record whose code says the usage is known); a cut stream is finished and charged, so no
+    // record may wait as client_disconnected (docs/decisions/0177): only a process killed
+    // mid-call (interrupted) or the provider's own failures leave usage unknown.
     expect(audit.problems).toEqual([]);
+    expect(audit.waitingByCode).not.toHaveProperty("client_disconnected");
     expect(unitsLost).toBe(0n);
     expect(idempotencyViolations).toBe(0);
     expect(events.problems).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { MockProvider } from "@gateway/mock-provider";
+import { countTokens, promptTokens, replyFor, truncateToTokens, type MockProvider } from "@gateway/mock-provider";
 import { createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
@@ -45,6 +45,10 @@ const messages = [{ role: "user" as const, content: "Tell me a long story about 
 
 function release(id: string, reason = "operator decision", token = op.token) {
   return call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/release`, { token, body: { reason } });
+}
+
+function capture(id: string, units: number, reason = "operator decision", token = op.token) {
+  return call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/capture`, { token, body: { units, reason } });
 }
 
 async function streamText(c: Customer, body: Record<string, unknown>) {
@@ -105,9 +109,9 @@ describe("streams that break", () => {
     expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "review", error_code: "stream_interrupted" });
   });
 
-  it("abort the provider call when the client leaves, and keep the hold for review", async () => {
+  it("keep reading the provider's stream when the client leaves, and charge its usage (the relay stops, not the meter)", async () => {
     const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
-    provider.set({ chunkDelayMs: 150 });
+    provider.set({ chunkDelayMs: 50 });
     const controller = new AbortController();
     const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/chat/v1/chat/completions`, {
       method: "POST",
@@ -119,12 +123,79 @@ describe("streams that break", () => {
     await reader.read();
     controller.abort();
     const id = res.headers.get("x-request-id")!;
-    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved");
-    expect(record).toMatchObject({ status: "review", error_code: "client_disconnected" });
-    await eventually(async () => provider.abandoned.length, (n) => n === 1);
+    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved", 15_000);
+    // The mock's usage for this request, priced with the contract's formula.
+    const output = BigInt(countTokens(truncateToTokens(replyFor(messages), 60).text));
+    const charge = expectedCost(BigInt(promptTokens(messages)), output, model);
+    expect(record).toMatchObject({ status: "completed", error_code: null, final_units: charge.toString() });
+    expect(provider.abandoned).toEqual([]);
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(charge), reserved_units: 0 });
+    expect((await release(id)).status).toBe(409);
+    expect((await capture(id, 1)).status).toBe(409);
+  });
+
+  it("still go to review, with the hold, when the client leaves and the provider's stream ends without usage", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ chunkDelayMs: 20, omitUsage: true });
+    const controller = new AbortController();
+    const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/chat/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": c.key },
+      body: JSON.stringify({ messages, stream: true, max_tokens: 60 }),
+      signal: controller.signal,
+    });
+    await res.body!.getReader().read();
+    controller.abort();
+    const id = res.headers.get("x-request-id")!;
+    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved", 15_000);
+    expect(record).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null });
     const reservation = expectedCost(inputBound(messages), 60n, model);
     expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
-    expect((await release(id)).body.data.refunded).toBe(Number(reservation));
+  });
+});
+
+describe("operator capture of a review request", () => {
+  it("charges the units it names, refunds the rest and completes the request; audited; refused when it should be", async () => {
+    const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
+    provider.set({ omitUsage: true });
+    const { res } = await streamText(c, { max_tokens: 40, stream_options: { include_usage: true } });
+    const id = res.headers.get("x-request-id")!;
+    const reservation = expectedCost(inputBound(messages), 40n, model);
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "review", error_code: "usage_unavailable" });
+
+    // Who and what: platform_admin only; a body of {units, reason}; units at most the reservation.
+    const finance = await newTenant(stack.edgeUrl, "finance");
+    await call(stack.edgeUrl, "PUT", `/ops/users/${finance.userId}/platform-role`, { token: op.token, body: { role: "finance" } });
+    expect((await capture(id, 1, "x", await signIn(stack.edgeUrl, finance.email, finance.password))).status).toBe(403);
+    for (const body of [{}, { units: 1 }, { reason: "x" }, { units: -1, reason: "x" }, { units: 1.5, reason: "x" }, { units: "1", reason: "x" }, { units: 1, reason: "" }, { units: 1, reason: "x".repeat(241) }, { units: 1, reason: "x", extra: 1 }]) {
+      const refused = await call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/capture`, { token: op.token, body });
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body).toMatchObject({ error: "invalid_request" });
+    }
+    const over = await capture(id, Number(reservation) + 1);
+    expect(over.status).toBe(422);
+    expect(over.body).toMatchObject({ error: "validation_failed" });
+    expect((await capture("req_unknown", 1)).status).toBe(404);
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
+
+    const charge = reservation / 2n;
+    const captured = await capture(id, Number(charge), "the provider's invoice shows the work was done");
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body).toEqual({ data: { id, status: "completed", final_units: Number(charge), refunded: Number(reservation - charge) } });
+    expect(await usageRecord(stack, id)).toMatchObject({ status: "completed", final_units: charge.toString() });
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(charge), reserved_units: 0 });
+    const [entry] = await stack.sql<{ units: string; reason: string }>("ledger", "SELECT units::text, reason FROM transfers WHERE operation_id = $1", [`capture:${id}`]);
+    expect(entry).toEqual({ units: charge.toString(), reason: "the provider's invoice shows the work was done" });
+
+    // Once decided, neither verb applies again; the decision is in the audit trail.
+    expect((await capture(id, Number(charge))).status).toBe(409);
+    expect((await release(id)).status).toBe(409);
+    expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(charge), reserved_units: 0 });
+    const audit = await eventually(
+      () => stack.sql<{ data: Record<string, unknown> }>("jobs", "SELECT data FROM audit_events WHERE type = 'managed_ai.request_captured' AND data->>'request_id' = $1", [id]),
+      (r) => r.length === 1,
+    );
+    expect(audit[0]!.data).toMatchObject({ reason: "the provider's invoice shows the work was done", final_units: charge.toString(), refunded_units: (reservation - charge).toString(), actor: expect.stringMatching(/^user:/) });
   });
 });
 

@@ -9,6 +9,7 @@ import { parseKeyring } from "./crypto/keyring.js";
 import { createPrisma, type Tx } from "./db.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
+import { InFlight } from "./grpc/in-flight.js";
 import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
 import { LedgerCalls } from "./domain/invocation/ledger-calls.js";
 import { UsageRecordWriter } from "./domain/invocation/records.js";
@@ -54,10 +55,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       provider,
       holdTtlSeconds: env.HOLD_TTL_SECONDS,
     };
-    server.add(managedAiV1, managedAiHandlers(ctx));
+    const inFlight = new InFlight();
+    server.add(managedAiV1, managedAiHandlers(ctx, inFlight));
     if (env.RECONCILE_INTERVAL_MS > 0) {
       const reconciler = startReconciler(ctx, { pool, intervalMs: env.RECONCILE_INTERVAL_MS, reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS, settledAfterSeconds: env.RECONCILE_SETTLED_AFTER_SECONDS });
       shutdown.addFirst("reconciler", () => reconciler.stop());
     }
+    // Right after the gRPC server has drained (it is added first, later): invocations whose
+    // client left are still finishing their provider call and settling (docs/decisions/0177).
+    shutdown.addFirst("in-flight invocations", () => inFlight.drain());
   },
 });

@@ -184,6 +184,16 @@ export const EVENT_CATALOG = {
     reason: z.string(),
     refunded_units: units,
   }),
+  /** An operator captured part or all of a review or expired reservation (docs/decisions/0177): charged `final_units`, the rest refunded. */
+  "managed_ai.request_captured": z.object({
+    actor,
+    request_id: z.string(),
+    tenant_id: z.string(),
+    key_id: z.string().nullable(),
+    reason: z.string(),
+    final_units: units,
+    refunded_units: units,
+  }),
   /** A streamed upload completed and its file became downloadable (never the token or the filename). */
   "file.uploaded": z.object({
     file_id: z.string(),

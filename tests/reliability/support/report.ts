@@ -14,6 +14,8 @@ export type FaultFigures = {
   records: number;
   recordsByStatus: Record<string, number>;
   waitingForOperator: number;
+  /** The same by error code (a client that disconnected is never one: docs/decisions/0177). */
+  waitingForOperatorByCode?: Record<string, number>;
   unitsCharged: string;
   unitsLost: string;
   holdProblems: number;
@@ -86,7 +88,12 @@ function render(f: Figures): string {
         ["Faults injected", x.faults.length],
         ["Processes that died unplanned", x.unplannedDeaths],
         ["Usage records", `${x.records} (${Object.entries(x.recordsByStatus).sort().map(([k, v]) => `${k} ${v}`).join(", ")})`],
-        ["Waiting for an operator (provider usage unknown, hold open)", x.waitingForOperator],
+        [
+          "Waiting for an operator (provider usage unknown, hold open)",
+          x.waitingForOperatorByCode && x.waitingForOperator > 0
+            ? `${x.waitingForOperator} (${Object.entries(x.waitingForOperatorByCode).sort().map(([k, v]) => `${k} ${v}`).join(", ")})`
+            : x.waitingForOperator,
+        ],
         ["Units charged (= captured by the ledger)", x.unitsCharged],
         ["Units lost or double-counted", x.unitsLost],
         ["Records or holds that disagree with the ledger", x.holdProblems],

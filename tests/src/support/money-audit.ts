@@ -2,8 +2,12 @@ import { createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import type { Stack } from "@gateway/testkit";
 
-/** Review codes whose provider usage is unknown: the only records that may wait for an operator. */
-export const UNKNOWN_USAGE = new Set(["usage_unavailable", "client_disconnected", "stream_interrupted", "provider_malformed_response", "interrupted"]);
+/**
+ * Review codes whose provider usage is unknown: the only records that may wait for an operator.
+ * A client that disconnects is not one of them any more (docs/decisions/0177): its call is
+ * finished and charged; only the request's deadline can cut it (`deadline_exceeded`).
+ */
+export const UNKNOWN_USAGE = new Set(["usage_unavailable", "deadline_exceeded", "stream_interrupted", "provider_malformed_response", "interrupted"]);
 
 export type RecordRow = {
   id: string;
@@ -14,6 +18,7 @@ export type RecordRow = {
   final_units: string | null;
   hold_id: string | null;
   stream: boolean;
+  usage_json: string | null;
 };
 
 type HoldRow = { operation_id: string; hold_id: string; status: string; units: string; captured_units: string | null; tenant_id: string };
@@ -23,6 +28,8 @@ export type MoneyAudit = {
   byStatus: Record<string, number>;
   /** Records waiting for an operator (unknown usage, hold open). */
   waiting: number;
+  /** The same, by error code. */
+  waitingByCode: Record<string, number>;
   /** Sum of the final charges of completed records. */
   charged: bigint;
   /** Sum of what the ledger captured from these tenants' holds. */
@@ -40,7 +47,7 @@ export type MoneyAudit = {
 export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<MoneyAudit> {
   const records = await stack.sql<RecordRow>(
     "managed-ai",
-    "SELECT id, tenant_id, status, error_code, reserved_units::text, final_units::text, hold_id, stream FROM usage_records WHERE tenant_id = ANY($1)",
+    "SELECT id, tenant_id, status, error_code, reserved_units::text, final_units::text, hold_id, stream, usage_json FROM usage_records WHERE tenant_id = ANY($1)",
     [tenantIds],
   );
   const holds = await stack.sql<HoldRow>(
@@ -53,6 +60,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   const problems: string[] = [];
   const byStatus: Record<string, number> = {};
   let waiting = 0;
+  const waitingByCode: Record<string, number> = {};
   let charged = 0n;
   const explained = new Set<string>();
   for (const r of records) {
@@ -72,7 +80,11 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
       if (!hold) problems.push(`${where}: in review although the ledger never took a hold (it should be failed)`);
       else if (hold.status !== "open") problems.push(`${where}: in review although the ledger settled the hold (${hold.status})`);
       else if (!r.error_code || !UNKNOWN_USAGE.has(r.error_code)) problems.push(`${where}: waits for an operator although its usage is known or nothing is owed`);
-      else waiting++;
+      else if (r.usage_json !== null) problems.push(`${where}: waits for an operator although the provider reported its usage`);
+      else {
+        waiting++;
+        waitingByCode[r.error_code] = (waitingByCode[r.error_code] ?? 0) + 1;
+      }
     } else {
       problems.push(`${where}: still ${r.status}`);
     }
@@ -90,7 +102,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   } finally {
     ledger.close();
   }
-  return { records: records.length, byStatus, waiting, charged, captured, problems };
+  return { records: records.length, byStatus, waiting, waitingByCode, charged, captured, problems };
 }
 
 /** Waits until no record of these tenants is `reserved` or resolvable in review any more (the reconciler's turn). */

@@ -18,14 +18,16 @@ type OpsRecord = {
   created_at: string;
 };
 
-/** A record an operator may release: in review, or reserved past its hold's expiry (CONTRACT §6). */
+/** A record an operator may release or capture: in review, or reserved past its hold's expiry (CONTRACT §6). */
 const releasable = (r: OpsRecord, now: number) => r.status === "review" || (r.status === "reserved" && r.hold_expires_at !== null && Date.parse(r.hold_expires_at) <= now);
 
 export function Review({ canWrite }: { canWrite: boolean }) {
   const records = useLoad(() => api.data<OpsRecord[]>("GET", "/ops/ai/requests"));
   const [showAll, setShowAll] = useState(false);
   const [releasing, setReleasing] = useState<OpsRecord | null>(null);
+  const [capturing, setCapturing] = useState<OpsRecord | null>(null);
   const [reason, setReason] = useState("");
+  const [units, setUnits] = useState("");
   const [done, setDone] = useState<string | null>(null);
   const now = Date.now();
   const rows = (records.data ?? []).filter((r) => showAll || releasable(r, now) || r.status === "reserved");
@@ -64,9 +66,14 @@ export function Review({ canWrite }: { canWrite: boolean }) {
               "",
               (r) =>
                 canWrite && releasable(r, now) ? (
-                  <button className="secondary" onClick={() => (setReleasing(r), setReason(""), setDone(null))}>
-                    Release…
-                  </button>
+                  <span className="row-actions">
+                    <button className="secondary" onClick={() => (setReleasing(r), setCapturing(null), setReason(""), setDone(null))}>
+                      Release…
+                    </button>
+                    <button className="secondary" onClick={() => (setCapturing(r), setReleasing(null), setReason(""), setUnits(""), setDone(null))}>
+                      Capture…
+                    </button>
+                  </span>
                 ) : r.status === "reserved" ? (
                   <span className="muted small">hold not expired</span>
                 ) : null,
@@ -91,6 +98,34 @@ export function Review({ canWrite }: { canWrite: boolean }) {
           >
             <Field label="Reason (required)">
               <input name="release_reason" value={reason} onChange={(e) => setReason(e.target.value)} required maxLength={240} />
+            </Field>
+          </ActionForm>
+        </Card>
+      ) : null}
+      {capturing ? (
+        <Card title={`Capture ${capturing.id}`}>
+          <p>
+            The units you enter (at most the {capturing.reserved_units} units held, {usd(capturing.reserved_units)}) are charged to tenant <code>{capturing.tenant_id}</code>, the rest of the
+            hold goes back, and the request ends as completed. The reason is kept in the audit trail.
+          </p>
+          <ActionForm
+            submit="Capture and charge"
+            onSubmit={async () => {
+              if (!/^\d+$/.test(units.trim())) throw new Error("Units must be a whole number (units of USD 0.0001).");
+              if (!reason.trim()) throw new Error("A reason is required.");
+              const res = await api.data<{ id: string; final_units: number; refunded: number }>("POST", `/ops/ai/requests/${capturing.id}/capture`, {
+                body: { units: Number(units.trim()), reason: reason.trim() },
+              });
+              setCapturing(null);
+              setDone(`Captured ${res.id}: charged ${usd(res.final_units)}, refunded ${usd(res.refunded)}.`);
+              records.reload();
+            }}
+          >
+            <Field label="Units to charge (USD 0.0001 each)">
+              <input name="capture_units" inputMode="numeric" value={units} onChange={(e) => setUnits(e.target.value)} required />
+            </Field>
+            <Field label="Reason (required)">
+              <input name="capture_reason" value={reason} onChange={(e) => setReason(e.target.value)} required maxLength={240} />
             </Field>
           </ActionForm>
         </Card>

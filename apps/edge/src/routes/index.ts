@@ -15,7 +15,7 @@ import { listDiscounts } from "./ops/ai/list-discounts.js";
 import { listModels } from "./ops/ai/list-models.js";
 import { listPrices } from "./ops/ai/list-prices.js";
 import { listUpstreams } from "./ops/ai/list-upstreams.js";
-import { listRequests, releaseRequest } from "./ops/ai/requests.js";
+import { captureRequest, listRequests, releaseRequest } from "./ops/ai/requests.js";
 import { publishPrice } from "./ops/ai/publish-price.js";
 import { putDiscount } from "./ops/ai/put-discount.js";
 import { putModel } from "./ops/ai/put-model.js";
@@ -100,6 +100,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   listManagedAiUsage,
   listRequests,
   releaseRequest,
+  captureRequest,
   postChatCompletions,
   getModels,
   putFileUpload,

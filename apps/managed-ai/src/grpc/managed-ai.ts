@@ -23,10 +23,16 @@ import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
 import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
 import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
+import { captureUsage } from "../domain/usage/capture.js";
+import { InFlight } from "./in-flight.js";
 import { encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
 
-/** Transport only: decode, call the domain (writes with the caller as actor), encode. */
-export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof managedAiV1> {
+/**
+ * Transport only: decode, call the domain (writes with the caller as actor), encode.
+ * Invocations are counted in `inFlight`: they may outlive their call (a client that
+ * left does not stop the metering), and shutdown waits for them.
+ */
+export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight()): Implementation<typeof managedAiV1> {
   return {
     async ListModels(req) {
       return { models: (await listModels({ ctx, input: req })).map(encodeModel) };
@@ -100,10 +106,10 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
       };
     },
     async Invoke(req, call) {
-      return invokeResponse(await invokeChat(ctx, invokeInput(req, call)));
+      return invokeResponse(await inFlight.track(invokeChat(ctx, invokeInput(req, call))));
     },
     async Embed(req, call) {
-      return invokeResponse(await invokeEmbeddings(ctx, invokeInput(req, call)));
+      return invokeResponse(await inFlight.track(invokeEmbeddings(ctx, invokeInput(req, call))));
     },
     async CreateConnectedAccount(req, call) {
       return encodeConnectedAccount(await createConnectedAccount({ ctx, input: { ...req, actor: call.actor } }));
@@ -119,11 +125,13 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
       return revealConnectedAccount({ ctx, input: req });
     },
     async InvokeStream(req, call, send) {
-      await invokeChatStream(ctx, invokeInput(req, call), (message) => {
-        if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
-        if ("data" in message) return send({ data: message.data });
-        return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
-      });
+      await inFlight.track(
+        invokeChatStream(ctx, invokeInput(req, call), (message) => {
+          if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
+          if ("data" in message) return send({ data: message.data });
+          return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
+        }),
+      );
     },
     async ListUsage(req) {
       return { records: (await listUsage({ ctx, input: req })).map(encodeUsage) };
@@ -134,6 +142,10 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
     async ReleaseUsage(req, call) {
       const result = await releaseUsage({ ctx, input: { id: req.id, reason: req.reason, actor: call.actor ?? "" } });
       return { id: result.id, status: result.status, refunded_units: result.refunded.toString() };
+    },
+    async CaptureUsage(req, call) {
+      const result = await captureUsage({ ctx, input: { id: req.id, units: req.units, reason: req.reason, actor: call.actor ?? "" } });
+      return { id: result.id, status: result.status, final_units: result.finalUnits.toString(), refunded_units: result.refunded.toString() };
     },
   };
 }
@@ -156,5 +168,6 @@ function invokeInput(req: { tenant_id: string; api_key_id: string; alias: string
     body: req.body,
     idempotencyKey: req.idempotency_key || null,
     signal: call.signal,
+    deadline: call.deadline,
   };
 }

@@ -7,6 +7,7 @@ import { costUnits } from "./cost.js";
 import { openMeter } from "./meter.js";
 import { activeInstance, byokPrice, checkCeilings, managedModel, parseBody, targetOf, type Priced } from "./plan.js";
 import { byokTarget } from "./byok-target.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 import type { Usage } from "./settlement.js";
 
 const encoder = new TextEncoder();
@@ -61,6 +62,7 @@ function describe(error: z.ZodError): string {
  * reported usage; byok instances call the customer's provider with their key
  * and charge nothing (the estimate and cost come from `config.pricing`).
  * `max_cost` and `max_cost_per_request` are checked against the worst case (409).
+ * A client that leaves does not stop a managed call: it settles on its usage.
  */
 export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const raw = parseBody(input.body);
@@ -117,15 +119,19 @@ export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput
   checkCeilings(priced.reservedUnits, body.max_cost, config);
 
   const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  // As chat: a client that leaves does not stop a metered call; the deadline does.
+  const call = providerSignal(input, meter.outlivesClient);
   let answer: Record<string, unknown>;
   try {
-    const res = await ctx.provider.embeddings({ ...targetOf(priced), body: { ...passthrough, input: body.input, model: priced.upstream.model }, signal: input.signal });
-    answer = await ctx.provider.json(res.body, input.signal);
+    const res = await ctx.provider.embeddings({ ...targetOf(priced), body: { ...passthrough, input: body.input, model: priced.upstream.model }, signal: call.signal });
+    answer = await ctx.provider.json(res.body, call.signal);
   } catch (err) {
-    const failure = ctx.provider.asTransportFailure(err, input.signal);
-    if (failure.code === "client_disconnected") await meter.review(failure.code);
+    const failure = callFailure(ctx.provider, err, call);
+    if (USAGE_UNKNOWN_ABORTS.has(failure.code)) await meter.review(failure.code);
     else await meter.failed(failure.code);
     throw failure.appError;
+  } finally {
+    call.dispose();
   }
   if (priced.mode === "managed") answer.model = priced.modelAlias;
   const usage = embeddingUsageOf(answer.usage);

@@ -6,6 +6,7 @@ import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { ProviderError } from "../../providers/openai.js";
 import { usageOf, type Usage } from "./settlement.js";
 import { SseParser } from "./sse.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 
 export type StreamMessage = { start: { priceId: string; reservedUnits: bigint } } | { data: string } | { failure: { errorCode: string; message: string } };
 
@@ -21,22 +22,36 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  *  - [DONE] without usage → review (usage_unavailable), the hold stays;
  *  - the provider breaks off → completed if usage already came, else review
  *    (stream_interrupted), and a `failure` message ends the stream;
- *  - the client leaves (`signal`) → the provider call is aborted; completed if
- *    usage already came, else review (client_disconnected).
+ *  - the client leaves (`signal`, or a send that fails) → the relay stops (sends
+ *    become no-ops) but a metered call does not: the provider's stream is read
+ *    to its end and settled as above, as if the client had stayed (CONTRACT.md
+ *    section 6, docs/decisions/0177); a byok call is aborted (nothing to meter);
+ *  - the request's deadline passes → the provider call is aborted; completed if
+ *    usage already came, else review (deadline_exceeded).
  */
 export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true });
-  const abort = new AbortController();
-  const onClientGone = () => abort.abort();
-  input.signal.addEventListener("abort", onClientGone, { once: true });
+  const call = providerSignal(input, meter.outlivesClient);
+  // Once the client is gone nothing is sent any more, and no send throws into the reading loop.
+  let relaying = true;
+  const relay = async (message: StreamMessage): Promise<void> => {
+    if (relaying && input.signal.aborted) relaying = false;
+    if (!relaying) return;
+    try {
+      await send(message);
+    } catch {
+      relaying = false;
+    }
+    if (!relaying) call.clientGone();
+  };
   let body;
   try {
-    body = (await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, true), signal: abort.signal })).body;
+    body = (await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, true), signal: call.signal })).body;
   } catch (err) {
-    input.signal.removeEventListener("abort", onClientGone);
-    const failure = ctx.provider.asTransportFailure(err, abort.signal);
-    if (failure.code === "client_disconnected") await meter.review(failure.code);
+    call.dispose();
+    const failure = callFailure(ctx.provider, err, call);
+    if (USAGE_UNKNOWN_ABORTS.has(failure.code)) await meter.review(failure.code);
     else await meter.failed(failure.code);
     throw failure.appError;
   }
@@ -45,7 +60,7 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
   let done = false;
   let interruption: ProviderError | null = null;
   try {
-    await send({ start: { priceId: plan.priceId, reservedUnits: plan.reservedUnits } });
+    await relay({ start: { priceId: plan.priceId, reservedUnits: plan.reservedUnits } });
     const parser = new SseParser();
     outer: for await (const chunk of body) {
       for (const data of parser.push(chunk as Buffer)) {
@@ -63,32 +78,34 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
         const usageOnly = Array.isArray(event.choices) && event.choices.length === 0 && event.usage !== undefined;
         if (usageOnly && !plan.request.includeUsage) continue;
         if (plan.mode === "managed") event.model = plan.modelAlias;
-        await send({ data: JSON.stringify(event) });
+        await relay({ data: JSON.stringify(event) });
       }
+      // A byok client that left aborted the call: stop reading now.
+      if (call.signal.aborted) break;
     }
   } catch (err) {
-    if (!abort.signal.aborted) interruption = ctx.provider.asTransportFailure(err, abort.signal);
+    if (!call.signal.aborted) interruption = ctx.provider.asTransportFailure(err, call.signal);
   } finally {
-    input.signal.removeEventListener("abort", onClientGone);
+    call.dispose();
     if (!done) {
       body.on("error", () => undefined); // destroying may emit 'error' after the loop: never uncaught
       body.destroy();
     }
   }
 
-  if (abort.signal.aborted || input.signal.aborted) {
+  const aborted = call.reason();
+  if (aborted) {
     if (usage) await meter.completed(usage);
-    else await meter.review("client_disconnected");
+    else await meter.review(aborted);
     return;
   }
   if (!done && !interruption) interruption = new ProviderError("stream_interrupted", new AppError("upstream_error", "The provider's stream ended early."));
   if (interruption) {
     if (usage) await meter.completed(usage);
     else await meter.review(interruption.code === "provider_malformed_response" ? interruption.code : "stream_interrupted");
-    await send({ failure: { errorCode: interruption.code, message: interruption.appError.message } }).catch(() => undefined);
+    await relay({ failure: { errorCode: interruption.code, message: interruption.appError.message } });
     return;
   }
   if (usage) await meter.completed(usage);
   else await meter.review("usage_unavailable");
 }
-

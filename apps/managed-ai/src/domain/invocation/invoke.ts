@@ -1,6 +1,7 @@
 import type { ManagedAiContext } from "../../db.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 import { usageOf } from "./settlement.js";
 
 export type InvokeInput = {
@@ -10,7 +11,10 @@ export type InvokeInput = {
   alias: string;
   body: Uint8Array;
   idempotencyKey: string | null;
+  /** Aborted when the client leaves (the edge cancels the call). */
   signal: AbortSignal;
+  /** The request's deadline (the gRPC deadline): no provider call runs past it. */
+  deadline?: Date | undefined;
 };
 
 export type InvokeResult = {
@@ -29,20 +33,28 @@ export type InvokeResult = {
  * provider with the effective max_tokens, settle to the cost of its reported
  * usage. A byok answer is the provider's, unchanged; a managed one names the
  * model alias.
+ *
+ * A client that leaves does not stop a metered call (CONTRACT.md section 6):
+ * the provider call is finished within the request's deadline and settled on
+ * its usage, as if the client had stayed; only a deadline that cuts it leaves
+ * the record in review. A byok call is aborted (nothing to meter).
  */
 export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const call = providerSignal(input, meter.outlivesClient);
   let answer: Record<string, unknown>;
   try {
-    const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: input.signal });
-    answer = await ctx.provider.json(res.body, input.signal);
+    const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: call.signal });
+    answer = await ctx.provider.json(res.body, call.signal);
   } catch (err) {
-    const failure = ctx.provider.asTransportFailure(err, input.signal);
-    // Nobody is waiting any more, and the provider may have done the work: an operator decides.
-    if (failure.code === "client_disconnected") await meter.review(failure.code);
+    const failure = callFailure(ctx.provider, err, call);
+    // Cut by the gateway (the deadline, or a byok client gone): the provider may have done the work; an operator decides.
+    if (USAGE_UNKNOWN_ABORTS.has(failure.code)) await meter.review(failure.code);
     else await meter.failed(failure.code);
     throw failure.appError;
+  } finally {
+    call.dispose();
   }
   if (plan.mode === "managed") answer.model = plan.modelAlias;
   const usage = usageOf(answer.usage);

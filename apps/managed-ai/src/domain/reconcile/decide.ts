@@ -8,9 +8,10 @@ import type { UsageRecord } from "../../generated/prisma/client.js";
  *   ledger_unavailable: the reservation's answer was lost; no provider call followed.
  *   provider failures recorded by settleFailed when the void could not be sent.
  * Codes whose usage is known (charge it): settlement_failed (usage_json kept).
- * Everything else in review (usage_unavailable, client_disconnected,
- * stream_interrupted, a stream's provider_malformed_response, interrupted) has
- * an unknown usage: only the ledger's own final state can settle it.
+ * Everything else in review (usage_unavailable, deadline_exceeded,
+ * stream_interrupted, a stream's provider_malformed_response, interrupted, and
+ * client_disconnected on records from before docs/decisions/0177) has an
+ * unknown usage: only the ledger's own final state can settle it.
  */
 export const PROVIDER_FAILURES = new Set([
   "provider_unreachable",

@@ -14,7 +14,7 @@ export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason
  * refusal (no balance, an expiry now past) means the reservation never happened.
  * Were it taken now, it is voided below with nothing reported refunded.
  */
-async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
+export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
   if (row.holdId) return { holdId: row.holdId, existed: true };
   if (row.reservedUnits === 0n) return null;
   try {
@@ -33,6 +33,20 @@ async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ hold
 }
 
 /**
+ * Whether an operator may decide a record (release or capture it): a `review`
+ * record, or a `reserved` one past its hold's expiry. Anything else is a conflict.
+ */
+export function releasable(row: UsageRecord, verb: "released" | "captured"): void {
+  const expired = row.holdExpiresAt.getTime() <= Date.now();
+  if (!(row.status === "review" || (row.status === "reserved" && expired))) {
+    throw new AppError(
+      "conflict",
+      row.status === "reserved" ? `The hold has not expired yet (it expires at ${row.holdExpiresAt.toISOString()}).` : `A ${row.status} request cannot be ${verb}.`,
+    );
+  }
+}
+
+/**
  * Operator release (spec section 3): a `review` record, or a `reserved` one past
  * its hold's expiry, becomes `failed` and its hold is voided; `refunded` is what
  * went back to the tenant. Anything else is a conflict. Audited with the reason.
@@ -41,13 +55,7 @@ export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; inpu
   const q = parseInput(ReleaseUsageInput, input);
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
   if (!row) throw new AppError("not_found", "No such request.");
-  const expired = row.holdExpiresAt.getTime() <= Date.now();
-  if (!(row.status === "review" || (row.status === "reserved" && expired))) {
-    throw new AppError(
-      "conflict",
-      row.status === "reserved" ? `The hold has not expired yet (it expires at ${row.holdExpiresAt.toISOString()}).` : `A ${row.status} request cannot be released.`,
-    );
-  }
+  releasable(row, "released");
 
   let refunded = 0n;
   const hold = await findHold(ctx, row);

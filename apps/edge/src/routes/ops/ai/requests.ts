@@ -2,7 +2,7 @@ import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { unitsToNumber } from "../../../http/units.js";
-import { OperatorUsageListResponse, ReleaseRequest, ReleaseResponse, RequestParams } from "./requests.types.js";
+import { CaptureRequest, CaptureResponse, OperatorUsageListResponse, ReleaseRequest, ReleaseResponse, RequestParams } from "./requests.types.js";
 
 /** A usage record as spec 2.1 shows it to its tenant. */
 export function usageJson(r: managedAi.UsageRecord__Output) {
@@ -64,5 +64,26 @@ export const releaseRequest = defineRoute<EdgeDeps, RequestParams, Record<string
   async handler({ deps, params, body }) {
     const res = await deps.services.managedAi.ReleaseUsage({ id: params.id, reason: body.reason });
     return { status: 200, body: { data: { id: res.id, status: "failed", refunded: unitsToNumber(res.refunded_units) } } };
+  },
+});
+
+export const captureRequest = defineRoute<EdgeDeps, RequestParams, Record<string, never>, CaptureRequest>({
+  method: "post",
+  path: "/ops/ai/requests/:id/capture",
+  summary:
+    "Capture a review request, or a reserved one past its hold's expiry: `units` (at most the reservation) are charged, the rest of the hold is refunded, and the request completes. Audited with the reason.",
+  tags: ["ops", "ai"],
+  access: { kind: "platform", level: "write" },
+  params: RequestParams,
+  body: CaptureRequest,
+  responses: {
+    200: { description: "captured", schema: CaptureResponse },
+    404: { description: "no such request" },
+    409: { description: "not in review, or its hold has not expired, or the ledger already settled it otherwise" },
+    422: { description: "units above the request's reservation" },
+  },
+  async handler({ deps, params, body }) {
+    const res = await deps.services.managedAi.CaptureUsage({ id: params.id, units: String(body.units), reason: body.reason });
+    return { status: 200, body: { data: { id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) } } };
   },
 });

@@ -38,3 +38,13 @@ export const ReleaseRequest = z.strictObject({ reason: z.string().trim().min(1).
 export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
 
 export const ReleaseResponse = z.object({ data: z.object({ id: z.string(), status: z.literal("failed"), refunded: UnitsNumber }) });
+
+export const CaptureRequest = z.strictObject({
+  units: UnitsNumber.describe("Units of USD 0.0001 to charge: at most the request's reserved_units (more is 422); the rest of the hold is refunded."),
+  reason: z.string().trim().min(1).max(240),
+});
+export type CaptureRequest = z.infer<typeof CaptureRequest>;
+
+export const CaptureResponse = z.object({
+  data: z.object({ id: z.string(), status: z.literal("completed"), final_units: UnitsNumber, refunded: UnitsNumber }),
+});

@@ -8,7 +8,8 @@ import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./inv
  * managed instances (metered) and bring-your-own-key ones (the customer's
  * provider, not charged). JSON answers come from a unary call; streams from a
  * server-streaming call whose events pass through unchanged. A client that
- * goes away cancels the call, which aborts the provider call.
+ * goes away cancels the call, which stops the relay: managed-ai still finishes
+ * a metered provider call and settles it on its usage (docs/decisions/0177).
  */
 export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown>({
   method: "post",

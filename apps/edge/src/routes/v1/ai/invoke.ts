@@ -22,7 +22,12 @@ export function invokeRequest(req: Request, alias: string, principal: Principal,
   return { tenant_id: key.tenantId, api_key_id: key.keyId, alias, body, idempotency_key: idempotencyKey ?? "" };
 }
 
-/** Aborted when the client goes away before the answer is complete. */
+/**
+ * Aborted when the client goes away before the answer is complete. The edge
+ * then cancels its gRPC call and writes nothing more; the settlement is not the
+ * edge's: managed-ai finishes a metered call without it (docs/decisions/0177),
+ * so nothing is lost when the edge lets go, or stops, at that point.
+ */
 export function cancelOnClose(res: Response): AbortController {
   const cancel = new AbortController();
   res.once("close", () => {
