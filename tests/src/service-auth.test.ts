@@ -137,7 +137,7 @@ describe("production refuses the placeholders the project ships", () => {
     ["managed-ai", "ALLOW_PRIVATE_TARGETS", "true"],
     ["messaging", "ALLOW_PRIVATE_TARGETS", "true"],
   ])("%s exits at start-up naming %s when it is a shipped placeholder or a local-testing switch", (service, name, value) => {
-    const extra = name === "BOOTSTRAP_ADMIN_PASSWORD" ? { BOOTSTRAP_ADMIN_EMAIL: "ops@example.com" } : {};
+    const extra: Record<string, string> = name === "BOOTSTRAP_ADMIN_PASSWORD" ? { BOOTSTRAP_ADMIN_EMAIL: "ops@example.com" } : {};
     const run = start(service, { ...own, ...extra, [name]: value });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("invalid configuration");
