@@ -75,6 +75,8 @@ describe("tenant-owned data needs the tenant", () => {
     await expect(managedAi.ListUsage({ tenant_id: "ten_someone", all_tenants: true })).rejects.toMatchObject({ code: "invalid_request" });
     expect((await managedAi.ListUsage({ all_tenants: true, limit: 10 })).records).toBeInstanceOf(Array);
     expect((await managedAi.ListUsage({ tenant_id: "ten_someone", limit: 10 })).records).toEqual([]);
+    await expect(managedAi.GetUsage({ id: "req_anyRequest1" })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(managedAi.GetUsage({ id: "req_anyRequest1", tenant_id: "ten_someone" })).rejects.toMatchObject({ code: "not_found" });
     const admin = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
     expect((await call(stack.edgeUrl, "GET", "/ops/ai/requests", { token: admin })).status).toBe(200);
     const tenant = await newTenant(stack.edgeUrl, "usage");

@@ -27,12 +27,12 @@ export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: 
   });
 }
 
-export const GetUsageInput = z.object({ id: ResourceId, tenant_id: z.union([z.literal(""), ResourceId]).default("") });
+export const GetUsageInput = z.object({ id: ResourceId, tenant_id: ResourceId });
 
-/** One record; another tenant's is as absent as one that does not exist. */
+/** One record of the tenant (required); another tenant's is as absent as one that does not exist. */
 export async function getUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof GetUsageInput> }): Promise<UsageRecord> {
   const q = parseInput(GetUsageInput, input);
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
-  if (!row || (q.tenant_id && row.tenantId !== q.tenant_id)) throw new AppError("not_found", "No such request.");
+  if (!row || row.tenantId !== q.tenant_id) throw new AppError("not_found", "No such request.");
   return row;
 }
