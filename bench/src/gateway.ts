@@ -75,7 +75,7 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     201,
     "key",
   ).data.key;
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000 });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
   const procs = ["edge", "managed-ai", "ledger", "jobs"] as const;
   let backends: { pid: number; service: string | undefined }[] = [];
   return {

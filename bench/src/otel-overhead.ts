@@ -27,14 +27,15 @@ if (mode === "off" || mode === "on") {
   const { echoContract } = (await import(echoPath)) as { echoContract: AnyContract };
   const telemetry = await startTelemetry({ service: "bench", endpoint: mode === "on" ? endpoint : undefined, protocol: "http/protobuf", scheduleDelayMs: 1_000 });
   const registry = createRegistry("bench");
-  const server = new GrpcServer({ logger: createLogger({ service: "bench", level: "silent" }), registry });
+  const serviceToken = "bench-service-token-0123456789abcdef-0123";
+  const server = new GrpcServer({ logger: createLogger({ service: "bench", level: "silent" }), registry, serviceToken });
   server.add(echoContract, {
     Say: async (req: { text: string }, ctx: { requestId: string }) => ({ text: req.text, request_id: ctx.requestId }),
     Count: async () => undefined,
     Collect: async () => ({ text: "", request_id: "" }),
   } as never);
   const port = await server.listen("127.0.0.1", 0);
-  const client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 5_000, registry }) as unknown as { Say(req: { text: string }): Promise<unknown>; close(): void };
+  const client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 5_000, registry, serviceToken }) as unknown as { Say(req: { text: string }): Promise<unknown>; close(): void };
   const run = async (n: number) => {
     let next = 0;
     await Promise.all(Array.from({ length: 16 }, async () => {

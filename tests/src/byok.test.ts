@@ -368,7 +368,7 @@ describe("connected accounts", () => {
     const other = await tenantWithKey(stack, op);
     const created = await call(stack.edgeUrl, "POST", "/console/connected-accounts", { token: c.token, body: { provider: "telegram", name: "bot", secret: "123456:bot-token-SECRET" } });
     const id = created.body.data.id as string;
-    const client = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, name: "managed-ai" });
+    const client = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, name: "managed-ai", serviceToken: stack.serviceToken });
     try {
       expect(await client.RevealConnectedAccount({ tenant_id: c.tenantId, id })).toEqual({ id, provider: "telegram", secret: "123456:bot-token-SECRET" });
       await expect(client.RevealConnectedAccount({ tenant_id: other.tenantId, id })).rejects.toMatchObject({ code: "not_found" });

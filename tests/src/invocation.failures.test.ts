@@ -246,7 +246,7 @@ describe("a burst of 200 concurrent mixed calls", () => {
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(100);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
 
-    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000 });
+    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
     try {
       const check = await ledger.CheckInvariant({});
       expect(check.ok).toBe(true);

@@ -21,7 +21,7 @@ beforeAll(async () => {
     METRICS_PORT: "0",
   });
   replica.start();
-  clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) => createClient(ledgerV1, address, { deadlineMs: 30_000 }));
+  clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) => createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken }));
   await eventually(() => clients[1]!.GetBalance({ tenant_id: "warm-up" }).then(() => true, () => false), (ok) => ok, 60_000);
 });
 

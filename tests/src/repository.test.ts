@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
@@ -80,7 +81,18 @@ describe("generated documentation", () => {
 
 describe("deployment files", () => {
   const compose = parse(readFileSync(join(REPO_ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as {
-    services: Record<string, { healthcheck?: { test: string[] }; depends_on?: Record<string, { condition: string }>; build?: { args?: { SERVICE?: string } } }>;
+    services: Record<
+      string,
+      {
+        healthcheck?: { test: string[] };
+        depends_on?: Record<string, { condition: string }>;
+        build?: { args?: { SERVICE?: string } };
+        environment?: Record<string, string>;
+        ports?: string[];
+        networks?: string[];
+      }
+    >;
+    networks: Record<string, { internal?: boolean } | null>;
   };
 
   it("compose builds every service from the one Dockerfile, with health checks and dependency order", () => {
@@ -94,6 +106,89 @@ describe("deployment files", () => {
     for (const service of SERVICES.filter((s) => s !== "edge")) {
       expect(compose.services.edge!.depends_on?.[service]?.condition).toBe("service_healthy");
     }
+  });
+
+  it("compose ships no credential: every secret must be given (${VAR:?}), none has a default", () => {
+    const SECRETS = ["SERVICE_TOKEN", "JWT_SECRET", "WIDGET_JWT_SECRET", "ENCRYPTION_KEYS", "BOOTSTRAP_ADMIN_EMAIL", "BOOTSTRAP_ADMIN_PASSWORD", "POSTGRES_PASSWORD"];
+    let seen = 0;
+    for (const [name, def] of Object.entries(compose.services)) {
+      for (const [key, value] of Object.entries(def.environment ?? {})) {
+        if (!SECRETS.includes(key)) continue;
+        seen++;
+        expect(String(value), `${name}.${key}`).toMatch(/^\$\{[A-Z_]+:\?[^}]+\}$/);
+      }
+      if (def.environment?.DATABASE_URL) expect(def.environment.DATABASE_URL, `${name}.DATABASE_URL`).toContain("${POSTGRES_PASSWORD:?");
+    }
+    expect(seen).toBeGreaterThanOrEqual(SECRETS.length + 5);
+    const text = readFileSync(join(REPO_ROOT, "docker-compose.yml"), "utf8");
+    for (const key of SECRETS) expect(text, key).not.toMatch(new RegExp(`\\$\\{${key}:-`));
+    expect(text).not.toMatch(/change-me|POSTGRES_PASSWORD: postgres\b|postgres:postgres@/);
+  });
+
+  it("compose publishes only the edge, on loopback unless EDGE_BIND says otherwise; the rest sits on an internal network", () => {
+    const published = Object.entries(compose.services).filter(([, def]) => (def.ports ?? []).length > 0).map(([name]) => name);
+    expect(published).toEqual(["edge"]);
+    expect(compose.services.edge!.ports).toEqual(["${EDGE_BIND:-127.0.0.1}:${EDGE_PORT:-8080}:8080"]);
+    expect(compose.networks.backend?.internal).toBe(true);
+    for (const [name, def] of Object.entries(compose.services)) {
+      expect(def.networks, name).toContain("backend");
+      if (name !== "edge") expect(def.networks, name).not.toContain("public");
+    }
+  });
+
+  it("docker-compose config refuses to render without the secrets, and renders with a generated set", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-compose-"));
+    const run = (envFile: string) => {
+      try {
+        execFileSync("docker-compose", ["--env-file", envFile, "config"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: "pipe", encoding: "utf8" });
+        return { ok: true, stderr: "" };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return expect.fail("docker-compose is needed to validate docker-compose.yml (apt-get install docker-compose)");
+        return { ok: false, stderr: String((err as { stderr?: string }).stderr) };
+      }
+    };
+    try {
+      const example = join(dir, "example.env");
+      writeFileSync(example, readFileSync(join(REPO_ROOT, ".env.example"), "utf8"));
+      const refused = run(example);
+      expect(refused.ok).toBe(false);
+      expect(refused.stderr).toMatch(/Missing mandatory value|required variable/i);
+      const generated = join(dir, "generated.env");
+      writeFileSync(generated, execFileSync(join(REPO_ROOT, "scripts", "gen-secrets.sh"), { encoding: "utf8" }));
+      expect(run(generated)).toEqual({ ok: true, stderr: "" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the Kubernetes example Secret holds only placeholders, and kustomize renders the network policies", () => {
+    const secret = parseAllDocuments(readFileSync(join(REPO_ROOT, "deploy", "base", "config.yaml"), "utf8"))
+      .map((d) => d.toJS() as { kind: string; stringData?: Record<string, string> })
+      .find((d) => d.kind === "Secret")!;
+    for (const [key, value] of Object.entries(secret.stringData ?? {})) expect(value, key).toContain("REPLACE-ME");
+    expect(Object.keys(secret.stringData ?? {})).toContain("SERVICE_TOKEN");
+    let rendered: string;
+    try {
+      rendered = execFileSync("kubectl", ["kustomize", join(REPO_ROOT, "deploy", "base")], { encoding: "utf8" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return expect.fail("kubectl is needed to render deploy/ (apt-get install kubectl)");
+      throw err;
+    }
+    type Policy = { kind: string; metadata: { name: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] } };
+    const policies = parseAllDocuments(rendered).map((d) => d.toJS() as Policy).filter((d) => d.kind === "NetworkPolicy");
+    const deny = policies.find((p) => p.metadata.name === "default-deny-ingress")!;
+    expect(deny.spec.podSelector).toEqual({});
+    expect(deny.spec.ingress).toBeUndefined();
+    const callers = (service: string, port: number) =>
+      policies
+        .find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === service)!
+        .spec.ingress!.filter((rule) => rule.ports.some((p) => p.port === port))
+        .flatMap((rule) => (rule.from ?? [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "*" } } }]).map((f) => f.podSelector?.matchLabels["app.kubernetes.io/name"]))
+        .sort();
+    expect(callers("edge", 8080)).toEqual(["*"]);
+    expect(callers("ledger", 50051)).toEqual(["edge", "jobs", "managed-ai", "messaging"]);
+    expect(callers("managed-ai", 50052)).toEqual(["edge", "messaging"]);
+    for (const [service, port] of [["jobs", 50053], ["messaging", 50054], ["files", 50055]] as const) expect(callers(service, port), service).toEqual(["edge"]);
   });
 
   it("kustomize renders every service with readiness and liveness probes and a scalable edge", () => {

@@ -13,9 +13,9 @@ export type Services = {
   conversations: Client<typeof conversationsV1>;
 };
 
-/** One channel per service; every call has a deadline and carries the request id. */
+/** One channel per service; every call has a deadline and carries the request id and the service token. */
 export function createServices(env: EdgeEnv, registry: Registry): Services {
-  const options = (name: string) => ({ deadlineMs: env.GRPC_DEADLINE_MS, streamDeadlineMs: 10 * 60_000, name, registry });
+  const options = (name: string) => ({ deadlineMs: env.GRPC_DEADLINE_MS, streamDeadlineMs: 10 * 60_000, name, registry, serviceToken: env.SERVICE_TOKEN });
   return {
     ledger: createClient(ledgerV1, env.LEDGER_GRPC_URL, options("ledger")),
     managedAi: createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, options("managed-ai")),

@@ -13,8 +13,10 @@ describe("jobs configuration", () => {
 
   it("refuses the development key and the loopback flag in production", () => {
     expect(() => loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: DEV_ENCRYPTION_KEYS })).toThrow(/ENCRYPTION_KEYS/);
-    expect(() => loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS, CALLBACK_ALLOW_HTTP_LOOPBACK: "true" })).toThrow(/CALLBACK_ALLOW_HTTP_LOOPBACK/);
-    expect(loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS }).NODE_ENV).toBe("production");
+    const production = { NODE_ENV: "production", DATABASE_URL: "postgresql://jobs:own-password@db:5432/postgres", SERVICE_TOKEN: "a-service-token-of-the-operators-own-0123456789" };
+    expect(() => loadEnv({ ...production, ENCRYPTION_KEYS: TEST_KEYS, CALLBACK_ALLOW_HTTP_LOOPBACK: "true" })).toThrow(/CALLBACK_ALLOW_HTTP_LOOPBACK/);
+    expect(loadEnv({ ...production, ENCRYPTION_KEYS: TEST_KEYS }).NODE_ENV).toBe("production");
+    expect(() => loadEnv({ NODE_ENV: "production", ENCRYPTION_KEYS: TEST_KEYS })).toThrow(/SERVICE_TOKEN: is a placeholder/);
     expect(() => loadEnv({ TRON_MODE: "mainnet" })).toThrow(/TRON_MODE/);
   });
 

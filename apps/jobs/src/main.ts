@@ -27,7 +27,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
     const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
     const dispatcher = new CallbackDispatcher({ prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, maxPollMs: env.OUTBOX_POLL_MAX_MS, registry });
-    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
+    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
     const ctx: JobsContext = {
       prisma,
       transact,

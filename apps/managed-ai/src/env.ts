@@ -15,7 +15,7 @@ export const ManagedAiEnv = z
     PROVIDER_TIMEOUT_MS: int("How long a provider may take to start answering a chat completion (status and headers).", 120_000, { min: 100 }),
     PROVIDER_IDLE_TIMEOUT_MS: int("How long a provider's answer may stall between two pieces (a stalled stream ends as interrupted).", 60_000, { min: 100 }),
     ALLOW_PRIVATE_TARGETS: bool(
-      "Let bring-your-own-key base URLs reach loopback, private and link-local addresses (local testing only; customer URLs are otherwise refused at write and at connect).",
+      "Let bring-your-own-key base URLs reach loopback, private and link-local addresses (local testing only, refused in production; customer URLs are otherwise refused at write and at connect).",
       false,
     ),
     CATALOG_CACHE_TTL_MS: int(
@@ -47,6 +47,9 @@ export const ManagedAiEnv = z
   .superRefine((cfg, ctx) => {
     const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
     if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
+    if (cfg.NODE_ENV === "production" && cfg.ALLOW_PRIVATE_TARGETS) {
+      ctx.addIssue({ code: "custom", path: ["ALLOW_PRIVATE_TARGETS"], message: "turns off every check of customer URLs (SSRF) and is for local testing: refused in production" });
+    }
   });
 export type ManagedAiEnv = z.output<typeof ManagedAiEnv>;
 

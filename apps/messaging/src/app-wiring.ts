@@ -18,8 +18,8 @@ import { startReplyWorker } from "./socialops/reply-worker.js";
  */
 export async function startApps(env: MessagingEnv, base: MessagingContext, infra: Infrastructure<PrismaClient, Tx>): Promise<ReturnType<typeof appHandlers>> {
   const { logger, registry, shutdown } = infra;
-  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry });
-  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "managed-ai", registry });
+  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
+  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "managed-ai", registry, serviceToken: env.SERVICE_TOKEN });
   const ctx: AppContext = {
     ...base,
     logger: logger.child({ component: "apps" }),

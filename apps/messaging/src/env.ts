@@ -10,7 +10,7 @@ export const MessagingEnv = z
       DEV_ENCRYPTION_KEYS,
     ),
     ALLOW_PRIVATE_TARGETS: bool(
-      "Allow push, reply-webhook and conversation-webhook URLs that resolve to loopback, private or link-local addresses, and plain http to them (local testing only).",
+      "Allow push, reply-webhook and conversation-webhook URLs that resolve to loopback, private or link-local addresses, and plain http to them (local testing only, refused in production).",
       false,
     ),
     // Push and SocialOps
@@ -41,6 +41,9 @@ export const MessagingEnv = z
   .superRefine((cfg, ctx) => {
     const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
     if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
+    if (cfg.NODE_ENV === "production" && cfg.ALLOW_PRIVATE_TARGETS) {
+      ctx.addIssue({ code: "custom", path: ["ALLOW_PRIVATE_TARGETS"], message: "turns off every check of customer URLs (SSRF) and is for local testing: refused in production" });
+    }
   });
 export type MessagingEnv = z.output<typeof MessagingEnv>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, describeEnv, env, loadEnv, redactConfig, serviceEnvShape } from "./index.js";
+import { ConfigError, DEV_SERVICE_TOKEN, describeEnv, env, loadEnv, redactConfig, serviceEnvShape } from "./index.js";
 
 const schema = z.object({
   ...serviceEnvShape({ service: "managed-ai", grpcPort: 50052, metricsPort: 9102 }),
@@ -77,5 +77,58 @@ describe("optional variables", () => {
     expect(rows[0]).toMatchObject({ name: "TOKEN", required: false, default: "", description: "A token.", secret: true });
     expect(rows[1]).toMatchObject({ name: "NAME", required: false, default: "" });
     expect(redactConfig(s, loadEnv(s, { TOKEN: "abc" })).TOKEN).toBe("[redacted]");
+  });
+});
+
+describe("production refuses the placeholders the project ships", () => {
+  const own = {
+    NODE_ENV: "production",
+    JWT_SECRET: "an-operator-chosen-secret-of-enough-length",
+    SERVICE_TOKEN: "an-operator-chosen-service-token-0123456789",
+    DATABASE_URL: "postgresql://gateway:pw-of-their-own@db:5432/postgres",
+  };
+  const failure = (source: Record<string, string>) => {
+    try {
+      loadEnv(schema, source);
+    } catch (err) {
+      return err as Error;
+    }
+    throw new Error("accepted");
+  };
+
+  it("accepts secrets of the operator's own", () => {
+    expect(loadEnv(schema, own).SERVICE_TOKEN).toBe(own.SERVICE_TOKEN);
+  });
+
+  it("refuses a secret left at its local default, naming it", () => {
+    const { SERVICE_TOKEN: _, ...rest } = own;
+    const err = failure(rest);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(/SERVICE_TOKEN: is a placeholder or local default shipped with the project and is refused in production/);
+    expect(err.message).not.toContain(DEV_SERVICE_TOKEN);
+    const { DATABASE_URL: __, ...noDb } = own;
+    expect(failure(noDb).message).toMatch(/DATABASE_URL: is a placeholder/);
+  });
+
+  it.each([
+    ["JWT_SECRET", "compose-local-jwt-secret-change-me-0123456789"],
+    ["JWT_SECRET", "replace-with-at-least-32-random-characters-000"],
+    ["JWT_SECRET", "REPLACE-ME-with-32-random-characters-0000000"],
+    ["DATABASE_URL", "postgresql://postgres:postgres@postgres:5432/postgres"],
+    ["DATABASE_URL", "postgresql://postgres:REPLACE-ME@postgres:5432/postgres"],
+    ["SERVICE_TOKEN", "change-me-service-token-0123456789abcdef"],
+  ])("refuses %s = a shipped placeholder, without echoing it", (name, value) => {
+    const err = failure({ ...own, [name]: value });
+    expect(err.message).toContain(`${name}: is a placeholder`);
+    expect(err.message).not.toContain(value);
+  });
+
+  it("lets development and test runs keep the local defaults and placeholders", () => {
+    expect(loadEnv(schema, { JWT_SECRET: "compose-local-jwt-secret-change-me-0123456789" }).SERVICE_TOKEN).toBe(DEV_SERVICE_TOKEN);
+    expect(loadEnv(schema, { NODE_ENV: "test", JWT_SECRET: "x" }).SERVICE_TOKEN).toBe(DEV_SERVICE_TOKEN);
+  });
+
+  it("wants a service token of at least 32 characters", () => {
+    expect(failure({ ...own, NODE_ENV: "development", SERVICE_TOKEN: "short" }).message).toMatch(/SERVICE_TOKEN: must be at least 32 characters/);
   });
 });

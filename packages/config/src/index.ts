@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { address, bool, int, oneOf, port, secret, str, url } from "./fields.js";
+import { isShippedPlaceholder, PLACEHOLDER_MESSAGE } from "./placeholders.js";
 
 export * as env from "./fields.js";
+export { isShippedPlaceholder, PLACEHOLDER_MESSAGE } from "./placeholders.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -10,6 +12,11 @@ export class ConfigError extends Error {
 /**
  * Parse a source (usually `process.env`, passed in by main) against a schema.
  * The error lists each bad variable and why, never its value.
+ *
+ * In production (`NODE_ENV=production`) every secret must be set explicitly to
+ * a value of the operator's own: a secret left at its local default, or equal
+ * to a placeholder the project ships (compose, .env.example, the Kubernetes
+ * example), is refused (docs/decisions/0182).
  */
 export function loadEnv<S extends z.ZodObject>(schema: S, source: Record<string, string | undefined>): z.output<S> {
   const cleaned: Record<string, string> = {};
@@ -18,10 +25,22 @@ export function loadEnv<S extends z.ZodObject>(schema: S, source: Record<string,
     if (value !== undefined && value !== "") cleaned[key] = value;
   }
   const result = schema.safeParse(cleaned);
-  if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  const issues = result.success ? [] : result.error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  const production = (result.success ? (result.data as { NODE_ENV?: unknown }).NODE_ENV : cleaned.NODE_ENV) === "production";
+  if (production) {
+    for (const [key, raw] of Object.entries(schema.shape)) {
+      const field = raw as z.ZodType;
+      if (!isSecret(field)) continue;
+      const value = cleaned[key];
+      const fallback = field.safeParse(undefined);
+      const usesDefault = value === undefined && fallback.success && fallback.data !== undefined;
+      if (usesDefault || (value !== undefined && isShippedPlaceholder(value))) {
+        const line = `  ${key}: ${PLACEHOLDER_MESSAGE}`;
+        if (!issues.includes(line)) issues.push(line);
+      }
+    }
   }
+  if (issues.length > 0 || !result.success) throw new ConfigError(`invalid configuration:\n${issues.join("\n")}`);
   return result.data;
 }
 
@@ -66,10 +85,34 @@ export type ServiceDefaults = {
   metricsPort: number;
 };
 
+/**
+ * A fixed service token for local runs and tests only: `loadEnv` refuses it in
+ * production like every other local default of a secret.
+ */
+export const DEV_SERVICE_TOKEN = "dev-only-service-token-not-for-production-0123456789";
+
+/**
+ * The shared token every gRPC call between the gateway's processes carries and
+ * every server checks (docs/decisions/0183). Read by every service and the edge.
+ */
+export function serviceTokenEnvShape() {
+  return {
+    SERVICE_TOKEN: z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .default(DEV_SERVICE_TOKEN)
+      .describe(
+        "Shared secret every gRPC call between the gateway's processes carries (metadata) and every gRPC server checks before any handler runs; at least 32 characters, the same in every service. Required in production (e.g. `openssl rand -hex 32`).",
+      )
+      .meta({ secret: true }),
+  };
+}
+
 /** Variables every gRPC service reads, with local-run defaults. */
 export function serviceEnvShape(defaults: ServiceDefaults) {
   return {
     ...baseEnvShape(),
+    ...serviceTokenEnvShape(),
     GRPC_HOST: str("Interface the gRPC server binds to.", "127.0.0.1"),
     GRPC_PORT: port("gRPC port of this service.", defaults.grpcPort),
     METRICS_PORT: port("Port of the Prometheus `/metrics` HTTP endpoint (0 disables it).", defaults.metricsPort),

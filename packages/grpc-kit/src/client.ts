@@ -3,6 +3,7 @@ import { newId } from "@gateway/ids";
 import { currentActor, currentRequestId } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";
+import { assertServiceToken, SERVICE_TOKEN_METADATA } from "./auth.js";
 import { METADATA, fromServiceError, statusName } from "./status.js";
 import { endRpcSpan, startClientSpan } from "./tracing.js";
 import type { CallOptions, PromiseClient, RequestStream, ResponseStream } from "./types.js";
@@ -15,6 +16,11 @@ export type ClientOptions = {
   /** Human name of the peer for error messages ("ledger"). */
   name?: string;
   registry?: Registry;
+  /**
+   * The shared service token every call carries (docs/decisions/0183). Only
+   * the health check goes without one.
+   */
+  serviceToken?: string;
 };
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -59,9 +65,12 @@ export function createClient<C extends AnyContract>(contract: C, address: string
   const name = options.name ?? contract.serviceName;
   const histogram = options.registry ? clientHistogram(options.registry) : undefined;
   const methods: Record<string, unknown> = {};
+  const token = options.serviceToken;
+  if (token !== undefined) assertServiceToken(token, `client of ${name}`);
 
   const metadataFor = (call?: CallOptions) => {
     const md = new grpc.Metadata();
+    if (token !== undefined) md.set(SERVICE_TOKEN_METADATA, token);
     md.set(METADATA.requestId, call?.requestId ?? currentRequestId() ?? newId("req"));
     const actor = call?.actor ?? currentActor();
     if (actor) md.set(METADATA.actor, actor);

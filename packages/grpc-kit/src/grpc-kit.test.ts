@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
+import * as grpc from "@grpc/grpc-js";
 import { AppError } from "@gateway/errors";
 import { createLogger, runWithContext } from "@gateway/logger";
 import { createRegistry } from "@gateway/metrics";
@@ -14,6 +16,7 @@ const destination = new Writable({
   },
 });
 
+const TOKEN = randomBytes(32).toString("hex");
 let server: GrpcServer;
 let port: number;
 let client: Client<typeof echoContract>;
@@ -24,7 +27,7 @@ let collectRead = 0;
 
 beforeAll(async () => {
   const registry = createRegistry("test");
-  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "debug", destination }), registry });
+  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "debug", destination }), registry, serviceToken: TOKEN });
   server.add(echoContract, {
     async Say(req, ctx) {
       sayContexts.push(ctx);
@@ -67,7 +70,7 @@ beforeAll(async () => {
     },
   });
   port = await server.listen("127.0.0.1", 0);
-  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", registry });
+  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", registry, serviceToken: TOKEN });
 });
 
 afterAll(async () => {
@@ -209,5 +212,78 @@ describe("health", () => {
     expect(await checkHealth(`127.0.0.1:${port}`)).toBe("SERVING");
     expect(await checkHealth(`127.0.0.1:${port}`, "test.echo.v1.Echo")).toBe("SERVING");
     await expect(checkHealth(`127.0.0.1:${port}`, "nope")).rejects.toMatchObject({ code: "not_found" });
+  });
+});
+
+describe("service-call authentication", () => {
+  const calls = () => sayContexts.length + collectRead;
+  const withToken = (serviceToken?: string) =>
+    createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", ...(serviceToken !== undefined ? { serviceToken } : {}) });
+
+  /** The raw status of a unary call made with exactly this metadata (no client kit in between). */
+  const rawSay = (metadata: grpc.Metadata) =>
+    new Promise<grpc.ServiceError | null>((resolve) => {
+      const raw = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      const def = echoContract.definition().Say;
+      raw.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, { text: "raw" }, metadata, { deadline: Date.now() + 2_000 }, (err) => {
+        raw.close();
+        resolve(err);
+      });
+    });
+
+  it("refuses a unary call without a token UNAUTHENTICATED, and the handler never runs", async () => {
+    const before = calls();
+    const err = await rawSay(new grpc.Metadata());
+    expect(err?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(calls()).toBe(before);
+  });
+
+  it("refuses a wrong token, one of another length, and the token sent twice", async () => {
+    const before = calls();
+    const wrong = new grpc.Metadata();
+    wrong.set("x-service-token", randomBytes(32).toString("hex"));
+    expect((await rawSay(wrong))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    const prefix = new grpc.Metadata();
+    prefix.set("x-service-token", TOKEN.slice(0, 40));
+    expect((await rawSay(prefix))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    const twice = new grpc.Metadata();
+    twice.add("x-service-token", TOKEN);
+    twice.add("x-service-token", TOKEN);
+    expect((await rawSay(twice))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(calls()).toBe(before);
+    const right = new grpc.Metadata();
+    right.set("x-service-token", TOKEN);
+    expect(await rawSay(right)).toBeNull();
+  });
+
+  it("gives the kit's caller `unavailable` (a misconfigured caller answers 503, not a 401 about its own client), never reaching the handler", async () => {
+    const before = calls();
+    for (const other of [withToken(), withToken(randomBytes(32).toString("hex"))]) {
+      const err = (await other.Say({ text: "x" }).catch((e: unknown) => e)) as AppError;
+      expect(err).toBeInstanceOf(AppError);
+      expect(err.code).toBe("unavailable");
+      expect((err.cause as grpc.ServiceError).code).toBe(grpc.status.UNAUTHENTICATED);
+      const stream = (async () => {
+        for await (const _ of other.Count({ to: 3 })) expect.unreachable();
+      })();
+      await expect(stream).rejects.toMatchObject({ code: "unavailable" });
+      const upload = other.Collect();
+      await upload.write({ text: "a" }).catch(() => undefined);
+      await expect(upload.end()).rejects.toMatchObject({ code: "unavailable" });
+      other.close();
+    }
+    expect(calls()).toBe(before);
+    const refused = lines.filter((l) => l.msg === "rpc refused: missing or wrong service token");
+    expect(refused.length).toBeGreaterThan(0);
+    expect(JSON.stringify(lines)).not.toContain(TOKEN);
+  });
+
+  it("leaves the health service open (orchestrator probes send no metadata)", async () => {
+    expect(await checkHealth(`127.0.0.1:${port}`, "test.echo.v1.Echo")).toBe("SERVING");
+  });
+
+  it("will not run a server or client on a token shorter than 32 characters", () => {
+    expect(() => new GrpcServer({ logger: createLogger({ service: "x", level: "silent" }), registry: createRegistry("short"), serviceToken: "short" })).toThrow(/at least 32/);
+    expect(() => withToken("short")).toThrow(/at least 32/);
   });
 });

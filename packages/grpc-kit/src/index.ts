@@ -1,3 +1,4 @@
+export { MIN_SERVICE_TOKEN_LENGTH, SERVICE_TOKEN_METADATA } from "./auth.js";
 export { createClient, type Client, type ClientOptions } from "./client.js";
 export { checkHealth } from "./check.js";
 export { HealthService, type ServingStatus } from "./health.js";

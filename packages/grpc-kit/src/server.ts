@@ -5,6 +5,7 @@ import { runWithContext, type Logger } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import { healthV1, type AnyContract } from "@gateway/protos";
 import { withSpan, type Span } from "@gateway/telemetry";
+import { ServiceTokenCheck, unauthenticatedStatus } from "./auth.js";
 import { HealthService } from "./health.js";
 import { METADATA, statusName, toStatus } from "./status.js";
 import { endRpcSpan, startServerSpan } from "./tracing.js";
@@ -13,6 +14,12 @@ import type { CallContext, ClientStreamMethod, Implementation, ServerStreamMetho
 export type GrpcServerOptions = {
   logger: Logger;
   registry: Registry;
+  /**
+   * The shared service token (at least 32 characters): a call to any added
+   * service without it, or with another, is refused UNAUTHENTICATED before its
+   * handler runs. The health service stays open (docs/decisions/0183).
+   */
+  serviceToken: string;
 };
 
 const SERVER_OPTIONS: grpc.ServerOptions = {
@@ -39,8 +46,10 @@ export class GrpcServer {
   private readonly log: Logger;
   private readonly duration: Histogram<"method" | "code">;
   private readonly services: string[] = [];
+  private readonly token: ServiceTokenCheck;
 
   constructor(options: GrpcServerOptions) {
+    this.token = new ServiceTokenCheck(options.serviceToken);
     this.log = options.logger.child({ component: "grpc" });
     this.duration = new Histogram({
       name: "grpc_server_handling_seconds",
@@ -149,8 +158,18 @@ export class GrpcServer {
     else this.log.error({ ...fields, err }, "rpc failed");
   }
 
+  /** Refuses a call without the right service token; true when refused (the handler must not run). */
+  private refused(path: string, call: { metadata: grpc.Metadata; getPeer(): string }): boolean {
+    if (this.token.accepts(call.metadata)) return false;
+    this.duration.observe({ method: path, code: statusName(grpc.status.UNAUTHENTICATED) }, 0);
+    // Never the presented value: it may be a real token of another environment.
+    this.log.warn({ rpc: path, code: "UNAUTHENTICATED", peer: call.getPeer() }, "rpc refused: missing or wrong service token");
+    return true;
+  }
+
   private wrapUnary(path: string, fn: UnaryMethod<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> {
     return (call, callback) => {
+      if (this.refused(path, call)) return callback(unauthenticatedStatus());
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
       const span = startServerSpan(path, call.metadata, ctx.requestId);
@@ -173,6 +192,10 @@ export class GrpcServer {
 
   private wrapServerStream(path: string, fn: ServerStreamMethod<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> {
     return (call) => {
+      if (this.refused(path, call)) {
+        call.emit("error", unauthenticatedStatus());
+        return;
+      }
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
       const span = startServerSpan(path, call.metadata, ctx.requestId);
@@ -210,6 +233,10 @@ export class GrpcServer {
 
   private wrapClientStream(path: string, fn: ClientStreamMethod<unknown, unknown>): grpc.handleClientStreamingCall<unknown, unknown> {
     return (call, callback) => {
+      if (this.refused(path, call)) {
+        call.on("error", () => undefined);
+        return callback(unauthenticatedStatus());
+      }
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
       const span = startServerSpan(path, call.metadata, ctx.requestId);

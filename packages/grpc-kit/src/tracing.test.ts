@@ -7,13 +7,14 @@ import { createClient, GrpcServer, type Client } from "./index.js";
 import { echoContract } from "./testdata/echo.js";
 
 let recorder: Awaited<ReturnType<typeof recordSpans>>;
+const TOKEN = "tracing-test-service-token-0123456789abcdef";
 let server: GrpcServer;
 let client: Client<typeof echoContract>;
 
 beforeAll(async () => {
   recorder = await recordSpans("echo");
   const registry = createRegistry("test");
-  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry });
+  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry, serviceToken: TOKEN });
   server.add(echoContract, {
     async Say(req, ctx) {
       // Work inside the handler is a child of the server span.
@@ -33,7 +34,7 @@ beforeAll(async () => {
     },
   });
   const port = await server.listen("127.0.0.1", 0);
-  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", registry });
+  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", registry, serviceToken: TOKEN });
 });
 
 afterAll(async () => {

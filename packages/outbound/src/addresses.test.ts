@@ -10,7 +10,20 @@ describe("isPrivateAddress", () => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "11.0.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("allows %s", (ip) => {
+  it.each([
+    ["::/96 (IPv4-compatible)", "::7f00:1"],
+    ["::/96 (IPv4-compatible, dotted)", "::10.0.0.1"],
+    ["2002::/16 (6to4)", "2002:7f00:1::1"],
+    ["2002::/16 (6to4 of a public address)", "2002:808:808::1"],
+    ["2001::/32 (Teredo)", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+    ["64:ff9b:1::/48 (local-use NAT64)", "64:ff9b:1::a00:1"],
+    ["fec0::/10 (site-local)", "fec0::1"],
+    ["fec0::/10 (site-local, top)", "feff:ffff::1"],
+  ])("refuses the tunnelling and deprecated IPv6 range %s: %s", (_range, ip) => {
+    expect(isPrivateAddress(ip)).toBe(true);
+  });
+
+  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "11.0.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2001:4860:4860::8888", "2003::1", "64:ff9b::808:808"])("allows %s", (ip) => {
     expect(isPrivateAddress(ip)).toBe(false);
   });
 

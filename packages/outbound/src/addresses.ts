@@ -21,12 +21,15 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, "ipv4");
 }
 for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d
+  ["64:ff9b:1::", 48], // local-use NAT64 (RFC 8215): translates to private IPv4 networks
   ["100::", 64], // discard
+  ["2001::", 32], // Teredo: tunnels to an IPv4 address the prefix hides
   ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: embeds any IPv4 address, private ones included
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated, still routed inside some networks)
   ["ff00::", 8], // multicast
 ] as const) {
   blocked.addSubnet(net, prefix, "ipv6");

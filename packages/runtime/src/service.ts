@@ -49,7 +49,8 @@ export type CommonEnv = {
   NATS_NAMESPACE: string;
 };
 
-export type GrpcEnv = CommonEnv & { GRPC_HOST: string; GRPC_PORT: number };
+/** `SERVICE_TOKEN`: the shared token every call to this server must carry (docs/decisions/0183). */
+export type GrpcEnv = CommonEnv & { GRPC_HOST: string; GRPC_PORT: number; SERVICE_TOKEN: string };
 
 /** What a Prisma client offers that the runtime needs. */
 export type PrismaLike<Tx extends SqlExecutor> = SqlExecutor & {
@@ -191,8 +192,9 @@ export async function runGrpcService<Tx extends SqlExecutor, P extends PrismaLik
   options: { env: GrpcEnv; serviceNames: string[]; register: (server: GrpcServer) => Promise<void> | void },
 ): Promise<GrpcServer> {
   const { logger, registry, shutdown } = infra;
-  const server = new GrpcServer({ logger, registry });
+  let server: GrpcServer;
   try {
+    server = new GrpcServer({ logger, registry, serviceToken: options.env.SERVICE_TOKEN });
     await options.register(server);
     const port = await server.listen(options.env.GRPC_HOST, options.env.GRPC_PORT);
     logger.info({ port }, "gRPC server listening");

@@ -48,10 +48,21 @@ export function parseKeyring(value: string): Keyring {
   return { currentId: entries[0]!.slice(0, entries[0]!.indexOf(":")), keys };
 }
 
-/** Does the keyring contain the development key (by material, whatever its id)? */
+/**
+ * Key material the project has published: the development key, and the example
+ * keys docker-compose.yml and deploy/base/config.yaml carried before
+ * docs/decisions/0182. Anyone can read them, so production refuses them all.
+ */
+const SHIPPED_KEY_MATERIAL = [
+  DEV_ENCRYPTION_KEYS.slice("dev:".length),
+  "Z94FChHbeVQ6pzIi874kNfxL8vIeVAWCYazZZhiYMfY=",
+  "dKGyJh6JNudI0Ii+dFSU3RedBqAH9Vgw91KOTkdNnmI=",
+  "CRy1nUeDXnGD0MqanhcQ6B5xTs0R5Fu3mpJgLio0K7w=",
+].map((m) => Buffer.from(m, "base64"));
+
+/** Does the keyring contain a key the project ships (by material, whatever its id)? */
 export function usesDevelopmentKey(keyring: Keyring): boolean {
-  const dev = parseKeyring(DEV_ENCRYPTION_KEYS).keys.get("dev")!;
-  return [...keyring.keys.values()].some((k) => k.equals(dev));
+  return [...keyring.keys.values()].some((k) => SHIPPED_KEY_MATERIAL.some((shipped) => k.equals(shipped)));
 }
 
 /**
@@ -61,7 +72,9 @@ export function usesDevelopmentKey(keyring: Keyring): boolean {
 export function keyringProblem(value: string, production: boolean): string | null {
   try {
     const keyring = parseKeyring(value);
-    return production && usesDevelopmentKey(keyring) ? "must be set in production (the development key is refused)" : null;
+    return production && usesDevelopmentKey(keyring)
+      ? "must be set in production (the development key and the example keys shipped with the project are refused; scripts/gen-secrets.sh prints new ones)"
+      : null;
   } catch (err) {
     if (err instanceof KeyringError) return err.message;
     throw err;

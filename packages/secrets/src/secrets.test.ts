@@ -37,6 +37,10 @@ describe("keyring", () => {
     expect(usesDevelopmentKey(parseKeyring(DEV_ENCRYPTION_KEYS))).toBe(true);
     expect(usesDevelopmentKey(parseKeyring(`${K1},${DEV_ENCRYPTION_KEYS.replace("dev:", "other:")}`))).toBe(true);
     expect(usesDevelopmentKey(parseKeyring(K1))).toBe(false);
+    // The example keys docker-compose.yml and the Kubernetes Secret once carried (decision 0182).
+    expect(usesDevelopmentKey(parseKeyring(`${K1},compose:Z94FChHbeVQ6pzIi874kNfxL8vIeVAWCYazZZhiYMfY=`))).toBe(true);
+    expect(usesDevelopmentKey(parseKeyring("m:dKGyJh6JNudI0Ii+dFSU3RedBqAH9Vgw91KOTkdNnmI="))).toBe(true);
+    expect(usesDevelopmentKey(parseKeyring("k1:CRy1nUeDXnGD0MqanhcQ6B5xTs0R5Fu3mpJgLio0K7w="))).toBe(true);
   });
 });
 

@@ -59,6 +59,8 @@ export type Stack = {
   edgeUrl: string;
   admin: { email: string; password: string };
   jwtSecret: string;
+  /** Every process's SERVICE_TOKEN: a gRPC client of a stack service passes it as `serviceToken`. */
+  serviceToken: string;
   /** The edges' WIDGET_JWT_SECRET (chat widget tokens). */
   widgetJwtSecret: string;
   address(service: GrpcServiceName): string;
@@ -109,6 +111,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const admin = { email: `admin-${runId}@example.com`, password: `admin-password-${runId}` };
   const jwtSecret = randomBytes(32).toString("hex");
   const widgetJwtSecret = randomBytes(32).toString("hex");
+  // A fresh token per run: every service and the edge get it, so calls between them are
+  // authenticated exactly as in production (docs/decisions/0183).
+  const serviceToken = randomBytes(32).toString("hex");
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
 
   const ports = new Map<string, number>();
@@ -126,6 +131,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     NATS_NAMESPACE: namespace,
     SHUTDOWN_TIMEOUT_MS: "5000",
     OUTBOX_POLL_MS: "100",
+    SERVICE_TOKEN: serviceToken,
   };
   const processes = new Map<ServiceName, ServiceProcess>();
   const entry = (service: ServiceName) => {
@@ -206,6 +212,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     edgeUrl,
     admin,
     jwtSecret,
+    serviceToken,
     widgetJwtSecret,
     redisPrefix: namespace,
     edgeUrlOf,

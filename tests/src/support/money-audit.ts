@@ -93,7 +93,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   const captured = holds.reduce((sum, h) => sum + BigInt(h.captured_units ?? "0"), 0n);
   if (captured !== charged) problems.push(`final charges ${charged} != captured ${captured}`);
 
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000 });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
   try {
     for (const tenantId of tenantIds) {
       const check = await ledger.CheckInvariant({ tenant_id: tenantId });

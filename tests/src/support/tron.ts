@@ -76,7 +76,7 @@ export async function balance(stack: Stack, c: LeaseCustomer): Promise<{ availab
 
 /** The ledger's own reconciliation over every tenant (credits − captured = available + held, journal balanced). */
 export async function ledgerInvariant(stack: Stack): Promise<{ ok: boolean; detail: unknown }> {
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 30_000 });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 30_000, serviceToken: stack.serviceToken });
   try {
     const res = await ledger.CheckInvariant({ tenant_id: "" });
     return { ok: res.ok, detail: res };

@@ -43,6 +43,7 @@ export async function startLedgerProcess(env: Record<string, string> = {}): Prom
   const namespace = `tledger${run}`;
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
+  const serviceToken = randomBytes(32).toString("hex");
   const proc = new ServiceProcess("ledger", ENTRY, {
     PATH: process.env.PATH ?? "",
     NODE_ENV: "test",
@@ -55,12 +56,13 @@ export async function startLedgerProcess(env: Record<string, string> = {}): Prom
     NATS_NAMESPACE: namespace,
     OUTBOX_POLL_MS: "100",
     SHUTDOWN_TIMEOUT_MS: "5000",
+    SERVICE_TOKEN: serviceToken,
     ...env,
   });
   proc.start();
   let nc: NatsConnection | undefined;
   let db: LedgerDatabase | undefined;
-  const client = createClient(ledgerV1, address, { deadlineMs: 15_000 });
+  const client = createClient(ledgerV1, address, { deadlineMs: 15_000, serviceToken });
   const close = async () => {
     client.close();
     await proc.stop();

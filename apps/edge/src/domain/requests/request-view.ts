@@ -29,7 +29,7 @@ export async function getRequestView({
   usageJson: (record: managedAi.UsageRecord__Output) => Record<string, unknown>;
 }): Promise<RequestView> {
   const [res, usage] = await Promise.all([
-    ctx.services.jobs.ListAuditEvents({ request_id: input.requestId, limit: 200 }),
+    ctx.services.jobs.ListAuditEvents({ tenant_id: input.tenantId, request_id: input.requestId, limit: 200 }),
     ctx.services.managedAi.GetUsage({ id: input.requestId, tenant_id: input.tenantId }).catch((err: unknown) => {
       if (isAppError(err) && (err.code === "not_found" || err.code === "invalid_request")) return null;
       throw err;

@@ -6,6 +6,7 @@ export const ListAuditEventsInput = z.object({
   type: z.string().max(128).default(""),
   request_id: z.string().max(128).default(""),
   limit: z.number().int().min(0).max(500).default(100),
+  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "is required: 1-128 of A-Z a-z 0-9 _ -"),
 });
 export type ListAuditEventsInput = z.input<typeof ListAuditEventsInput>;
 
@@ -19,11 +20,18 @@ export type AuditEventView = {
   recordedAt: Date;
 };
 
-/** Newest first; `type` and `request_id` filter when not empty; limit 0 means 100. */
+/**
+ * One tenant's events (those whose data names it as `tenant_id`), newest first;
+ * `type` and `request_id` filter when not empty; limit 0 means 100.
+ */
 export async function listAuditEvents({ ctx, input }: { ctx: JobsContext; input: ListAuditEventsInput }): Promise<AuditEventView[]> {
   const q = parseInput(ListAuditEventsInput, input);
   return ctx.prisma.auditEvent.findMany({
-    where: { ...(q.type ? { type: q.type } : {}), ...(q.request_id ? { requestId: q.request_id } : {}) },
+    where: {
+      data: { path: ["tenant_id"], equals: q.tenant_id },
+      ...(q.type ? { type: q.type } : {}),
+      ...(q.request_id ? { requestId: q.request_id } : {}),
+    },
     orderBy: [{ occurredAt: "desc" }, { eventId: "desc" }],
     take: q.limit || 100,
   });

@@ -4,24 +4,35 @@ import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";
 
-export const ListUsageInput = z.object({ tenant_id: z.union([z.literal(""), ResourceId]).default(""), limit: z.number().int().min(0).max(200).default(100) });
+export const ListUsageInput = z
+  .object({
+    tenant_id: z.union([z.literal(""), ResourceId]).default(""),
+    limit: z.number().int().min(0).max(200).default(100),
+    all_tenants: z.boolean().default(false),
+  })
+  .refine((q) => q.all_tenants || q.tenant_id !== "", { path: ["tenant_id"], message: "is required (all_tenants asks for the operators' view of every tenant)" })
+  .refine((q) => !(q.all_tenants && q.tenant_id !== ""), { path: ["all_tenants"], message: "cannot be combined with a tenant_id" });
 
-/** Newest first: one tenant's (customers, latest 100) or everyone's (operators, latest 200). */
+/**
+ * Newest first: one tenant's (customers, latest 100) or, asked for explicitly
+ * with `all_tenants` (the edge's /ops routes), everyone's (operators, latest 200).
+ * An empty tenant id alone is refused: it never means "every tenant".
+ */
 export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<UsageRecord[]> {
   const q = parseInput(ListUsageInput, input);
   return ctx.prisma.usageRecord.findMany({
-    where: q.tenant_id ? { tenantId: q.tenant_id } : {},
+    where: q.all_tenants ? {} : { tenantId: q.tenant_id },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: q.limit || 100,
   });
 }
 
-export const GetUsageInput = z.object({ id: ResourceId, tenant_id: z.union([z.literal(""), ResourceId]).default("") });
+export const GetUsageInput = z.object({ id: ResourceId, tenant_id: ResourceId });
 
-/** One record; another tenant's is as absent as one that does not exist. */
+/** One record of the tenant (required); another tenant's is as absent as one that does not exist. */
 export async function getUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof GetUsageInput> }): Promise<UsageRecord> {
   const q = parseInput(GetUsageInput, input);
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
-  if (!row || (q.tenant_id && row.tenantId !== q.tenant_id)) throw new AppError("not_found", "No such request.");
+  if (!row || row.tenantId !== q.tenant_id) throw new AppError("not_found", "No such request.");
   return row;
 }
