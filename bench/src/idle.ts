@@ -13,11 +13,15 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
 Starts the stack as the benchmark does, then measures the CPU of every process
 (ms per second) while idle and while paced at IDLE_RATES requests per second
 (default "0,10,50"; one connection, metered JSON). Prints the figures, writes no file.
-Environment: IDLE_SECONDS (default 10), IDLE_RATES, BENCH_ENV, SERVICE_NODE_ARGS.`);
+Environment: IDLE_SECONDS (default 10), IDLE_RATES, BENCH_ENV, SERVICE_NODE_ARGS,
+IDLE_SEED_RECORDS (default 0): before measuring, write that many settled usage records
+(history, settled before the reconciler's checkpoint) and a tenth as many tenants with
+ledger accounts, so that idle work that grows with the tables shows.`);
   process.exit(0);
 }
 
 const seconds = Number(process.env.IDLE_SECONDS ?? 10);
+const seedRecords = Number(process.env.IDLE_SEED_RECORDS ?? 0);
 const rates = (process.env.IDLE_RATES ?? "0,10,50").split(",").map(Number);
 const mock = await startMock("k");
 const gateway = await startGateway(mock.url, "k");
@@ -32,6 +36,24 @@ const perSecond = (a: CpuSample, b: CpuSample, ms: number) => [...a].map(([name,
 
 try {
   for (let i = 0; i < 50; i++) await request(); // warm up every path once
+  if (seedRecords > 0) {
+    const tenants = Math.max(1, Math.floor(seedRecords / 10));
+    const [template] = await gateway.stack.sql<Record<string, unknown>>("managed-ai", "SELECT * FROM usage_records WHERE status = 'completed' LIMIT 1");
+    if (!template) throw new Error("no completed record to copy");
+    await gateway.stack.sql("edge", "INSERT INTO tenants (id, name) SELECT 'ten_seed' || g, 'seed ' || g FROM generate_series(1, $1::int) g", [tenants]);
+    await gateway.stack.sql("ledger", "INSERT INTO accounts (tenant_id, available) SELECT 'ten_seed' || g, 1000000 FROM generate_series(1, $1::int) g", [tenants]);
+    await gateway.stack.sql(
+      "managed-ai",
+      `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
+         input_tokens_bound, output_tokens_cap, reserved_units, final_units, usage_json, hold_id, hold_expires_at, settled_at, refunded_units, created_at, updated_at)
+       SELECT 'req_seed' || g, 'ten_seed' || (1 + g % $2::int), $3, $4, $5, $6, $7, 0, 'completed', false, 100, 100, 10, 7, '{}', 'hold_seed' || g,
+              timestamp '2020-01-01', timestamp '2020-01-01', 3, timestamp '2020-01-01', timestamp '2020-01-01'
+       FROM generate_series(1, $1::int) g`,
+      [seedRecords, tenants, template.api_key_id, template.service_alias, template.model_alias, template.price_id, template.upstream_id],
+    );
+    for (const service of ["edge", "ledger", "managed-ai"] as const) await gateway.stack.sql(service, "ANALYZE");
+    console.log(`seeded ${seedRecords} usage records and ${tenants} tenants`);
+  }
   await gateway.snapshotBackends();
   for (const rate of rates) {
     await new Promise((r) => setTimeout(r, 2_000));
