@@ -2,6 +2,7 @@ import { StrictMode, useEffect, useState, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import { api, type Me } from "./client.js";
 import { Files } from "./pages/files.js";
+import { Inbox } from "./pages/inbox.js";
 import { Instances } from "./pages/instances.js";
 import { Jobs } from "./pages/jobs.js";
 import { Keys } from "./pages/keys.js";
@@ -21,6 +22,7 @@ type Page = { path: string; title: string; operator?: boolean; render: (me: Me, 
 
 const PAGES: Page[] = [
   { path: "overview", title: "Overview", render: (me) => <Overview me={me} /> },
+  { path: "inbox", title: "Inbox", render: () => <Inbox /> },
   { path: "keys", title: "API keys", render: () => <Keys /> },
   { path: "instances", title: "Instances", render: () => <Instances /> },
   { path: "prices", title: "Prices", render: () => <Prices /> },

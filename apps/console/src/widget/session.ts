@@ -111,8 +111,8 @@ export class WidgetSession {
     this.grant = grant;
     this.save();
     clearTimeout(this.refreshTimer);
-    // A minute before expiry (tokens live at most 15 minutes), never sooner than 5 s.
-    const inMs = Math.max(5, grant.expires_in - 60) * 1000;
+    // A minute before expiry (tokens live 30 s to 15 minutes); halfway for short ones.
+    const inMs = (grant.expires_in > 120 ? grant.expires_in - 60 : Math.max(5, grant.expires_in / 2)) * 1000;
     this.refreshTimer = setTimeout(() => void this.renew(), inMs);
   }
 
