@@ -37,6 +37,7 @@ import { getFileDownload } from "./v1/files/download.js";
 import { getFileShare } from "./v1/files/share.js";
 import { getFileList } from "./v1/files/list.js";
 import { postPushSend } from "./v1/push/send.js";
+import { listPushMessages } from "./console/push/push-messages.js";
 import { getSocialOpsInbox, getSocialOpsMessages, getSocialOpsThreads, postSocialOpsReply, postSocialOpsWebhook } from "./v1/socialops/socialops.js";
 import { deleteConnectedAccount, getConnectedAccounts, postConnectedAccount } from "./console/connected-accounts.js";
 import { postEmbeddings } from "./v1/ai/embeddings.js";
@@ -106,6 +107,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   getFileDownload,
   getFileShare,
   postPushSend,
+  listPushMessages,
   postSocialOpsWebhook,
   getSocialOpsInbox,
   getSocialOpsThreads,
