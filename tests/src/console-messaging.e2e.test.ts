@@ -5,6 +5,7 @@
 // visitor writes, the customer sees it arrive in the console inbox without reloading and
 // replies, the visitor sees the reply, reloads, and keeps the conversation. The inbox also
 // shows a SocialOps thread with its replies' delivery states and a hub conversation.
+// The push page sends test messages (402, 207, 200, 502 per target) and shows the log.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
@@ -15,6 +16,7 @@ import { launchBrowser, openPage, screenshot } from "./support/browser.js";
 let stack: Stack;
 let browser: Browser;
 let receiver: CallbackReceiver;
+let refusing: CallbackReceiver;
 let shop: Server;
 let shopUrl = "";
 let tenant: Awaited<ReturnType<typeof newTenant>>;
@@ -22,7 +24,7 @@ let apiKey = "";
 const sessionCalls: { visitor_id: string }[] = [];
 const pageErrors: string[] = [];
 
-const SCOPES = ["bot:session:create", "bot:send", "bot:events:read", "socialops:read", "socialops:write", "conversation:read", "conversation:write"];
+const SCOPES = ["push:send", "bot:session:create", "bot:send", "bot:events:read", "socialops:read", "socialops:write", "conversation:read", "conversation:write"];
 
 /** The customer's own site: a page that embeds the widget, and the server side that opens widget sessions. */
 async function startShop(edgeUrl: string): Promise<{ server: Server; url: string }> {
@@ -60,6 +62,7 @@ async function startShop(edgeUrl: string): Promise<{ server: Server; url: string
 
 beforeAll(async () => {
   receiver = await startCallbackReceiver((_n, body) => (body.includes("cannot be delivered") ? 500 : 200));
+  refusing = await startCallbackReceiver(() => 500);
   stack = await startStack({
     readyTimeoutMs: 150_000,
     services: ["ledger", "managed-ai", "messaging", "files"],
@@ -87,6 +90,19 @@ beforeAll(async () => {
     body: { subject: "Invoice address change", participants: [{ kind: "external", external_id: "crm-4711", display_name: "Linus (CRM)" }] },
   });
   expect(conversation.status).toBe(201);
+  const pushTargets: Record<string, unknown[]> = {
+    alerts: [
+      { id: "ok-hook", type: "webhook", url: receiver.url, secret: "push-secret-0123456789" },
+      { id: "bad-hook", type: "webhook", url: refusing.url },
+      { id: "tg", type: "telegram", bot_token: "123:abc", chat_id: 42, enabled: false },
+    ],
+    pager: [{ id: "pager-hook", type: "webhook", url: receiver.url }],
+    legacy: [{ id: "old-hook", type: "webhook", url: refusing.url }],
+  };
+  for (const [alias, targets] of Object.entries(pushTargets)) {
+    const put = await call(stack.edgeUrl, "POST", "/console/services", { token: tenant.token, body: { service_id: "webhook-push", alias, status: "active", config: { targets } } });
+    expect(put.status).toBe(201);
+  }
   ({ server: shop, url: shopUrl } = await startShop(stack.edgeUrl));
   browser = await launchBrowser();
 }, 240_000);
@@ -95,6 +111,7 @@ afterAll(async () => {
   await new Promise((r) => (shop ? shop.close(r) : r(undefined)));
   await stack?.shutdown();
   await receiver?.close();
+  await refusing?.close();
 });
 
 async function signInToInbox(page: Page) {
@@ -231,9 +248,74 @@ describe("the chat widget and the inbox", () => {
     await expect.poll(() => agent.getByTestId("inbox-item").count()).toBe(0);
   });
 
-  it("raised no script errors in any page", async () => {
+  it("the push page lists targets, sends test messages with each outcome per target, and shows the delivery log", async () => {
     await visitor.context().close();
     await agent.context().close();
+    const page = await openPage(browser, pageErrors);
+    await page.goto(`${stack.edgeUrl}/app/`);
+    await page.getByLabel("Email", { exact: true }).fill(tenant.email);
+    await page.getByLabel("Password", { exact: true }).fill(tenant.password);
+    await page.getByRole("button", { name: "Sign in" }).last().click();
+    await page.locator("main h1", { hasText: "Overview" }).waitFor();
+    await page.goto(`${stack.edgeUrl}/app/#/push`);
+    await page.getByLabel("Push instance").selectOption("alerts");
+    await page.locator("td code", { hasText: "bad-hook" }).waitFor();
+    expect(await page.locator("tr", { hasText: "tg" }).textContent()).toContain("no (not sent to)");
+    expect(await page.locator("tr", { hasText: "ok-hook" }).textContent()).toContain("signed ([redacted])");
+    await page.getByLabel("API key", { exact: true }).fill(apiKey);
+    await page.getByRole("button", { name: "Use this key" }).click();
+
+    const send = async (expected: RegExp) => {
+      await page.getByRole("button", { name: "Send test message" }).click();
+      await expect.poll(() => page.getByTestId("push-outcome").textContent().catch(() => ""), { timeout: 15_000 }).toMatch(expected);
+    };
+    // No balance yet: 402, nothing sent.
+    await send(/^HTTP 402: the balance does not cover it; nothing sent/);
+    expect(refusing.received).toHaveLength(0);
+    const credit = await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, {
+      token: (await call<{ token: string }>(stack.edgeUrl, "POST", "/auth/login", { body: stack.admin })).body.token,
+      body: { units: 1000, reason: "push e2e" },
+    });
+    expect(credit.status).toBe(201);
+
+    await send(/^HTTP 207: delivered to some targets; charged for those only · charged \$0\.0001/);
+    const outcome = page.getByTestId("push-outcome");
+    expect(await outcome.locator("tr", { hasText: "ok-hook" }).textContent()).toMatch(/delivered\s*200/);
+    expect(await outcome.locator("tr", { hasText: "bad-hook" }).textContent()).toMatch(/failed\s*500\s*http_500/);
+    expect(await outcome.locator("tr", { hasText: "tg" }).count()).toBe(0);
+    const partialId = (await outcome.locator("p code").textContent())!;
+    await page.getByRole("button", { name: "Refresh" }).click();
+    const logged = page.locator("tr", { hasText: partialId });
+    await logged.waitFor();
+    expect(await logged.locator(".badge").textContent()).toBe("partial");
+    expect(await logged.textContent()).toMatch(/ok-hook \(webhook\): delivered, HTTP 200.*bad-hook \(webhook\): failed, HTTP 500, http_500/);
+    await screenshot(page, "push");
+
+    await page.getByLabel("Push instance").selectOption("pager");
+    await send(/^HTTP 200: delivered to every enabled target/);
+    await page.getByLabel("Push instance").selectOption("legacy");
+    await send(/^HTTP 502: no target accepted it; nothing charged/);
+    expect(await page.getByTestId("push-outcome").locator("tr", { hasText: "old-hook" }).textContent()).toMatch(/failed\s*500/);
+
+    // The log is the API's: newest first, per target.
+    const log = await call<{ data: { id: string; status: string; charged_units: number; deliveries: { target_id: string; ok: boolean | null }[] }[] }>(
+      stack.edgeUrl,
+      "GET",
+      "/console/services/webhook-push/alerts/messages",
+      { token: tenant.token },
+    );
+    expect(log.status).toBe(200);
+    expect(log.body.data).toHaveLength(1);
+    expect(log.body.data[0]).toMatchObject({ id: partialId, status: "partial", charged_units: 1, deliveries: [{ target_id: "ok-hook", ok: true }, { target_id: "bad-hook", ok: false }] });
+    const after = await call<{ data: unknown[] }>(stack.edgeUrl, "GET", `/console/services/webhook-push/alerts/messages?before=${partialId}`, { token: tenant.token });
+    expect(after.body.data).toEqual([]);
+    expect((await call(stack.edgeUrl, "GET", "/console/services/webhook-push/alerts/messages?before=push_unknown", { token: tenant.token })).status).toBe(400);
+    const other = await newTenant(stack.edgeUrl, "stranger");
+    expect((await call(stack.edgeUrl, "GET", "/console/services/webhook-push/alerts/messages", { token: other.token })).status).toBe(404);
+    await page.context().close();
+  });
+
+  it("raised no script errors in any page", async () => {
     expect(pageErrors).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import { Tenants } from "./pages/ops-tenants.js";
 import { Upstreams } from "./pages/ops-upstreams.js";
 import { Overview } from "./pages/overview.js";
 import { Prices } from "./pages/prices.js";
+import { Push } from "./pages/push.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Usage } from "./pages/usage.js";
 import { ErrorBox } from "./ui.js";
@@ -23,6 +24,7 @@ type Page = { path: string; title: string; operator?: boolean; render: (me: Me, 
 const PAGES: Page[] = [
   { path: "overview", title: "Overview", render: (me) => <Overview me={me} /> },
   { path: "inbox", title: "Inbox", render: () => <Inbox /> },
+  { path: "push", title: "Push", render: () => <Push /> },
   { path: "keys", title: "API keys", render: () => <Keys /> },
   { path: "instances", title: "Instances", render: () => <Instances /> },
   { path: "prices", title: "Prices", render: () => <Prices /> },
