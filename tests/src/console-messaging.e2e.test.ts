@@ -5,7 +5,8 @@
 // visitor writes, the customer sees it arrive in the console inbox without reloading and
 // replies, the visitor sees the reply, reloads, and keeps the conversation. The inbox also
 // shows a SocialOps thread with its replies' delivery states and a hub conversation.
-// The push page sends test messages (402, 207, 200, 502 per target) and shows the log.
+// The push page sends test messages (402, 207, 200, 502 per target) and shows the log;
+// the conversations page manages participants, channels, widget sessions and webhooks.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
@@ -24,7 +25,7 @@ let apiKey = "";
 const sessionCalls: { visitor_id: string }[] = [];
 const pageErrors: string[] = [];
 
-const SCOPES = ["push:send", "bot:session:create", "bot:send", "bot:events:read", "socialops:read", "socialops:write", "conversation:read", "conversation:write"];
+const SCOPES = ["conversation:events:write", "push:send", "bot:session:create", "bot:send", "bot:events:read", "socialops:read", "socialops:write", "conversation:read", "conversation:write"];
 
 /** The customer's own site: a page that embeds the widget, and the server side that opens widget sessions. */
 async function startShop(edgeUrl: string): Promise<{ server: Server; url: string }> {
@@ -312,6 +313,84 @@ describe("the chat widget and the inbox", () => {
     expect((await call(stack.edgeUrl, "GET", "/console/services/webhook-push/alerts/messages?before=push_unknown", { token: tenant.token })).status).toBe(400);
     const other = await newTenant(stack.edgeUrl, "stranger");
     expect((await call(stack.edgeUrl, "GET", "/console/services/webhook-push/alerts/messages", { token: other.token })).status).toBe(404);
+    await page.context().close();
+  });
+
+  it("the conversations page changes participants and channels, opens a widget session, and registers, replays and revokes a webhook", async () => {
+    const page = await openPage(browser, pageErrors);
+    await page.goto(`${stack.edgeUrl}/app/`);
+    await page.getByLabel("Email", { exact: true }).fill(tenant.email);
+    await page.getByLabel("Password", { exact: true }).fill(tenant.password);
+    await page.getByRole("button", { name: "Sign in" }).last().click();
+    await page.locator("main h1", { hasText: "Overview" }).waitFor();
+    await page.goto(`${stack.edgeUrl}/app/#/conversations`);
+    await page.getByLabel("API key", { exact: true }).fill(apiKey);
+    await page.getByRole("button", { name: "Use this key" }).click();
+
+    // A webhook first, so the changes below are delivered to it.
+    const hooksBefore = receiver.received.length;
+    await page.getByLabel("Webhook URL", { exact: true }).fill(receiver.url.replace("/hooks/jobs", "/hooks/conversations"));
+    await page.getByLabel("Signing secret", { exact: true }).fill("conversation-hook-secret-01");
+    await page.getByRole("button", { name: "Register webhook" }).click();
+    await page.getByText("Registered. The secret is stored encrypted").waitFor();
+    const hookRow = page.locator("tr", { hasText: "/hooks/conversations" });
+    await hookRow.waitFor();
+    expect(await page.content()).not.toContain("conversation-hook-secret-01");
+
+    await page.locator("tr", { hasText: "Invoice address change" }).getByRole("button", { name: "Open" }).click();
+    await page.locator("h2", { hasText: "Conversation: Invoice address change" }).waitFor();
+    await page.getByLabel("Kind").selectOption("agent");
+    await page.getByLabel("External id", { exact: true }).fill("agent-sam");
+    await page.getByLabel("Display name", { exact: true }).fill("Sam Agent");
+    await page.getByRole("button", { name: "Add participant" }).click();
+    await page.locator("td", { hasText: "Sam Agent" }).waitFor();
+    await page.getByLabel("Role of crm-4711").selectOption("observer");
+    await page.getByLabel("Channel type").selectOption("external");
+    await page.getByLabel("Reference", { exact: true }).fill("crm:ticket:4711");
+    await page.getByRole("button", { name: "Attach channel" }).click();
+    await page.locator("td code", { hasText: "crm:ticket:4711" }).waitFor();
+    await page.getByLabel("Visitor id", { exact: true }).fill("walk-in-7");
+    await page.getByLabel("Visitor name", { exact: true }).fill("Walk-in Visitor");
+    await page.getByRole("button", { name: "Open widget session" }).click();
+    await page.getByText(/Session \S+ opened in chat chat_/).waitFor();
+    await page.locator("td", { hasText: "Walk-in Visitor" }).waitFor();
+    await page.getByRole("button", { name: "pending" }).click();
+    await page.locator(".muted", { hasText: /version \d+/ }).waitFor();
+    await page.locator("tr", { hasText: "Sam Agent" }).getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => page.locator("td", { hasText: "Sam Agent" }).count()).toBe(0);
+
+    const conversations = await call<{ data: { subject: string; status: string; participants: { external_id: string; role: string; kind: string }[]; channels: { type: string; ref: string }[] }[] }>(
+      stack.edgeUrl,
+      "GET",
+      "/v1/conversations/inbox",
+      { headers: { "x-api-key": apiKey } },
+    );
+    const conv = conversations.body.data.find((c) => c.subject === "Invoice address change")!;
+    expect(conv.status).toBe("pending");
+    expect(conv.participants.map((p) => [p.kind, p.external_id, p.role]).sort()).toEqual([
+      ["external", "crm-4711", "observer"],
+      ["visitor", "walk-in-7", "member"],
+    ]);
+    expect(conv.channels.map((c) => c.type).sort()).toEqual(["bot_chat", "external"]);
+
+    // Every change went to the webhook; the deliveries show it, a replay queues them again.
+    await expect.poll(() => receiver.received.length - hooksBefore, { timeout: 20_000 }).toBeGreaterThanOrEqual(6);
+    await hookRow.getByRole("button", { name: "Deliveries" }).click();
+    await page.locator(".subcard td", { hasText: "participant.removed" }).waitFor();
+    const refreshDeliveries = () => page.getByRole("button", { name: "refresh", exact: true }).click();
+    await expect.poll(async () => {
+      await refreshDeliveries();
+      return page.locator(".subcard .badge", { hasText: "delivered" }).count();
+    }, { timeout: 15_000 }).toBeGreaterThan(0);
+    await hookRow.getByRole("button", { name: "Replay" }).click();
+    await page.getByText(/events queued/).waitFor();
+    await expect.poll(async () => {
+      await refreshDeliveries();
+      return page.locator(".subcard tr", { hasText: /yes/ }).count();
+    }, { timeout: 15_000 }).toBeGreaterThan(0);
+    await screenshot(page, "conversations");
+    await hookRow.getByRole("button", { name: "Revoke" }).click();
+    await expect.poll(() => hookRow.locator(".badge").textContent()).toBe("revoked");
     await page.context().close();
   });
 

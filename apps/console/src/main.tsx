@@ -1,6 +1,7 @@
 import { StrictMode, useEffect, useState, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import { api, type Me } from "./client.js";
+import { Conversations } from "./pages/conversations.js";
 import { Files } from "./pages/files.js";
 import { Inbox } from "./pages/inbox.js";
 import { Instances } from "./pages/instances.js";
@@ -24,6 +25,7 @@ type Page = { path: string; title: string; operator?: boolean; render: (me: Me, 
 const PAGES: Page[] = [
   { path: "overview", title: "Overview", render: (me) => <Overview me={me} /> },
   { path: "inbox", title: "Inbox", render: () => <Inbox /> },
+  { path: "conversations", title: "Conversations", render: () => <Conversations /> },
   { path: "push", title: "Push", render: () => <Push /> },
   { path: "keys", title: "API keys", render: () => <Keys /> },
   { path: "instances", title: "Instances", render: () => <Instances /> },
