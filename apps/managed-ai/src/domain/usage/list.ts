@@ -4,13 +4,28 @@ import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";
 
-export const ListUsageInput = z.object({ tenant_id: z.union([z.literal(""), ResourceId]).default(""), limit: z.number().int().min(0).max(200).default(100) });
+export const ListUsageInput = z.object({
+  tenant_id: z.union([z.literal(""), ResourceId]).default(""),
+  limit: z.number().int().min(0).max(200).default(100),
+  before: z.union([z.literal(""), ResourceId]).default(""),
+});
 
-/** Newest first: one tenant's (customers, latest 100) or everyone's (operators, latest 200). */
+/**
+ * Newest first: one tenant's (customers) or everyone's (operators), a page at a time.
+ * `before` continues after a record of an earlier page (ties on created_at by id), so
+ * paging neither skips nor repeats; a `before` that is not one of the caller's records is 400.
+ */
 export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<UsageRecord[]> {
   const q = parseInput(ListUsageInput, input);
+  const scope = q.tenant_id ? { tenantId: q.tenant_id } : {};
+  let after = {};
+  if (q.before) {
+    const from = await ctx.prisma.usageRecord.findFirst({ where: { id: q.before, ...scope }, select: { id: true, createdAt: true } });
+    if (!from) throw new AppError("invalid_request", "before is not a request of this list.");
+    after = { OR: [{ createdAt: { lt: from.createdAt } }, { createdAt: from.createdAt, id: { lt: from.id } }] };
+  }
   return ctx.prisma.usageRecord.findMany({
-    where: q.tenant_id ? { tenantId: q.tenant_id } : {},
+    where: { ...scope, ...after },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: q.limit || 100,
   });
