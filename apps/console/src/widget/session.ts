@@ -21,6 +21,8 @@ export type SessionOptions = {
 /** Poll the feed this often at its head; a full page is followed at once. */
 export const POLL_MS = 2000;
 const PAGE = 100;
+/** After a failed start, try again this much later. */
+export const RETRY_MS = 10_000;
 
 const randomId = () => {
   const bytes = new Uint8Array(12);
@@ -54,7 +56,17 @@ export class WidgetSession {
     return id;
   }
 
+  /** Connects, and keeps trying every RETRY_MS while the page's server or the gateway cannot be reached. */
   async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch {
+      this.o.onState?.("offline");
+      if (!this.stopped) this.pollTimer = setTimeout(() => void this.start(), RETRY_MS);
+    }
+  }
+
+  private async connect(): Promise<void> {
     this.o.onState?.("connecting");
     const saved = this.load();
     if (saved?.refresh_token) {

@@ -120,9 +120,7 @@ function mount(script: HTMLScriptElement): void {
     );
   });
   if (script.dataset.open === "true" || window.sessionStorage.getItem(`gw-widget:${gateway}:open`)) toggle(true);
-  session.start().catch(() => {
-    status.textContent = "offline";
-  });
+  void session.start();
 }
 
 const current = document.currentScript;
