@@ -51,18 +51,28 @@ describe("the inbox's sources", () => {
     expect(inbox.items).toEqual([]);
   });
 
-  it("follows the feed from its head: the first call pages there silently, later calls return what arrived", async () => {
-    const page = (events: number[], next: string) => ok({ events: events.map((n) => ({ id: `e${n}`, cursor: String(n), type: "message.created", chat_id: "c", conversation_id: null, data: {}, created_at: "" })), next_cursor: next });
-    const full = Array.from({ length: 100 }, (_, i) => i + 1);
-    const { api, seen } = client({
-      "/v1/apps/bot/widget/events?limit=100": () => page(full, "100"),
-      "/v1/apps/bot/widget/events?limit=100&cursor=100": () => page([101], "101"),
-      "/v1/apps/bot/widget/events?limit=100&cursor=101": () => page([102], "102"),
-    });
-    const feed = new FeedFollower(api, auth);
+  it("finds the feed's head with a few probes, then returns what arrives after it", async () => {
+    let head = 1234;
+    const seen: string[] = [];
+    const fetchImpl = (async (url: string) => {
+      seen.push(url);
+      const q = new URL(url, "http://x").searchParams;
+      const after = Number(q.get("cursor") ?? "0");
+      const limit = Number(q.get("limit"));
+      const events = [];
+      for (let n = after + 1; n <= Math.min(head, after + limit); n++) events.push({ id: `e${n}`, cursor: String(n), type: "message.created", chat_id: "c", conversation_id: null, data: {}, created_at: "" });
+      return ok({ events, next_cursor: events.length ? events[events.length - 1]!.cursor : String(after) });
+    }) as unknown as typeof fetch;
+    const feed = new FeedFollower(new ApiClient("", store, fetchImpl), auth);
+    expect(await feed.head()).toBe(1234);
+    expect(seen.length).toBeLessThan(30);
+    seen.length = 0;
     expect(await feed.next()).toEqual({ events: [], more: false });
-    expect(seen).toHaveLength(2);
+    head = 1236;
     const next = await feed.next();
-    expect(next.events.map((e) => e.cursor)).toEqual(["102"]);
+    expect(next.events.map((e) => e.cursor)).toEqual(["1235", "1236"]);
+    expect(seen.at(-1)).toBe("/v1/apps/bot/widget/events?limit=100&cursor=1234");
+    const empty = new FeedFollower(client({ "/v1/apps/bot/widget/events?limit=1": () => ok({ events: [], next_cursor: "" }) }).api, auth);
+    expect(await empty.head()).toBe(0);
   });
 });

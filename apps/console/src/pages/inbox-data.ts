@@ -96,8 +96,10 @@ export async function chatMessages(api: ApiClient, auth: Auth, chatId: string): 
 
 /**
  * Follows the tenant's widget feed (every chat's messages, conversation channels included)
- * from its head: the first call pages to the head without showing anything, later calls
- * return what arrived. A full page is followed at once; at the head the caller waits.
+ * from its head. Positions are dense and become visible in order (decision 0121), so the
+ * head is found with a handful of one-event probes (doubling, then halving) instead of
+ * reading the whole feed; later calls return what arrived after it. A full page is
+ * followed at once; at the head the caller waits.
  */
 export class FeedFollower {
   private cursor: string | null = null;
@@ -107,16 +109,38 @@ export class FeedFollower {
     private readonly auth: Auth,
   ) {}
 
-  async next(): Promise<{ events: FeedEvent[]; more: boolean }> {
-    const first = this.cursor === null;
-    const collected: FeedEvent[] = [];
-    for (;;) {
-      const cursor = this.cursor ?? "";
-      const page = await this.api.data<{ events: FeedEvent[]; next_cursor: string }>("GET", `/v1/apps/bot/widget/events?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { auth: this.auth });
-      this.cursor = page.next_cursor;
-      if (!first) return { events: page.events, more: page.events.length === 100 };
-      collected.push(...page.events);
-      if (page.events.length < 100) return { events: [], more: false };
+  private page(cursor: string, limit: number) {
+    return this.api.data<{ events: FeedEvent[]; next_cursor: string }>("GET", `/v1/apps/bot/widget/events?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, {
+      auth: this.auth,
+    });
+  }
+
+  /** The position of the newest event (0 for an empty feed). */
+  async head(): Promise<number> {
+    const after = async (n: number) => (await this.page(n === 0 ? "" : String(n), 1)).events.length > 0;
+    if (!(await after(0))) return 0;
+    let lo = 0; // there are events after lo
+    let hi = 1;
+    while (await after(hi)) {
+      lo = hi;
+      hi *= 2;
     }
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await after(mid)) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+
+  async next(): Promise<{ events: FeedEvent[]; more: boolean }> {
+    if (this.cursor === null) {
+      const head = await this.head();
+      this.cursor = head === 0 ? "" : String(head);
+      return { events: [], more: false };
+    }
+    const page = await this.page(this.cursor, 100);
+    this.cursor = page.next_cursor;
+    return { events: page.events, more: page.events.length === 100 };
   }
 }
