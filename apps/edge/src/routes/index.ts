@@ -58,6 +58,7 @@ import {
   postWidgetSession,
 } from "./v1/conversations/conversations.js";
 import { deleteWebhook, getWebhookDeliveries, getWebhooks, postWebhook, postWebhookReplay } from "./v1/conversations/webhooks.js";
+import { getWidgetSessions } from "./v1/conversations/widget-sessions.js";
 import { getTronLease, getTronLeases, postTronLease, postTronQuote } from "./v1/tron/tron.js";
 
 /** Every route of the gateway; the OpenAPI document is built from this list. */
@@ -152,6 +153,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   deleteParticipant,
   postChannel,
   postWidgetSession,
+  getWidgetSessions,
   postTronQuote,
   postTronLease,
   getTronLeases,

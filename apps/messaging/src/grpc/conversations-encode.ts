@@ -56,6 +56,8 @@ export const encodeSession = (s: WidgetSession): messaging.WidgetSession => ({
   revoked: s.revokedAt !== null,
   created_at: iso(s.createdAt),
   conversation_id: s.conversationId ?? "",
+  revoked_at: s.revokedAt ? iso(s.revokedAt) : "",
+  revoked_reason: s.revokedReason ?? "",
 });
 
 export const encodeEvent = (e: FeedEventView): messaging.StreamEvent => ({
