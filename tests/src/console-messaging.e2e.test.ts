@@ -22,6 +22,7 @@ let shop: Server;
 let shopUrl = "";
 let tenant: Awaited<ReturnType<typeof newTenant>>;
 let apiKey = "";
+let conversationId = "";
 const sessionCalls: { visitor_id: string }[] = [];
 const pageErrors: string[] = [];
 
@@ -86,11 +87,12 @@ beforeAll(async () => {
     body: { event_id: "evt-1", thread_id: "ext-thread-1", subject: "Where is my parcel?", text: "It was due yesterday.", author: "grace@example.com" },
   });
   expect(inbound.status).toBe(202);
-  const conversation = await call(stack.edgeUrl, "POST", "/v1/conversations", {
+  const conversation = await call<{ data: { id: string } }>(stack.edgeUrl, "POST", "/v1/conversations", {
     headers: { "x-api-key": apiKey },
     body: { subject: "Invoice address change", participants: [{ kind: "external", external_id: "crm-4711", display_name: "Linus (CRM)" }] },
   });
   expect(conversation.status).toBe(201);
+  conversationId = conversation.body.data.id;
   const pushTargets: Record<string, unknown[]> = {
     alerts: [
       { id: "ok-hook", type: "webhook", url: receiver.url, secret: "push-secret-0123456789" },
@@ -353,7 +355,17 @@ describe("the chat widget and the inbox", () => {
     await page.getByLabel("Visitor name", { exact: true }).fill("Walk-in Visitor");
     await page.getByRole("button", { name: "Open widget session" }).click();
     await page.getByText(/Session \S+ opened in chat chat_/).waitFor();
-    await page.locator("td", { hasText: "Walk-in Visitor" }).waitFor();
+    await page.locator("td", { hasText: "Walk-in Visitor" }).first().waitFor();
+    const sessionRow = page.locator("tr", { hasText: "Walk-in Visitor" }).filter({ has: page.getByRole("button", { name: "End chat" }) });
+    expect(await sessionRow.locator(".badge").textContent()).toBe("live");
+    await sessionRow.getByRole("button", { name: "End chat" }).click();
+    const endedRow = page.locator("tr", { hasText: "chat_ended" });
+    await endedRow.waitFor();
+    expect(await endedRow.locator(".badge").textContent()).toBe("ended");
+    const sessions = await call<{ data: { visitor_id: string; status: string; ended_reason: string | null }[] }>(stack.edgeUrl, "GET", `/v1/conversations/${conversationId}/widget-sessions`, {
+      headers: { "x-api-key": apiKey },
+    });
+    expect(sessions.body.data.map((x) => [x.visitor_id, x.status, x.ended_reason])).toEqual([["walk-in-7", "ended", "chat_ended"]]);
     await page.getByRole("button", { name: "pending" }).click();
     await page.locator(".muted", { hasText: /version \d+/ }).waitFor();
     await page.locator("tr", { hasText: "Sam Agent" }).getByRole("button", { name: "Remove" }).click();

@@ -26,7 +26,7 @@ const ROLES = ["member", "owner", "observer"];
 
 export function Conversations() {
   return (
-    <KeyGate scopes="conversation:read and conversation:write (conversations), conversation:events:write (webhooks)">
+    <KeyGate scopes="conversation:read and conversation:write (conversations), conversation:events:write (webhooks), bot:send (ending a chat)">
       {(key) => <ConversationsView auth={{ kind: "apiKey", key }} />}
     </KeyGate>
   );
@@ -101,7 +101,9 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
   const [channel, setChannel] = useState({ type: "external", ref: "" });
   const [visitor, setVisitor] = useState({ visitor_id: "", display_name: "" });
   const base = `/v1/conversations/${id}`;
+  const [changes, setChanges] = useState(0);
   const changed = () => {
+    setChanges((n) => n + 1);
     conv.reload();
     onChanged();
   };
@@ -223,8 +225,9 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           <h3>Widget sessions</h3>
           <p className="small muted">
             A widget session in this conversation makes the visitor's chat a channel and the visitor a participant. Your site's server normally opens it; here you can open one
-            to hand a visitor a chat (the tokens stay out of this page).
+            to hand a visitor a chat (the tokens stay out of this page), or end a chat's sessions at once.
           </p>
+          <WidgetSessions key={`${id}:${changes}`} conversationId={id} auth={auth} onChanged={changed} />
           <ActionForm
             submit="Open widget session"
             onSubmit={async () => {
@@ -249,6 +252,49 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
         </>
       ) : null}
     </Card>
+  );
+}
+
+type WidgetSession = { id: string; chat_id: string; visitor_id: string; display_name: string | null; status: "live" | "ended"; ended_at: string | null; ended_reason: string | null; created_at: string };
+
+function WidgetSessions({ conversationId, auth, onChanged }: { conversationId: string; auth: Auth; onChanged: () => void }) {
+  const sessions = useLoad(() => api.data<WidgetSession[]>("GET", `/v1/conversations/${conversationId}/widget-sessions`, { auth }), [conversationId, auth.key]);
+  const [error, setError] = useState<unknown>(null);
+  const end = async (chatId: string) => {
+    setError(null);
+    try {
+      await api.data("POST", `/v1/apps/bot/chats/${encodeURIComponent(chatId)}/actions`, { auth, body: { action: "end" } });
+      sessions.reload();
+      onChanged();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <>
+      <ErrorBox error={sessions.error ?? error} />
+      <Table
+        rows={sessions.data ?? []}
+        rowKey={(s) => s.id}
+        empty="No widget sessions in this conversation."
+        columns={[
+          ["Visitor", (s) => s.display_name ?? s.visitor_id],
+          ["Chat", (s) => <code className="small">{s.chat_id}</code>],
+          ["Status", (s) => <Badge value={s.status} />],
+          ["Ended", (s) => (s.ended_at ? `${when(s.ended_at)} (${s.ended_reason ?? ""})` : "—")],
+          ["Opened", (s) => when(s.created_at)],
+          [
+            "",
+            (s) =>
+              s.status === "live" ? (
+                <button className="danger" onClick={() => void end(s.chat_id)}>
+                  End chat
+                </button>
+              ) : null,
+          ],
+        ]}
+      />
+    </>
   );
 }
 
