@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { describeError } from "../api.js";
 import { api } from "../client.js";
 import { when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, useLoad } from "../ui.js";
@@ -142,8 +143,8 @@ function InboxView({ auth }: { auth: Auth }) {
       >
         <ErrorBox error={inbox.error ?? feedError} />
         {(inbox.data?.problems ?? []).map((p) => (
-          <div key={p.source} className="notice small">
-            {p.source}: <ErrorBoxText error={p.error} />
+          <div key={p.source} className="notice small" role="status">
+            {p.source}: {describeError(p.error)}
           </div>
         ))}
         {items.length === 0 ? (
@@ -171,10 +172,6 @@ function InboxView({ auth }: { auth: Auth }) {
       {current ? <ThreadView key={current.key} item={current} auth={auth} incoming={incoming} onRead={read} onChanged={() => setTick((t) => t + 1)} /> : <Card title="Thread"><p className="muted">Choose a conversation.</p></Card>}
     </div>
   );
-}
-
-function ErrorBoxText({ error }: { error: unknown }) {
-  return <ErrorBox error={error} />;
 }
 
 function ThreadView({ item, auth, incoming, onRead, onChanged }: { item: Item; auth: Auth; incoming: ChatMessage[]; onRead: (chatId: string, at: string) => void; onChanged: () => void }) {
