@@ -27,12 +27,14 @@ const markRead = (chatId: string, at: string) => window.localStorage.setItem(REA
 export function Inbox() {
   return (
     <KeyGate scopes="bot:send and bot:events:read (widget chats), socialops:read and socialops:write (SocialOps threads), conversation:read (conversations)">
-      {(key) => <InboxView auth={{ kind: "apiKey", key }} />}
+      {(key) => <InboxView apiKey={key} />}
     </KeyGate>
   );
 }
 
-function InboxView({ auth }: { auth: Auth }) {
+function InboxView({ apiKey }: { apiKey: string }) {
+  // One object per key: the feed below restarts only when the key changes.
+  const auth = useMemo<Auth>(() => ({ kind: "apiKey", key: apiKey }), [apiKey]);
   const [unread, setUnread] = useState<Record<string, number>>({});
   const unreadRef = useRef(unread);
   unreadRef.current = unread;
@@ -55,8 +57,7 @@ function InboxView({ auth }: { auth: Auth }) {
       const at = i.kind === "chat" ? i.chat.last_message_at : i.activity;
       if (id && at && !(id in unreadRef.current) && (marks[id] ?? "") < at) stale.push({ id, last_message_at: at });
     }
-    const first = stale
-      .slice(0, 20);
+    const first = stale.slice(0, 20);
     if (first.length === 0) return;
     void Promise.all(
       first.map(async (c) => {
