@@ -1,7 +1,9 @@
 import { StrictMode, useEffect, useState, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import { api, type Me } from "./client.js";
+import { Conversations } from "./pages/conversations.js";
 import { Files } from "./pages/files.js";
+import { Inbox } from "./pages/inbox.js";
 import { Instances } from "./pages/instances.js";
 import { Jobs } from "./pages/jobs.js";
 import { Keys } from "./pages/keys.js";
@@ -12,6 +14,7 @@ import { Tenants } from "./pages/ops-tenants.js";
 import { Upstreams } from "./pages/ops-upstreams.js";
 import { Overview } from "./pages/overview.js";
 import { Prices } from "./pages/prices.js";
+import { Push } from "./pages/push.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Usage } from "./pages/usage.js";
 import { ErrorBox } from "./ui.js";
@@ -21,6 +24,9 @@ type Page = { path: string; title: string; operator?: boolean; render: (me: Me, 
 
 const PAGES: Page[] = [
   { path: "overview", title: "Overview", render: (me) => <Overview me={me} /> },
+  { path: "inbox", title: "Inbox", render: () => <Inbox /> },
+  { path: "conversations", title: "Conversations", render: () => <Conversations /> },
+  { path: "push", title: "Push", render: () => <Push /> },
   { path: "keys", title: "API keys", render: () => <Keys /> },
   { path: "instances", title: "Instances", render: () => <Instances /> },
   { path: "prices", title: "Prices", render: () => <Prices /> },

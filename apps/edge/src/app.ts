@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import express, { type Express } from "express";
 import type { EdgeDeps } from "./deps.js";
 import type { Authenticators } from "./http/access.js";
@@ -9,13 +10,14 @@ import { registerRoutes } from "./http/register.js";
 import { requestId } from "./http/request-id.js";
 import type { AnyRoute } from "./http/route.js";
 import { mountConsoleUi } from "./http/console-ui.js";
+import { mountWidgetScript, widgetCors } from "./http/widget-script.js";
 
 export type AppOptions = {
   deps: EdgeDeps;
   routes: AnyRoute<EdgeDeps>[];
   auth: Authenticators;
   inFlight: InFlight;
-  /** Directory of the built web console to serve under /app/; absent: none. */
+  /** Directory of the built web console to serve under /app/ (and its widget.js at /widget.js); absent: none. */
   consoleDir?: string;
 };
 
@@ -46,6 +48,7 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   // Secret path segments (file tokens) are found from the route patterns, for every log line.
   const redact = pathRedactor(routes.map((r) => r.path));
   app.use(observe(deps.registry, deps.logger, redact));
+  app.use(widgetCors());
   const json = express.json({
     limit: deps.env.BODY_LIMIT_BYTES,
     strict: true,
@@ -59,7 +62,10 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   app.use((req, res, next) => (streamed.has(routeKey(req.method, req.path)) ? next() : json(req, res, next)));
   deps.openapi = buildOpenApi(routes as AnyRoute<unknown>[], deps.env.PUBLIC_URL);
   registerRoutes(app, routes, { deps, auth });
-  if (consoleDir) mountConsoleUi(app, consoleDir, deps.logger);
+  if (consoleDir) {
+    mountConsoleUi(app, consoleDir, deps.logger);
+    mountWidgetScript(app, join(consoleDir, "widget.js"), deps.logger);
+  }
   app.use(notFound());
   app.use(errorHandler(deps.logger, redact));
   return app;

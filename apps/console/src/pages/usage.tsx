@@ -1,6 +1,7 @@
 import { useState } from "react";
 import type { UsageRecord } from "../charts.js";
 import { api } from "../client.js";
+import { toCsv, type CsvColumn } from "../csv.js";
 import { usd, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 
@@ -11,14 +12,74 @@ type RequestView = {
   audit: { type: string; occurred_at?: string; data?: unknown; [k: string]: unknown }[];
 };
 
+const PAGE = 100;
+
+const CSV_COLUMNS: CsvColumn<UsageRecord>[] = [
+  ["request_id", (r) => r.id],
+  ["created_at", (r) => r.created_at],
+  ["instance", (r) => r.service_alias],
+  ["model", (r) => r.model_alias],
+  ["price_id", (r) => r.price_id],
+  ["status", (r) => r.status],
+  ["reserved_units", (r) => r.reserved_units],
+  ["final_units", (r) => r.final_units],
+  ["error_code", (r) => r.error_code],
+];
+
+/** Saves what is loaded as a CSV file (money in units of USD 0.0001, as the API gives it). */
+function downloadCsv(records: UsageRecord[]) {
+  const url = URL.createObjectURL(new Blob([toCsv(records, CSV_COLUMNS)], { type: "text/csv;charset=utf-8" }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `usage-${new Date().toISOString().slice(0, 10)}.csv`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export function Usage() {
-  const usage = useLoad(() => api.data<UsageRecord[]>("GET", "/console/services/managed-ai/usage"));
+  const usage = useLoad(() => api.data<UsageRecord[]>("GET", `/console/services/managed-ai/usage?limit=${PAGE}`));
+  const [older, setOlder] = useState<UsageRecord[]>([]);
+  const [olderError, setOlderError] = useState<unknown>(null);
+  const [end, setEnd] = useState(false);
+  const rows = [...(usage.data ?? []), ...older];
+  const hasMore = !end && (older.length > 0 ? older.length % PAGE === 0 : (usage.data?.length ?? 0) === PAGE);
+  const more = async () => {
+    setOlderError(null);
+    try {
+      const page = await api.data<UsageRecord[]>("GET", `/console/services/managed-ai/usage?limit=${PAGE}&before=${encodeURIComponent(rows[rows.length - 1]!.id)}`);
+      setOlder([...older, ...page]);
+      if (page.length < PAGE) setEnd(true);
+    } catch (err) {
+      setOlderError(err);
+    }
+  };
   return (
     <>
-      <Card title="Usage (latest 100 managed requests)" actions={<button className="secondary" onClick={usage.reload}>Refresh</button>}>
-        <ErrorBox error={usage.error} />
+      <Card
+        title={`Usage (${rows.length} managed requests loaded, newest first)`}
+        actions={
+          <div className="row-actions">
+            <button className="secondary" disabled={rows.length === 0} onClick={() => downloadCsv(rows)}>
+              Export CSV
+            </button>
+            <button
+              className="secondary"
+              onClick={() => {
+                setOlder([]);
+                setEnd(false);
+                usage.reload();
+              }}
+            >
+              Refresh
+            </button>
+          </div>
+        }
+      >
+        <ErrorBox error={usage.error ?? olderError} />
         <Table
-          rows={usage.data ?? []}
+          rows={rows}
           rowKey={(r) => r.id}
           empty="No requests yet."
           columns={[
@@ -32,9 +93,29 @@ export function Usage() {
             ["Note", (r) => r.error_code ?? ""],
           ]}
         />
+        {hasMore ? (
+          <button className="secondary" onClick={() => void more()}>
+            Older requests
+          </button>
+        ) : null}
       </Card>
       <RequestLookup />
     </>
+  );
+}
+
+/** An audit payload as name: value lines (nested values as compact JSON). */
+function Fields({ data }: { data: unknown }) {
+  if (!data || typeof data !== "object" || Object.keys(data).length === 0) return <span className="muted">—</span>;
+  return (
+    <dl className="fields">
+      {Object.entries(data as Record<string, unknown>).map(([k, v]) => (
+        <div key={k}>
+          <dt>{k.replace(/_/g, " ")}</dt>
+          <dd>{v === null ? "—" : typeof v === "object" ? <code className="small">{JSON.stringify(v)}</code> : String(v)}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }
 
@@ -78,7 +159,7 @@ function RequestLookup() {
             columns={[
               ["Event", (e) => <code>{e.type}</code>],
               ["When", (e) => when((e.occurred_at as string | undefined) ?? (e.created_at as string | undefined))],
-              ["Details", (e) => <span className="small mono">{JSON.stringify(e.data ?? {})}</span>],
+              ["Details", (e) => <Fields data={e.data} />],
             ]}
           />
         </div>

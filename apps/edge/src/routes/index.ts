@@ -39,6 +39,7 @@ import { getFileList } from "./v1/files/list.js";
 import { getFilesQuota } from "./console/files-quota.js";
 import { getTenantFilesQuota, putTenantFilesQuota } from "./ops/files/quota.js";
 import { postPushSend } from "./v1/push/send.js";
+import { listPushMessages } from "./console/push/push-messages.js";
 import { getSocialOpsInbox, getSocialOpsMessages, getSocialOpsThreads, postSocialOpsReply, postSocialOpsWebhook } from "./v1/socialops/socialops.js";
 import { deleteConnectedAccount, getConnectedAccounts, postConnectedAccount } from "./console/connected-accounts.js";
 import { postEmbeddings } from "./v1/ai/embeddings.js";
@@ -59,6 +60,7 @@ import {
   postWidgetSession,
 } from "./v1/conversations/conversations.js";
 import { deleteWebhook, getWebhookDeliveries, getWebhooks, postWebhook, postWebhookReplay } from "./v1/conversations/webhooks.js";
+import { getWidgetSessions } from "./v1/conversations/widget-sessions.js";
 import { getTronLease, getTronLeases, postTronLease, postTronQuote } from "./v1/tron/tron.js";
 
 /** Every route of the gateway; the OpenAPI document is built from this list. */
@@ -112,6 +114,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   getTenantFilesQuota,
   putTenantFilesQuota,
   postPushSend,
+  listPushMessages,
   postSocialOpsWebhook,
   getSocialOpsInbox,
   getSocialOpsThreads,
@@ -156,6 +159,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   deleteParticipant,
   postChannel,
   postWidgetSession,
+  getWidgetSessions,
   postTronQuote,
   postTronLease,
   getTronLeases,

@@ -5,13 +5,14 @@ import type { AppInstance, SocialMessage, SocialThread } from "../generated/pris
 import { redactedConfig } from "../domain/instances/config.js";
 import { listAppInstances } from "../domain/instances/list.js";
 import { putAppInstance } from "../domain/instances/put.js";
+import { listPushMessages, type PushMessageWithDeliveries } from "../domain/push/list.js";
 import { sendPush } from "../domain/push/send.js";
 import { ingestSocialEvent } from "../domain/socialops/ingest.js";
 import { listSocialMessages, listSocialThreads } from "../domain/socialops/list.js";
 import { queueSocialReply } from "../domain/socialops/reply.js";
 import { AppError } from "@gateway/errors";
 
-type AppMethods = "PutAppInstance" | "ListAppInstances" | "SendPush" | "IngestSocialEvent" | "ListSocialThreads" | "ListSocialMessages" | "QueueSocialReply";
+type AppMethods = "PutAppInstance" | "ListAppInstances" | "SendPush" | "ListPushMessages" | "IngestSocialEvent" | "ListSocialThreads" | "ListSocialMessages" | "QueueSocialReply";
 
 function encodeInstance(i: AppInstance): messaging.AppInstance {
   return {
@@ -57,6 +58,24 @@ function encodeMessage(m: SocialMessage): messaging.SocialMessage {
   };
 }
 
+function encodePushMessage(m: PushMessageWithDeliveries): messaging.PushMessageRecord {
+  return {
+    id: m.id,
+    status: m.status,
+    charged_units: (m.chargedUnits ?? 0n).toString(),
+    created_at: m.createdAt.toISOString(),
+    ...(m.settledAt !== null ? { settled_at: m.settledAt.toISOString() } : {}),
+    deliveries: m.deliveries.map((d) => ({
+      target_id: d.targetId,
+      type: d.type,
+      ...(d.ok !== null ? { ok: d.ok } : {}),
+      ...(d.status !== null ? { status: d.status } : {}),
+      ...(d.error !== null ? { error: d.error } : {}),
+      ...(d.finishedAt !== null ? { finished_at: d.finishedAt.toISOString() } : {}),
+    })),
+  };
+}
+
 function parseConfig(json: string): unknown {
   try {
     return json ? (JSON.parse(json) as unknown) : {};
@@ -83,6 +102,9 @@ export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagi
         charged_units: sent.chargedUnits.toString(),
         results: sent.results.map((r) => ({ target_id: r.target_id, ok: r.ok, ...(r.status !== null ? { status: r.status } : {}), ...(r.error !== null ? { error: r.error } : {}) })),
       };
+    },
+    async ListPushMessages(req) {
+      return { messages: (await listPushMessages({ ctx, input: req })).map(encodePushMessage) };
     },
     async IngestSocialEvent(req) {
       const input = { ...req, author: req.author ?? null };

@@ -58,6 +58,8 @@ export const encodeSession = (s: WidgetSession): messaging.WidgetSession => ({
   created_at: iso(s.createdAt),
   conversation_id: s.conversationId ?? "",
   generation: s.generation,
+  revoked_at: s.revokedAt ? iso(s.revokedAt) : "",
+  revoked_reason: s.revokedReason ?? "",
 });
 
 export const encodeEvent = (e: FeedEventView): messaging.StreamEvent => ({

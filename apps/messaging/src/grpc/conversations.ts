@@ -17,6 +17,7 @@ import { deleteMessage, updateMessage } from "../domain/messages/update.js";
 import { listDeliveries, listWebhooks, registerWebhook, replayWebhook, revokeWebhook } from "../domain/webhooks/register.js";
 import { createWidgetSession } from "../domain/widget-sessions/create.js";
 import { refreshWidgetSession } from "../domain/widget-sessions/refresh.js";
+import { listWidgetSessions } from "../domain/widget-sessions/list.js";
 import { getWidgetSession, revokeWidgetSession } from "../domain/widget-sessions/revoke.js";
 import {
   encodeBot,
@@ -95,6 +96,10 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
     },
     async GetWidgetSession(req) {
       return encodeSession(await getWidgetSession({ ctx, input: { sessionId: req.session_id } }));
+    },
+    async ListWidgetSessions(req) {
+      const sessions = await listWidgetSessions({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, limit: req.limit } });
+      return { sessions: sessions.map(encodeSession) };
     },
     async ListEvents(req) {
       const page = await listFeed({
