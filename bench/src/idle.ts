@@ -41,7 +41,7 @@ try {
     const [template] = await gateway.stack.sql<Record<string, unknown>>("managed-ai", "SELECT * FROM usage_records WHERE status = 'completed' LIMIT 1");
     if (!template) throw new Error("no completed record to copy");
     await gateway.stack.sql("edge", "INSERT INTO tenants (id, name) SELECT 'ten_seed' || g, 'seed ' || g FROM generate_series(1, $1::int) g", [tenants]);
-    await gateway.stack.sql("ledger", "INSERT INTO accounts (tenant_id, available) SELECT 'ten_seed' || g, 1000000 FROM generate_series(1, $1::int) g", [tenants]);
+    await gateway.stack.sql("ledger", "INSERT INTO accounts (tenant_id) SELECT 'ten_seed' || g FROM generate_series(1, $1::int) g", [tenants]);
     await gateway.stack.sql(
       "managed-ai",
       `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
