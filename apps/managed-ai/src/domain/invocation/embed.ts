@@ -116,7 +116,7 @@ export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput
   }
   checkCeilings(priced.reservedUnits, body.max_cost, config);
 
-  const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false , keyBudget: input.keyBudget });
   let answer: Record<string, unknown>;
   try {
     const res = await ctx.provider.embeddings({ ...targetOf(priced), body: { ...passthrough, input: body.input, model: priced.upstream.model }, signal: input.signal });

@@ -26,7 +26,7 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  */
 export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true , keyBudget: input.keyBudget });
   const abort = new AbortController();
   const onClientGone = () => abort.abort();
   input.signal.addEventListener("abort", onClientGone, { once: true });

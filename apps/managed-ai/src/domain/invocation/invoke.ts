@@ -1,4 +1,5 @@
 import type { ManagedAiContext } from "../../db.js";
+import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { usageOf } from "./settlement.js";
@@ -11,6 +12,8 @@ export type InvokeInput = {
   body: Uint8Array;
   idempotencyKey: string | null;
   signal: AbortSignal;
+  /** The API key's spend budget as the edge forwarded it (docs/decisions/0024). */
+  keyBudget?: Budget | null;
 };
 
 export type InvokeResult = {
@@ -32,7 +35,7 @@ export type InvokeResult = {
  */
 export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false , keyBudget: input.keyBudget });
   let answer: Record<string, unknown>;
   try {
     const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: input.signal });
