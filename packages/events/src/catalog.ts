@@ -74,6 +74,14 @@ export const EVENT_CATALOG = {
     path: z.string(),
     client_ip: z.string(),
   }),
+  /** A key's spend budget was set, changed or removed (null). */
+  "key.budget_changed": z.object({
+    key_id: z.string(),
+    tenant_id: z.string(),
+    budget_units: units.nullable(),
+    budget_period: z.enum(["day", "month"]).nullable(),
+    actor: z.string(),
+  }),
   "key.quota_exceeded": z.object({ key_id: z.string(), tenant_id: z.string(), day: z.string(), daily_quota: z.number().int() }),
   "ledger.credited": z.object({
     tenant_id: z.string(),

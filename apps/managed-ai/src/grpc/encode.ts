@@ -111,6 +111,7 @@ export function encodeUsage(r: import("../generated/prisma/client.js").UsageReco
   return {
     id: r.id,
     tenant_id: r.tenantId,
+    mode: r.mode,
     api_key_id: r.apiKeyId ?? "",
     service_alias: r.serviceAlias,
     model_alias: r.modelAlias,
