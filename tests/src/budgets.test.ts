@@ -173,3 +173,19 @@ describe("byok usage records", () => {
     expect(list.body.data.find((i) => i.alias === "mine")!.budget).toMatchObject({ limit_units: 100_000, spent_units: cost, reserved_units: 0 });
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("describes budgets on keys, instances and usage records, and the key PATCH", async () => {
+    const res = await call<{ paths: Record<string, Record<string, any>> }>(stack.edgeUrl, "GET", "/openapi.json");
+    const schemaOf = (path: string, method: string, status: string) => res.body.paths[path]![method].responses[status].content["application/json"].schema;
+    const create = res.body.paths["/console/keys"]!.post.requestBody.content["application/json"].schema;
+    expect(create.properties).toHaveProperty("budget_units");
+    expect(create.properties.budget_period.enum).toEqual(["day", "month"]);
+    const item = schemaOf("/console/keys", "get", "200").properties.data.items;
+    expect(item.properties.budget).toBeDefined();
+    expect(JSON.stringify(item.properties.budget)).toContain("resets_at");
+    expect(res.body.paths["/console/keys/{id}"]!.patch.requestBody.content["application/json"].schema.properties).toHaveProperty("budget_units");
+    expect(JSON.stringify(schemaOf("/console/services", "get", "200"))).toContain("spent_units");
+    expect(JSON.stringify(schemaOf("/console/services/managed-ai/usage", "get", "200"))).toContain("byok");
+  });
+});
