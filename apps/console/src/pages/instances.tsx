@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { intOrUndefined, when } from "../format.js";
+import { budgetText, intOrUndefined, when, type BudgetState } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 
-type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; version?: number; created_at: string };
+type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; budget?: BudgetState; version?: number; created_at: string };
 type Account = { id: string; provider: string; name: string; created_at: string };
 type Kind = "managed" | "byok" | "push" | "socialops";
 
@@ -29,6 +29,7 @@ export function Instances() {
             ["Instance", (i) => <code>{`${i.service_id}:${i.alias}`}</code>],
             ["Status", (i) => <Badge value={i.status} />],
             ["Configuration", (i) => <span className="small">{summary(i.config)}</span>],
+            ["Budget", (i) => (i.service_id === "ai-model" ? <span className="small">{budgetText(i.budget)}</span> : "—")],
             ["Created", (i) => when(i.created_at)],
           ]}
         />
@@ -54,6 +55,8 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
     account: "",
     price_in: "",
     price_out: "",
+    budget: "",
+    budget_period: "day",
     target_id: "main",
     target_type: "webhook",
     url: "",
@@ -67,6 +70,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
     const limits = {
       ...(intOrUndefined(f.max_tokens) !== undefined ? { max_tokens_per_request: intOrUndefined(f.max_tokens) } : {}),
       ...(f.max_cost.trim() ? { max_cost_per_request: Number(f.max_cost) } : {}),
+      ...(intOrUndefined(f.budget) !== undefined ? { budget_units: intOrUndefined(f.budget), budget_period: f.budget_period } : {}),
     };
     switch (kind) {
       case "managed":
@@ -184,6 +188,15 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             </Field>
             <Field label="Max cost per request (USD)" hint="Empty: no cap.">
               <input name="max_cost_per_request" inputMode="decimal" value={f.max_cost} onChange={set("max_cost")} />
+            </Field>
+            <Field label="Spend budget" hint="Units of USD 0.0001 per period, all keys together. Empty: no budget.">
+              <input name="budget_units" inputMode="numeric" value={f.budget} onChange={set("budget")} />
+            </Field>
+            <Field label="Budget period" hint="UTC.">
+              <select name="budget_period" value={f.budget_period} onChange={set("budget_period")}>
+                <option value="day">day</option>
+                <option value="month">month</option>
+              </select>
             </Field>
           </div>
         ) : null}
