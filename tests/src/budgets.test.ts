@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { MockProvider } from "@gateway/mock-provider";
 import { call, type Stack } from "@gateway/testkit";
 import { byokInstance, customerProvider, tenantWithKey } from "./support/byok.js";
+import { WebhookReceiver } from "./support/receivers.js";
 import { balance, customer, expectedCost, inputBound, meteredStack, type ManagedModel, type Operator } from "./support/managed-ai.js";
 
 // Spend budgets (CONTRACT.md section 3b, docs/decisions/0024) and byok usage records (0025).
@@ -9,8 +10,8 @@ let stack: Stack;
 let provider: MockProvider;
 let op: Operator;
 let model: ManagedModel;
-// byok instances point at a local mock provider.
-const metered = meteredStack({ env: { "managed-ai": { ALLOW_PRIVATE_TARGETS: "true" } } });
+// byok instances and push targets point at local mock servers.
+const metered = meteredStack({ env: { "managed-ai": { ALLOW_PRIVATE_TARGETS: "true" }, messaging: { ALLOW_PRIVATE_TARGETS: "true" } } });
 beforeAll(() => void ({ stack, provider, op, model } = metered));
 
 const messages = [{ role: "user" as const, content: "Spend a little" }];
@@ -171,6 +172,46 @@ describe("byok usage records", () => {
 
     const list = await call<{ data: { alias: string; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", { token: c.token });
     expect(list.body.data.find((i) => i.alias === "mine")!.budget).toMatchObject({ limit_units: 100_000, spent_units: cost, reserved_units: 0 });
+  });
+});
+
+describe("push sends", () => {
+  let hooks: WebhookReceiver;
+  beforeAll(async () => {
+    hooks = await new WebhookReceiver().start();
+    return () => hooks.close();
+  });
+
+  it("count against the push instance's and the key's budgets, exactly under concurrency, and refused sends reach no target", async () => {
+    const c = await tenantWithKey(stack, op);
+    const targets = ["a", "b", "c"].map((id) => ({ id, type: "webhook", url: `${hooks.url}/budget/${id}`, enabled: true }));
+    const created = await call<{ data: { budget: Budget | null } }>(stack.edgeUrl, "POST", "/console/services", {
+      token: c.token,
+      body: { service_id: "webhook-push", alias: "alerts", status: "active", config: { targets, budget_units: 7, budget_period: "day" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.data.budget).toMatchObject({ limit_units: 7, spent_units: 0, period: "day" });
+    const key = await call<{ data: { key: string; id: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { scopes: ["push:send"], budget_units: 100, budget_period: "month" },
+    });
+    const send = () =>
+      call<{ error?: string; budget?: Budget }>(stack.edgeUrl, "POST", "/v1/apps/webhook-push/alerts/send", { headers: { "x-api-key": key.body.data.key }, body: { title: "t", text: "x" } });
+    const before = await balance(stack, c);
+    const received = hooks.received.length;
+
+    // Each send reserves 3 targets × 1 unit: two fit in 7, the others are refused.
+    const answers = await Promise.all(Array.from({ length: 8 }, send));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
+    const refused = answers.filter((a) => a.status === 409);
+    expect(refused).toHaveLength(6);
+    for (const r of refused) expect(r.body.budget).toMatchObject({ scope: "instance", limit_units: 7, period: "day" });
+    expect(hooks.received.length - received).toBe(6); // two sends × three targets, nothing for the refused ones
+    expect(await balance(stack, c)).toEqual({ available_units: before.available_units - 6, reserved_units: 0 });
+
+    const list = await call<{ data: { alias: string; service_id: string; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", { token: c.token });
+    expect(list.body.data.find((i) => i.service_id === "webhook-push")!.budget).toMatchObject({ limit_units: 7, spent_units: 6, reserved_units: 0 });
+    expect(await keyBudget(c.token, key.body.data.id)).toMatchObject({ limit_units: 100, spent_units: 6, reserved_units: 0, period: "month" });
   });
 });
 

@@ -23,7 +23,7 @@ import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
 import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
 import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
-import { getBudgets, keyBudgetOf } from "../domain/budgets/get.js";
+import { getBudgets, keyBudgetOf, reserveBudgetsFor, settleBudgetsFor } from "../domain/budgets/get.js";
 import { encodeBudget, encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
 
 /** Transport only: decode, call the domain (writes with the caller as actor), encode. */
@@ -94,6 +94,13 @@ export function managedAiHandlers(ctx: ManagedAiContext): Implementation<typeof 
     },
     async GetBudgets(req) {
       return { budgets: (await getBudgets({ ctx, input: req })).map(encodeBudget) };
+    },
+    async ReserveBudgets(req) {
+      await reserveBudgetsFor({ ctx, input: req });
+      return {};
+    },
+    async SettleBudgets(req) {
+      return { settled: await settleBudgetsFor({ ctx, input: req }) };
     },
     async ListInstances(req) {
       return { instances: (await listInstances({ ctx, input: req })).map(encodeInstance) };

@@ -17,6 +17,7 @@ CREATE TABLE "budget_counters" (
 -- CreateTable
 CREATE TABLE "budget_claims" (
     "request_id" TEXT NOT NULL,
+    "source" TEXT NOT NULL DEFAULT 'ai',
     "tenant_id" TEXT NOT NULL,
     "scope" TEXT NOT NULL,
     "scope_id" TEXT NOT NULL,
@@ -40,7 +41,7 @@ CREATE INDEX "budget_claims_settled_at_created_at_idx" ON "budget_claims"("settl
 -- the first budget without room for p_units is answered (nothing changes);
 -- otherwise one claim per budget is written and the counters' reservations
 -- grow. A replay (claims already there) changes nothing.
-CREATE FUNCTION budget_reserve(p_request text, p_tenant text, p_scopes text[], p_ids text[], p_periods text[], p_starts timestamptz[], p_limits bigint[], p_units bigint)
+CREATE FUNCTION budget_reserve(p_request text, p_tenant text, p_scopes text[], p_ids text[], p_periods text[], p_starts timestamptz[], p_limits bigint[], p_units bigint, p_source text)
 RETURNS TABLE (refused_scope text, spent_units bigint, reserved_units bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -64,8 +65,8 @@ BEGIN
     END IF;
   END LOOP;
   WITH ins AS (
-    INSERT INTO budget_claims (request_id, tenant_id, scope, scope_id, period, period_start, limit_units, units)
-    SELECT p_request, p_tenant, u.s, u.id, u.p, u.st, u.lim, p_units
+    INSERT INTO budget_claims (request_id, source, tenant_id, scope, scope_id, period, period_start, limit_units, units)
+    SELECT p_request, p_source, p_tenant, u.s, u.id, u.p, u.st, u.lim, p_units
     FROM unnest(p_scopes, p_ids, p_periods, p_starts, p_limits) AS u(s, id, p, st, lim)
     ON CONFLICT DO NOTHING
     RETURNING scope, scope_id, period_start)
@@ -84,4 +85,5 @@ ALTER TABLE "budget_counters"
   ADD CONSTRAINT "budget_counters_scope_check" CHECK ("scope" IN ('key', 'instance'));
 ALTER TABLE "budget_claims"
   ADD CONSTRAINT "budget_claims_units_check" CHECK ("units" >= 0 AND ("final_units" IS NULL OR "final_units" >= 0)),
-  ADD CONSTRAINT "budget_claims_period_check" CHECK ("period" IN ('day', 'month'));
+  ADD CONSTRAINT "budget_claims_period_check" CHECK ("period" IN ('day', 'month')),
+  ADD CONSTRAINT "budget_claims_source_check" CHECK ("source" IN ('ai', 'push'));

@@ -6,7 +6,7 @@ import type { Priced } from "../invocation/plan.js";
 import type { Budget } from "./budget.js";
 import { periodBounds } from "./period.js";
 import { reserveBudgets } from "./reserve.js";
-import { settleBudgets, sweepBudgetClaims } from "./settle.js";
+import { settleBudgetClaims, settleBudgets, sweepBudgetClaims } from "./settle.js";
 import { viewBudgets } from "./view.js";
 
 let t: TestContext;
@@ -183,5 +183,17 @@ describe("spend budgets", () => {
     expect(JSON.parse(row.usageJson!)).toEqual({ prompt_tokens: 10, completion_tokens: 4 });
     // byok requests claim no Idempotency-Key (as before).
     expect(await t.ctx.prisma.idempotencyKey.count()).toBe(0);
+  });
+
+  it("settles another service's claims (push) only at the charge it is given, once, and never from the sweep", async () => {
+    const budget = keyBudget("key_push", 10n);
+    await reserveBudgets({ ctx: t.ctx, input: { requestId: "push_1", tenantId: "ten_p", budgets: [budget], units: 6n, source: "push" } });
+    // No usage record exists for a push message: the sweep must not take it for an orphan.
+    expect(await sweepBudgetClaims({ ctx: t.ctx, input: { orphanAfterSeconds: 0 } })).toBe(0);
+    expect(await settleBudgets({ ctx: t.ctx, input: { requestIds: ["push_1"], orphans: true } })).toBe(0);
+    expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 0n, reserved_units: 6n });
+    expect(await settleBudgetClaims({ ctx: t.ctx, input: { requestId: "push_1", finalUnits: 4n } })).toBe(1);
+    expect(await settleBudgetClaims({ ctx: t.ctx, input: { requestId: "push_1", finalUnits: 6n } })).toBe(0);
+    expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 4n, reserved_units: 0n });
   });
 });

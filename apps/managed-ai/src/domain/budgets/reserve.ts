@@ -17,13 +17,14 @@ export async function reserveBudgets({
   input,
 }: {
   ctx: ManagedAiContext;
-  input: { requestId: string; tenantId: string; budgets: Budget[]; units: bigint; now?: Date };
+  /** `source`: ai (settled from the usage record here, the default) | push (settled by messaging with the message's charge). */
+  input: { requestId: string; tenantId: string; budgets: Budget[]; units: bigint; now?: Date; source?: "ai" | "push" };
 }): Promise<void> {
   if (input.budgets.length === 0) return;
   const now = input.now ?? new Date();
   const bounds = input.budgets.map((b) => periodBounds(b.period, now));
   const rows = await ctx.sql.query<{ refused_scope: string | null; spent_units: string; reserved_units: string }>(
-    `SELECT refused_scope, spent_units::text, reserved_units::text FROM budget_reserve($1, $2, $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint)`,
+    `SELECT refused_scope, spent_units::text, reserved_units::text FROM budget_reserve($1, $2, $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint, $9)`,
     [
       input.requestId,
       input.tenantId,
@@ -33,6 +34,7 @@ export async function reserveBudgets({
       bounds.map((b) => b.start.toISOString()),
       input.budgets.map((b) => b.limitUnits.toString()),
       input.units.toString(),
+      input.source ?? "ai",
     ],
   );
   const refused = rows[0];
