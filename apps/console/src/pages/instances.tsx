@@ -29,7 +29,7 @@ export function Instances() {
             ["Instance", (i) => <code>{`${i.service_id}:${i.alias}`}</code>],
             ["Status", (i) => <Badge value={i.status} />],
             ["Configuration", (i) => <span className="small">{summary(i.config)}</span>],
-            ["Budget", (i) => (i.service_id === "ai-model" ? <span className="small">{budgetText(i.budget)}</span> : "—")],
+            ["Budget", (i) => (i.service_id === "socialops" ? "—" : <span className="small">{budgetText(i.budget)}</span>)],
             ["Created", (i) => when(i.created_at)],
           ]}
         />
@@ -70,14 +70,14 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
     const limits = {
       ...(intOrUndefined(f.max_tokens) !== undefined ? { max_tokens_per_request: intOrUndefined(f.max_tokens) } : {}),
       ...(f.max_cost.trim() ? { max_cost_per_request: Number(f.max_cost) } : {}),
-      ...(intOrUndefined(f.budget) !== undefined ? { budget_units: intOrUndefined(f.budget), budget_period: f.budget_period } : {}),
     };
+    const budget = intOrUndefined(f.budget) !== undefined ? { budget_units: intOrUndefined(f.budget), budget_period: f.budget_period } : {};
     switch (kind) {
       case "managed":
         return {
           service_id: "ai-model",
           ...base,
-          config: { mode: "managed", default_model: f.default_model.trim(), ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}), ...limits },
+          config: { mode: "managed", default_model: f.default_model.trim(), ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}), ...limits, ...budget },
         };
       case "byok":
         return {
@@ -92,6 +92,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             ...(f.account ? {} : { api_key: f.api_key }),
             ...(f.price_in.trim() || f.price_out.trim() ? { pricing: { input_units_per_mtok: intOrUndefined(f.price_in) ?? 0, output_units_per_mtok: intOrUndefined(f.price_out) ?? 0 } } : {}),
             ...limits,
+            ...budget,
           },
         };
       case "push": {
@@ -99,7 +100,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
           f.target_type === "webhook"
             ? { id: f.target_id, type: "webhook", url: f.url, ...(f.secret ? { secret: f.secret } : {}), enabled: true }
             : { id: f.target_id, type: "telegram", chat_id: f.chat_id, ...(f.account ? { connected_account_id: f.account } : { bot_token: f.secret }), enabled: true };
-        return { service_id: "webhook-push", ...base, config: { targets: [target] } };
+        return { service_id: "webhook-push", ...base, config: { targets: [target], ...budget } };
       }
       case "socialops":
         return { service_id: "socialops", ...base, config: {} };
@@ -189,6 +190,10 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             <Field label="Max cost per request (USD)" hint="Empty: no cap.">
               <input name="max_cost_per_request" inputMode="decimal" value={f.max_cost} onChange={set("max_cost")} />
             </Field>
+          </div>
+        ) : null}
+        {kind !== "socialops" ? (
+          <div className="row">
             <Field label="Spend budget" hint="Units of USD 0.0001 per period, all keys together. Empty: no budget.">
               <input name="budget_units" inputMode="numeric" value={f.budget} onChange={set("budget")} />
             </Field>
