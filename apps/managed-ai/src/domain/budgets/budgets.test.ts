@@ -7,6 +7,7 @@ import type { Budget } from "./budget.js";
 import { periodBounds } from "./period.js";
 import { reserveBudgets } from "./reserve.js";
 import { settleBudgetClaims, settleBudgets, sweepBudgetClaims } from "./settle.js";
+import { releaseUsage } from "../usage/release.js";
 import { viewBudgets } from "./view.js";
 
 let t: TestContext;
@@ -195,5 +196,16 @@ describe("spend budgets", () => {
     expect(await settleBudgetClaims({ ctx: t.ctx, input: { requestId: "push_1", finalUnits: 4n } })).toBe(1);
     expect(await settleBudgetClaims({ ctx: t.ctx, input: { requestId: "push_1", finalUnits: 6n } })).toBe(0);
     expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 4n, reserved_units: 0n });
+  });
+
+  it("lets an operator release a byok record in review without touching the ledger, and the sweep then frees its budget", async () => {
+    const { plan } = await byokInstance();
+    const budget = keyBudget("key_rel", 50n);
+    const m = await openMeter(t.ctx, plan(12n), { requestId: "req_rel", apiKeyId: "key_rel", idempotencyKey: null, stream: true, keyBudget: budget });
+    await m.review("usage_unavailable");
+    // The test context's ledger answers nothing: a ledger call would fail this release.
+    expect(await releaseUsage({ ctx: t.ctx, input: { actor: "user:op", id: "req_rel", reason: "stream cut, customer's provider" } })).toEqual({ id: "req_rel", status: "failed", refunded: 0n });
+    await sweepBudgetClaims({ ctx: t.ctx, input: {} });
+    expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 0n, reserved_units: 0n });
   });
 });
