@@ -183,7 +183,7 @@ export const EVENT_CATALOG = {
   }),
   /** A spend budget's final charges reached 80 % of its limit (once per budget and period; docs/decisions/0024). */
   "budget.threshold": budgetEvent,
-  /** A spend budget is used up: its final charges reached the limit, or a request found no room in it (once per budget and period). */
+  /** A spend budget is used up: its final charges reached the limit (once per budget and period). */
   "budget.reached": budgetEvent,
   /** Refused before any reservation (insufficient balance): the record is gone, the key reusable. */
   "managed_ai.request_refused": z.object({ request_id: z.string(), tenant_id: z.string(), key_id: z.string().nullable(), reason: z.string() }),

@@ -117,12 +117,16 @@ describe("spend budgets", () => {
     expect(after).toMatchObject({ spent_units: 0n, reserved_units: 0n });
   });
 
-  it("refuses at once when the budget is lowered below what is spent", async () => {
+  it("refuses at once when the budget is lowered below what is spent (and that is reached); a large request that does not fit is not", async () => {
     const { plan } = await byokInstance();
     const m = await openMeter(t.ctx, plan(10n), { requestId: "req_low_1", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 100n) });
     await m.completed(usage(8n));
+    const reached = async () => (await t.outbox()).filter((e) => e.type === "budget.reached" && e.payload.scope_id === "key_low");
+    await openMeter(t.ctx, plan(93n), { requestId: "req_low_big", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 100n) }).catch(() => undefined);
+    expect(await reached()).toEqual([]);
     const err = await openMeter(t.ctx, plan(1n), { requestId: "req_low_2", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 5n) }).catch((e: unknown) => e);
     expect(budgetOf(err)).toMatchObject({ scope: "key", limit_units: 5, spent_units: 8 });
+    expect((await reached()).map((e) => e.payload)).toEqual([expect.objectContaining({ limit_units: "5", spent_units: "8" })]);
   });
 
   it("starts again at the period boundary (clock injected)", async () => {

@@ -9,8 +9,9 @@ import { periodBounds } from "./period.js";
  * none, in one statement (`budget_reserve`, docs/decisions/0024): a budget
  * whose spent + reserved + this reservation would pass its limit refuses the
  * request with 409 `conflict` and `budget: {scope, limit_units, spent_units,
- * period, resets_at}`; nothing is reserved then (and the first refusal of a
- * period is audited as `budget.reached`). No budgets: nothing is read or written.
+ * period, resets_at}`; nothing is reserved then (a refusal by a budget whose
+ * spending is at or above its limit, e.g. just lowered, is audited as
+ * `budget.reached` once per period). No budgets: nothing is read or written.
  */
 export async function reserveBudgets({
   ctx,
@@ -42,13 +43,16 @@ export async function reserveBudgets({
   const i = input.budgets.findIndex((b) => b.scope === refused.refused_scope);
   const budget = input.budgets[i]!;
   const spent = BigInt(refused.spent_units);
-  await budgetCrossed(ctx, "budget.reached", {
-    tenantId: input.tenantId,
-    budget,
-    periodStart: bounds[i]!.start,
-    spentUnits: spent,
-    requestId: input.requestId,
-  }).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "could not record budget.reached"));
+  // A budget lowered to (or below) what is spent is reached even though no settlement crossed it.
+  if (spent >= budget.limitUnits) {
+    await budgetCrossed(ctx, "budget.reached", {
+      tenantId: input.tenantId,
+      budget,
+      periodStart: bounds[i]!.start,
+      spentUnits: spent,
+      requestId: input.requestId,
+    }).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "could not record budget.reached"));
+  }
   throw new AppError(
     "conflict",
     `The ${budget.scope} budget has no room for this request: ${spent} of ${budget.limitUnits} units spent this ${budget.period}, ${refused.reserved_units} held by requests in flight, this one needs ${input.units}.`,
