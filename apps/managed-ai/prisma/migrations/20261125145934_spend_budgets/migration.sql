@@ -35,43 +35,64 @@ CREATE TABLE "budget_claims" (
 -- CreateIndex
 CREATE INDEX "budget_claims_settled_at_created_at_idx" ON "budget_claims"("settled_at", "created_at");
 
--- Reserves p_units against every budget of one request, all or none, in one
--- round trip (docs/decisions/0024). Counter rows are created when missing and
--- locked in (scope, scope_id) order, so concurrent requests never deadlock;
--- the first budget without room for p_units is answered (nothing changes);
--- otherwise one claim per budget is written and the counters' reservations
--- grow. A replay (claims already there) changes nothing.
-CREATE FUNCTION budget_reserve(p_request text, p_tenant text, p_scopes text[], p_ids text[], p_periods text[], p_starts timestamptz[], p_limits bigint[], p_units bigint, p_source text)
-RETURNS TABLE (refused_scope text, spent_units bigint, reserved_units bigint)
+-- Reserves a batch of requests (group-committed, docs/decisions/0024) against
+-- their budgets, each request all or none, in one statement: missing counter rows
+-- are created, every counter of the batch is locked once in (scope, scope_id,
+-- period_start) order (so concurrent batches never deadlock), then requests are
+-- taken in order: the first of a request's budgets without room for its units
+-- refuses it (a row answered, nothing written for it); otherwise one claim per
+-- budget is written and the counters' reservations grow. A request whose claims
+-- exist already (a replay) changes nothing and is not refused.
+-- Budgets come as parallel arrays, grouped by request in request order: request r
+-- has the budgets p_first[r] .. p_first[r] + p_count[r] - 1 (1-based).
+CREATE FUNCTION budget_reserve_batch(p_requests text[], p_tenants text[], p_units bigint[], p_sources text[], p_first int[], p_count int[],
+  b_scopes text[], b_ids text[], b_periods text[], b_starts timestamptz[], b_limits bigint[])
+RETURNS TABLE (request_index int, refused_scope text, spent_units bigint, reserved_units bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
+  r int;
+  lo int;
+  hi int;
   c record;
+  refused boolean;
 BEGIN
   INSERT INTO budget_counters (scope, scope_id, period_start)
-  SELECT u.s, u.id, u.st FROM unnest(p_scopes, p_ids, p_starts) AS u(s, id, st) ORDER BY u.s, u.id
+  SELECT DISTINCT u.s, u.id, u.st FROM unnest(b_scopes, b_ids, b_starts) AS u(s, id, st) ORDER BY 1, 2, 3
   ON CONFLICT DO NOTHING;
-  FOR c IN
-    SELECT b.scope, b.spent_units AS spent, b.reserved_units AS reserved, u.lim
-    FROM unnest(p_scopes, p_ids, p_starts, p_limits) AS u(s, id, st, lim)
-    JOIN budget_counters b ON b.scope = u.s AND b.scope_id = u.id AND b.period_start = u.st
-    ORDER BY b.scope, b.scope_id
-    FOR UPDATE OF b
-  LOOP
-    IF c.spent + c.reserved + p_units > c.lim THEN
-      IF NOT EXISTS (SELECT 1 FROM budget_claims WHERE request_id = p_request) THEN
-        RETURN QUERY SELECT c.scope, c.spent, c.reserved;
-        RETURN;
+  PERFORM 1 FROM budget_counters b
+    JOIN (SELECT DISTINCT u.s, u.id, u.st FROM unnest(b_scopes, b_ids, b_starts) AS u(s, id, st)) k
+      ON b.scope = k.s AND b.scope_id = k.id AND b.period_start = k.st
+    ORDER BY b.scope, b.scope_id, b.period_start
+    FOR UPDATE OF b;
+  FOR r IN 1 .. coalesce(array_length(p_requests, 1), 0) LOOP
+    CONTINUE WHEN EXISTS (SELECT 1 FROM budget_claims WHERE request_id = p_requests[r]);
+    lo := p_first[r];
+    hi := p_first[r] + p_count[r] - 1;
+    refused := false;
+    FOR c IN
+      SELECT b.scope, b.spent_units AS spent, b.reserved_units AS reserved, u.lim
+      FROM unnest(b_scopes[lo:hi], b_ids[lo:hi], b_starts[lo:hi], b_limits[lo:hi]) AS u(s, id, st, lim)
+      JOIN budget_counters b ON b.scope = u.s AND b.scope_id = u.id AND b.period_start = u.st
+      ORDER BY b.scope, b.scope_id
+    LOOP
+      IF c.spent + c.reserved + p_units[r] > c.lim THEN
+        request_index := r;
+        refused_scope := c.scope;
+        spent_units := c.spent;
+        reserved_units := c.reserved;
+        RETURN NEXT;
+        refused := true;
+        EXIT;
       END IF;
-    END IF;
-  END LOOP;
-  WITH ins AS (
+    END LOOP;
+    CONTINUE WHEN refused;
     INSERT INTO budget_claims (request_id, source, tenant_id, scope, scope_id, period, period_start, limit_units, units)
-    SELECT p_request, p_source, p_tenant, u.s, u.id, u.p, u.st, u.lim, p_units
-    FROM unnest(p_scopes, p_ids, p_periods, p_starts, p_limits) AS u(s, id, p, st, lim)
-    ON CONFLICT DO NOTHING
-    RETURNING scope, scope_id, period_start)
-  UPDATE budget_counters b SET reserved_units = b.reserved_units + p_units
-  FROM ins WHERE b.scope = ins.scope AND b.scope_id = ins.scope_id AND b.period_start = ins.period_start;
+    SELECT p_requests[r], p_sources[r], p_tenants[r], u.s, u.id, u.p, u.st, u.lim, p_units[r]
+    FROM unnest(b_scopes[lo:hi], b_ids[lo:hi], b_periods[lo:hi], b_starts[lo:hi], b_limits[lo:hi]) AS u(s, id, p, st, lim);
+    UPDATE budget_counters b SET reserved_units = b.reserved_units + p_units[r]
+    FROM unnest(b_scopes[lo:hi], b_ids[lo:hi], b_starts[lo:hi]) AS u(s, id, st)
+    WHERE b.scope = u.s AND b.scope_id = u.id AND b.period_start = u.st;
+  END LOOP;
 END $$;
 
 -- byok records (docs/decisions/0025) hold nothing: their charge is the customer

@@ -6,6 +6,7 @@ import type { Priced } from "../invocation/plan.js";
 import type { Budget } from "./budget.js";
 import { periodBounds } from "./period.js";
 import { reserveBudgets } from "./reserve.js";
+import { BudgetReservations } from "./reservations.js";
 import { settleBudgetClaims, settleBudgets, sweepBudgetClaims } from "./settle.js";
 import { releaseUsage } from "../usage/release.js";
 import { viewBudgets } from "./view.js";
@@ -211,5 +212,26 @@ describe("spend budgets", () => {
     expect(await releaseUsage({ ctx: t.ctx, input: { actor: "user:op", id: "req_rel", reason: "stream cut, customer's provider" } })).toEqual({ id: "req_rel", status: "failed", refunded: 0n });
     await sweepBudgetClaims({ ctx: t.ctx, input: {} });
     expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 0n, reserved_units: 0n });
+  });
+
+  it("reserves concurrent requests in batches, each all or none, later ones seeing earlier ones of the same batch", async () => {
+    let statements = 0;
+    const sql = { query: <R>(text: string, values: unknown[]) => (statements++, t.ctx.sql.query<R>(text, values)), eventsWritten: () => undefined };
+    const writer = new BudgetReservations(sql);
+    const now = new Date();
+    const key = keyBudget("key_batch", 50n);
+    const inst: Budget = { scope: "instance", id: "inst_batch", limitUnits: 1_000n, period: "month" };
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => writer.reserve({ requestId: `req_batch_${i}`, tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" })),
+    );
+    expect(results.filter((r) => r === null)).toHaveLength(7); // 7 × 7 = 49 of 50
+    expect(results.filter((r) => r !== null).every((r) => r!.index === 0 && r!.spentUnits === 0n && r!.reservedUnits === 49n)).toBe(true);
+    expect(statements).toBeLessThan(20);
+    const [k, i] = await viewBudgets({ ctx: t.ctx, input: { budgets: [key, inst] } });
+    expect(k).toMatchObject({ reserved_units: 49n });
+    expect(i).toMatchObject({ reserved_units: 49n }); // refused requests held nothing on the instance either
+    // A replay of a reserved request changes nothing and is not refused.
+    expect(await writer.reserve({ requestId: "req_batch_0", tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" })).toBeNull();
+    expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [key] } }))[0]).toMatchObject({ reserved_units: 49n });
   });
 });

@@ -3,10 +3,11 @@ import type { ManagedAiContext } from "../../db.js";
 import type { Budget } from "./budget.js";
 import { budgetCrossed } from "./events.js";
 import { periodBounds } from "./period.js";
+import { budgetReservations } from "./reservations.js";
 
 /**
  * Counts a request's reservation against every budget that applies, all or
- * none, in one statement (`budget_reserve`, docs/decisions/0024): a budget
+ * none, group-committed (`budget_reserve_batch`, docs/decisions/0024): a budget
  * whose spent + reserved + this reservation would pass its limit refuses the
  * request with 409 `conflict` and `budget: {scope, limit_units, spent_units,
  * period, resets_at}`; nothing is reserved then (a refusal by a budget whose
@@ -23,48 +24,41 @@ export async function reserveBudgets({
 }): Promise<void> {
   if (input.budgets.length === 0) return;
   const now = input.now ?? new Date();
-  const bounds = input.budgets.map((b) => periodBounds(b.period, now));
-  const rows = await ctx.sql.query<{ refused_scope: string | null; spent_units: string; reserved_units: string }>(
-    `SELECT refused_scope, spent_units::text, reserved_units::text FROM budget_reserve($1, $2, $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint, $9)`,
-    [
-      input.requestId,
-      input.tenantId,
-      input.budgets.map((b) => b.scope),
-      input.budgets.map((b) => b.id),
-      input.budgets.map((b) => b.period),
-      bounds.map((b) => b.start.toISOString()),
-      input.budgets.map((b) => b.limitUnits.toString()),
-      input.units.toString(),
-      input.source ?? "ai",
-    ],
-  );
-  const refused = rows[0];
-  if (!refused?.refused_scope) return;
-  const i = input.budgets.findIndex((b) => b.scope === refused.refused_scope);
+  const refused = await budgetReservations(ctx.sql).reserve({
+    requestId: input.requestId,
+    tenantId: input.tenantId,
+    budgets: input.budgets,
+    units: input.units,
+    now,
+    source: input.source ?? "ai",
+  });
+  if (!refused) return;
+  const i = refused.index;
   const budget = input.budgets[i]!;
-  const spent = BigInt(refused.spent_units);
+  const bounds = periodBounds(budget.period, now);
+  const spent = refused.spentUnits;
   // A budget lowered to (or below) what is spent is reached even though no settlement crossed it.
   if (spent >= budget.limitUnits) {
     await budgetCrossed(ctx, "budget.reached", {
       tenantId: input.tenantId,
       budget,
-      periodStart: bounds[i]!.start,
+      periodStart: bounds.start,
       spentUnits: spent,
       requestId: input.requestId,
     }).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "could not record budget.reached"));
   }
   throw new AppError(
     "conflict",
-    `The ${budget.scope} budget has no room for this request: ${spent} of ${budget.limitUnits} units spent this ${budget.period}, ${refused.reserved_units} held by requests in flight, this one needs ${input.units}.`,
+    `The ${budget.scope} budget has no room for this request: ${spent} of ${budget.limitUnits} units spent this ${budget.period}, ${refused.reservedUnits} held by requests in flight, this one needs ${input.units}.`,
     {
       extra: {
         budget: {
           scope: budget.scope,
           limit_units: Number(budget.limitUnits),
           spent_units: Number(spent),
-          reserved_units: Number(refused.reserved_units),
+          reserved_units: Number(refused.reservedUnits),
           period: budget.period,
-          resets_at: bounds[i]!.resetsAt.toISOString(),
+          resets_at: bounds.resetsAt.toISOString(),
         },
       },
     },
