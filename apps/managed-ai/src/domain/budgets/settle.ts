@@ -1,3 +1,5 @@
+import { GroupCommit } from "@gateway/db-kit";
+import type { Statements } from "@gateway/events";
 import type { ManagedAiContext } from "../../db.js";
 import type { BudgetPeriod } from "./period.js";
 import { budgetCrossed } from "./events.js";
@@ -112,4 +114,26 @@ export async function sweepBudgetClaims({ ctx, input }: { ctx: ManagedAiContext;
     [input.limit ?? 1000],
   );
   return settleBudgets({ ctx, input: { requestIds: open.map((r) => r.request_id), orphanAfterSeconds: input.orphanAfterSeconds } });
+}
+
+/**
+ * The request path's settlements, group-committed: the claims of requests that
+ * end while a settlement statement is in flight are settled together by the
+ * next one (one statement for the batch; each claim still once). Kept per
+ * statements object, like the reservations' writer.
+ */
+const settlers = new WeakMap<Statements, GroupCommit<string, void>>();
+export function settleBudgetsOf(ctx: ManagedAiContext, requestId: string): Promise<void> {
+  let settler = settlers.get(ctx.sql);
+  if (!settler) {
+    settler = new GroupCommit<string, void>({
+      maxBatch: 200,
+      run: async (requestIds) => {
+        await settleBudgets({ ctx, input: { requestIds } });
+        return requestIds.map(() => undefined);
+      },
+    });
+    settlers.set(ctx.sql, settler);
+  }
+  return settler.submit(requestId);
 }

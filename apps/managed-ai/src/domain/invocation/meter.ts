@@ -3,7 +3,7 @@ import { isAppError } from "@gateway/errors";
 import { applicableBudgets } from "../budgets/applicable.js";
 import type { Budget } from "../budgets/budget.js";
 import { reserveBudgets } from "../budgets/reserve.js";
-import { settleBudgets } from "../budgets/settle.js";
+import { settleBudgets, settleBudgetsOf } from "../budgets/settle.js";
 import type { Priced as Plan } from "./plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, type OpenInput, type Usage } from "./settlement.js";
 
@@ -46,7 +46,7 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
   }
   // The claims follow the record's end state; a failure here is repaired by the sweep.
   const settled = async () => {
-    if (budgets.length > 0) await settleBudgets({ ctx, input: { requestIds: [input.requestId] } }).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
+    if (budgets.length > 0) await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
   };
   return {
     completed: async (usage) => {
