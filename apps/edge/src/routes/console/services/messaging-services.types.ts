@@ -62,5 +62,7 @@ export const PushConfigView = z.object({
       }),
     ]),
   ),
+  budget_units: z.number().int().optional().describe("Spend budget per budget_period (units); absent: none."),
+  budget_period: z.enum(["day", "month"]).optional(),
 });
 export const SocialOpsConfigView = z.object({ reply_webhook_url: z.string().nullable(), reply_webhook_secret: z.literal("[redacted]").nullable() });
