@@ -73,6 +73,10 @@ describe("key budgets on managed calls", () => {
     expect(await keyBudget(c.token, c.keyId)).toMatchObject({ limit_units: limit, spent_units: Number(spent), reserved_units: 0 });
     // The balance was charged exactly what the budget counts.
     expect((await balance(stack, c)).available_units).toBe(10_000_000 - Number(spent));
+    // A rotation keeps the key's budget and its spending.
+    const rotated = await call<{ data: { budget: Budget } }>(stack.edgeUrl, "POST", `/console/keys/${c.keyId}/rotate`, { token: c.token });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.budget).toMatchObject({ limit_units: limit, spent_units: Number(spent) });
   });
 
   it("a budget lowered below what is spent refuses the next request at once on two replicas", async () => {

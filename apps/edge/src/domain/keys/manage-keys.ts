@@ -94,6 +94,11 @@ export async function listKeys({ ctx, input }: { ctx: KeysContext; input: { tena
   return rows.map(keyView);
 }
 
+/** One live key of the tenant (404 otherwise). */
+export async function getKey({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; keyId: string } }): Promise<KeyView> {
+  return keyView(await ownedLiveKey(ctx, input.tenantId, input.keyId));
+}
+
 async function ownedLiveKey(ctx: KeysContext, tenantId: string, keyId: string): Promise<ApiKey> {
   const row = await ctx.prisma.apiKey.findUnique({ where: { id: keyId } });
   if (!row || row.tenantId !== tenantId || row.revokedAt) throw new AppError("not_found", "No such key.");

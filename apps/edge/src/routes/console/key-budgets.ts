@@ -16,3 +16,19 @@ export async function withKeyBudgets<K extends KeyView>(deps: EdgeDeps, keys: K[
   const byId = new Map(budgeted.map((k, i) => [k.id, states[i]]));
   return keys.map((k) => ({ ...k, budget: budgetJson(byId.get(k.id)) }));
 }
+
+/** When a UTC day or month that contains `now` ends (managed-ai's period rule, docs/decisions/0024). */
+export function periodEnd(period: "day" | "month", now: Date): Date {
+  return period === "day"
+    ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1))
+    : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/**
+ * A key just created has spent nothing: its view is made here, without asking
+ * managed-ai, so the one answer that shows the secret never fails after the key exists.
+ */
+export function withFreshBudget<K extends KeyView>(key: K, now = new Date()): Omit<K, "budget"> & { budget: BudgetState } {
+  const b = key.budget;
+  return { ...key, budget: b ? { limit_units: b.limit_units, spent_units: 0, reserved_units: 0, period: b.period, resets_at: periodEnd(b.period, now).toISOString() } : null };
+}

@@ -1,8 +1,8 @@
 import type { EdgeDeps } from "../../deps.js";
-import { createKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
+import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { withKeyBudgets } from "./key-budgets.js";
+import { withFreshBudget, withKeyBudgets } from "./key-budgets.js";
 import { CreateKeyRequest, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
 
 const admin = { kind: "tenant", minRole: "admin" } as const;
@@ -33,7 +33,7 @@ export const postKey = defineRoute<EdgeDeps, Record<string, never>, Record<strin
         budget: body.budget_units !== undefined && body.budget_period !== undefined ? { units: BigInt(body.budget_units), period: body.budget_period } : null,
       },
     });
-    return { status: 201, body: { data: (await withKeyBudgets(deps, [data]))[0]! } };
+    return { status: 201, body: { data: withFreshBudget(data) } };
   },
 });
 
@@ -60,8 +60,11 @@ export const postKeyRotate = defineRoute<EdgeDeps, KeyParams>({
   responses: { 200: { description: "rotated", schema: KeyWithSecretResponse }, 404: { description: "no such key" } },
   async handler({ deps, params, principal }) {
     const me = sessionPrincipal(principal);
+    // The spending is read before the rotation: should managed-ai not answer, nothing is rotated
+    // (after it, the new secret would be lost with the failed answer).
+    const [current] = await withKeyBudgets(deps, [await getKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id } })]);
     const data = await rotateKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });
-    return { status: 200, body: { data: (await withKeyBudgets(deps, [data]))[0]! } };
+    return { status: 200, body: { data: { ...data, budget: current!.budget } } };
   },
 });
 
