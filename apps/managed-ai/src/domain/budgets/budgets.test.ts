@@ -160,6 +160,9 @@ describe("spend budgets", () => {
     const all = await events();
     expect(all.map((e) => e.type)).toEqual(["budget.threshold", "budget.reached"]);
     expect(all[1]!.payload).toMatchObject({ scope: "key", limit_units: "10", spent_units: "10", period: "day" });
+    // Each is told under the request whose charge crossed it.
+    const rows = await t.ctx.prisma.outboxEvent.findMany({ where: { type: { in: ["budget.threshold", "budget.reached"] }, payload: { path: ["scope_id"], equals: "key_audit" } }, orderBy: { seq: "asc" } });
+    expect(rows.map((r) => r.requestId)).toEqual(["req_audit_2", "req_audit_4"]);
   });
 
   it("keeps a review record's claim until its record ends, and releases orphans once (the sweep)", async () => {

@@ -45,14 +45,15 @@ export async function settleBudgets({
 const SETTLE_DUE = `claims AS (
        UPDATE budget_claims c SET settled_at = now(), final_units = due.final_units
        FROM due WHERE c.request_id = due.request_id AND c.scope = due.scope AND c.settled_at IS NULL
-       RETURNING c.tenant_id, c.scope, c.scope_id, c.period, c.period_start, c.limit_units, c.units, c.final_units, c.created_at),
+       RETURNING c.request_id, c.tenant_id, c.scope, c.scope_id, c.period, c.period_start, c.limit_units, c.units, c.final_units, c.created_at),
      per_counter AS (
        SELECT scope, scope_id, period_start, min(tenant_id) AS tenant_id, min(period) AS period,
-         (array_agg(limit_units ORDER BY created_at DESC))[1] AS limit_units, sum(units) AS units, sum(final_units) AS final_units
+         (array_agg(limit_units ORDER BY created_at DESC))[1] AS limit_units, sum(units) AS units, sum(final_units) AS final_units,
+         (array_agg(request_id ORDER BY created_at DESC))[1] AS request_id
        FROM claims GROUP BY scope, scope_id, period_start)
      UPDATE budget_counters b SET reserved_units = b.reserved_units - p.units, spent_units = b.spent_units + p.final_units
      FROM per_counter p WHERE b.scope = p.scope AND b.scope_id = p.scope_id AND b.period_start = p.period_start
-     RETURNING p.tenant_id, b.scope, b.scope_id, p.period, b.period_start, p.limit_units::text, b.spent_units::text,
+     RETURNING p.request_id, p.tenant_id, b.scope, b.scope_id, p.period, b.period_start, p.limit_units::text, b.spent_units::text,
        b.threshold_at IS NOT NULL AS threshold_marked, b.reached_at IS NOT NULL AS reached_marked`;
 
 /**
@@ -73,6 +74,8 @@ export async function settleBudgetClaims({ ctx, input }: { ctx: ManagedAiContext
 }
 
 type Settled = {
+  /** The newest request settled on the counter: the one whose charge crossed a threshold, if any did. */
+  request_id: string;
   tenant_id: string;
   scope: "key" | "instance";
   scope_id: string;
@@ -92,6 +95,8 @@ async function audit(ctx: ManagedAiContext, row: Settled): Promise<void> {
     budget: { scope: row.scope, id: row.scope_id, limitUnits: limit, period: row.period },
     periodStart: new Date(row.period_start),
     spentUnits: spent,
+    // Explicit: a group-committed settlement runs in whichever request's context started the batch.
+    requestId: row.request_id,
   };
   try {
     if (!row.threshold_marked && spent * 100n >= limit * 80n) await budgetCrossed(ctx, "budget.threshold", input);
