@@ -30,8 +30,9 @@ const messages = [
   { role: "user" as const, content: "Hello from my own key" },
 ];
 
-async function usageRecords(tenantId: string): Promise<number> {
-  const rows = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records WHERE tenant_id = $1", [tenantId]);
+/** The tenant's usage records of one mode: byok calls are recorded (decision 0025), never as managed (charged) ones. */
+async function usageRecords(tenantId: string, mode: "managed" | "byok" = "managed"): Promise<number> {
+  const rows = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records WHERE tenant_id = $1 AND mode = $2", [tenantId, mode]);
   return Number(rows[0]!.n);
 }
 
@@ -159,6 +160,7 @@ describe("compatible routes on a byok instance, through the official SDK", () =>
     expect(provider.requests.every((r) => r.headers.authorization === `Bearer ${CUSTOMER_KEY}`)).toBe(true);
     expect(await balance(stack, c)).toEqual(before);
     expect(await usageRecords(c.tenantId)).toBe(0);
+    expect(await usageRecords(c.tenantId, "byok")).toBe(4); // two chats, a stream, embeddings
   });
 
   it("answer provider failures as the contract's errors, never with the key", async () => {
@@ -263,6 +265,7 @@ describe("native routes on a byok instance", () => {
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/ai/native/embeddings", { headers, body: { input: [] } })).status).toBe(400);
     expect(await balance(stack, c)).toEqual(before);
     expect(await usageRecords(c.tenantId)).toBe(0);
+    expect(await usageRecords(c.tenantId, "byok")).toBe(4); // chat, stream, two embeddings; the refused ones none
   });
 
   it("without pricing report 0.0000", async () => {

@@ -101,6 +101,8 @@ describe("the console", () => {
     await page.getByLabel("Daily quota", { exact: true }).fill("1000");
     await page.getByLabel("Rate per minute", { exact: true }).fill("600");
     await page.getByLabel("Concurrency", { exact: true }).fill("4");
+    await page.getByLabel("Spend budget", { exact: true }).fill("5000000");
+    await page.locator('select[name="budget_period"]').selectOption("month");
     await page.getByRole("button", { name: "Create key" }).click();
     key = (await page.getByTestId("secret").textContent()) ?? "";
     expect(key).toMatch(/^gw_/);
@@ -118,10 +120,12 @@ describe("the console", () => {
       daily_quota: 1000,
       rate_limit_per_minute: 600,
       concurrency_limit: 4,
+      budget: { limit_units: 5_000_000, spent_units: 0, period: "month" },
     });
     await page.getByRole("button", { name: "I have stored it" }).click();
     await page.reload();
     await page.locator("td", { hasText: "console e2e key" }).waitFor();
+    await page.locator("td", { hasText: "$0.0000 of $500.0000 this month" }).waitFor();
     expect(await page.content()).not.toContain(key);
     await screenshot(page, "keys");
     await page.context().close();

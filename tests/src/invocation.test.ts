@@ -141,6 +141,8 @@ describe("usage records", () => {
     expect(mine.body.data.map((r: { id: string }) => r.id)).toEqual([idA]);
     expect(mine.body.data[0]).toEqual({
       id: idA,
+      mode: "managed",
+      api_key_id: a.keyId,
       service_alias: "chat",
       model_alias: "small",
       price_id: model.priceId,

@@ -41,6 +41,7 @@ describe("managing keys", () => {
       concurrency_limit: 4,
       expires_at: "2099-01-01T00:00:00.000Z",
       created_at: expect.stringMatching(/Z$/),
+      budget: null,
     });
     expect(key.key.startsWith(key.prefix)).toBe(true);
 

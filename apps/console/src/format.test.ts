@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bytes, intOrUndefined, listOrUndefined, usd } from "./format.js";
+import { budgetText, bytes, intOrUndefined, listOrUndefined, usd } from "./format.js";
 
 describe("formatting", () => {
   it("shows units of USD 0.0001 exactly, with four decimals", () => {
@@ -27,5 +27,15 @@ describe("formatting", () => {
     expect(bytes(10 * 1_073_741_824)).toBe("10 GiB");
     expect(bytes(5 * 1_099_511_627_776 * 1024)).toBe("5,120 TiB");
     expect(bytes(undefined)).toBe("—");
+  });
+});
+
+describe("budgetText", () => {
+  it("shows spent, limit and what is left of the period, or none", () => {
+    expect(budgetText(null)).toBe("none");
+    expect(budgetText({ limit_units: 100, spent_units: 70, reserved_units: 10, period: "day", resets_at: "2026-11-26T00:00:00.000Z" })).toBe(
+      "$0.0070 of $0.0100 this day ($0.0020 left) · resets 2026-11-26 00:00:00 UTC",
+    );
+    expect(budgetText({ limit_units: 5, spent_units: 8, period: "month", resets_at: "2026-12-01T00:00:00.000Z" })).toContain("($0.0000 left)");
   });
 });

@@ -47,3 +47,13 @@ export function bytes(n: number | null | undefined): string {
   }
   return `${Number(value.toFixed(1)).toLocaleString("en-US")} ${BYTE_UNITS[unit]}`;
 }
+
+/** A spend budget's current period, as keys and instances show it (CONTRACT §3b). */
+export type BudgetState = { limit_units: number; spent_units: number; reserved_units?: number; period: "day" | "month"; resets_at: string } | null;
+
+/** "$0.0070 of $0.0100 this day ($0.0030 left) · resets 2026-11-26 00:00:00 UTC"; null → "none". */
+export function budgetText(b: BudgetState | undefined): string {
+  if (!b) return "none";
+  const left = Math.max(0, b.limit_units - b.spent_units - (b.reserved_units ?? 0));
+  return `${usd(b.spent_units)} of ${usd(b.limit_units)} this ${b.period} (${usd(left)} left) · resets ${when(b.resets_at)}`;
+}

@@ -5,6 +5,15 @@ import type { ledgerV1 } from "@gateway/protos";
 import type { Keyring } from "@gateway/secrets";
 import type { MessagingContext } from "./db.js";
 
+/** A budget a push send counts against (a key's or the push instance's). */
+export type PushBudget = { scope: "key" | "instance"; id: string; limitUnits: bigint; period: "day" | "month" };
+export type PushBudgets = {
+  /** All or none; AppError `conflict` with a `budget` extra when one has no room. */
+  reserve(input: { messageId: string; tenantId: string; budgets: PushBudget[]; units: bigint }): Promise<void>;
+  /** The message's final charge replaces its reservation (0 releases); once, whoever calls first. */
+  settle(messageId: string, finalUnits: bigint): Promise<void>;
+};
+
 /** A tenant's connected account with its secret in clear (managed-ai's RevealConnectedAccount). */
 export type ConnectedAccount = { id: string; provider: string; secret: string };
 export type ConnectedAccountResolver = (tenantId: string, id: string) => Promise<ConnectedAccount>;
@@ -17,6 +26,8 @@ export type AppContext = MessagingContext & {
   /** Where customer-supplied URLs may point (ALLOW_PRIVATE_TARGETS). */
   egress: EgressPolicy;
   ledger: Client<typeof ledgerV1>;
+  /** Spend budgets, kept by managed-ai (docs/decisions/0024): push sends reserve and settle against them there. */
+  budgets: PushBudgets;
   resolveConnectedAccount: ConnectedAccountResolver;
   push: {
     priceUnits: bigint;

@@ -26,6 +26,19 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
     keyring: parseKeyring(env.ENCRYPTION_KEYS),
     egress: { allowPrivate: env.ALLOW_PRIVATE_TARGETS },
     ledger,
+    budgets: {
+      async reserve(input) {
+        await managedAi.ReserveBudgets({
+          request_id: input.messageId,
+          tenant_id: input.tenantId,
+          budgets: input.budgets.map((b) => ({ scope: b.scope, id: b.id, limit_units: b.limitUnits.toString(), period: b.period })),
+          units: input.units.toString(),
+        });
+      },
+      async settle(messageId, finalUnits) {
+        await managedAi.SettleBudgets({ request_id: messageId, final_units: finalUnits.toString() });
+      },
+    },
     resolveConnectedAccount: async (tenantId, id) => {
       const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });
       return { id: account.id, provider: account.provider, secret: account.secret };

@@ -15,6 +15,16 @@ const upstreamState = z.object({
   key_configured: z.boolean(),
   version: z.number().int(),
 });
+/** A spend budget's state when it crossed a threshold. */
+const budgetEvent = z.object({
+  tenant_id: z.string(),
+  scope: z.enum(["key", "instance"]),
+  scope_id: z.string(),
+  period: z.enum(["day", "month"]),
+  period_start: z.string(),
+  limit_units: units,
+  spent_units: units,
+});
 const modelState = z.object({
   upstream_id: z.string(),
   upstream_model: z.string(),
@@ -63,6 +73,14 @@ export const EVENT_CATALOG = {
     method: z.string(),
     path: z.string(),
     client_ip: z.string(),
+  }),
+  /** A key's spend budget was set, changed or removed (null). */
+  "key.budget_changed": z.object({
+    key_id: z.string(),
+    tenant_id: z.string(),
+    budget_units: units.nullable(),
+    budget_period: z.enum(["day", "month"]).nullable(),
+    actor: z.string(),
   }),
   "key.quota_exceeded": z.object({ key_id: z.string(), tenant_id: z.string(), day: z.string(), daily_quota: z.number().int() }),
   "ledger.credited": z.object({
@@ -163,6 +181,10 @@ export const EVENT_CATALOG = {
     reserved_units: units,
     stream: z.boolean(),
   }),
+  /** A spend budget's final charges reached 80 % of its limit (once per budget and period; docs/decisions/0024). */
+  "budget.threshold": budgetEvent,
+  /** A spend budget is used up: its final charges reached the limit (once per budget and period). */
+  "budget.reached": budgetEvent,
   /** Refused before any reservation (insufficient balance): the record is gone, the key reusable. */
   "managed_ai.request_refused": z.object({ request_id: z.string(), tenant_id: z.string(), key_id: z.string().nullable(), reason: z.string() }),
   /** The record reached completed, failed or review. */

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { startMockProvider, type MockProvider } from "@gateway/mock-provider";
 import { afterAll, beforeAll } from "vitest";
-import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
+import { call, newTenant, signIn, startStack, type Stack, type StackOptions } from "@gateway/testkit";
 
 export const PROVIDER_KEY = "sk-mock-provider-secret-0001";
 
@@ -129,11 +129,11 @@ export type MeteredStack = { stack: Stack; provider: MockProvider; op: Operator;
  * (so rounding up shows), started before the file's tests and stopped after them.
  * The fields are filled once the file's first `beforeAll` has run.
  */
-export function meteredStack(): MeteredStack {
+export function meteredStack(options: StackOptions = {}): MeteredStack {
   const metered = {} as MeteredStack;
   beforeAll(async () => {
     metered.provider = await mockProvider();
-    metered.stack = await startStack();
+    metered.stack = await startStack(options);
     metered.op = await operator(metered.stack);
     await upstream(metered.stack, metered.op, metered.provider, "mock");
     metered.model = await managedModel(metered.stack, metered.op, { alias: "small", upstreamId: "mock", inputPerMtok: 150_000_007, outputPerMtok: 600_000_011 });

@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { intOrUndefined, when } from "../format.js";
+import { budgetText, intOrUndefined, when, type BudgetState } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 
-type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; version?: number; created_at: string };
+type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; budget?: BudgetState; version?: number; created_at: string };
 type Account = { id: string; provider: string; name: string; created_at: string };
 type Kind = "managed" | "byok" | "push" | "socialops";
 
@@ -29,6 +29,7 @@ export function Instances() {
             ["Instance", (i) => <code>{`${i.service_id}:${i.alias}`}</code>],
             ["Status", (i) => <Badge value={i.status} />],
             ["Configuration", (i) => <span className="small">{summary(i.config)}</span>],
+            ["Budget", (i) => (i.service_id === "socialops" ? "—" : <span className="small">{budgetText(i.budget)}</span>)],
             ["Created", (i) => when(i.created_at)],
           ]}
         />
@@ -54,6 +55,8 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
     account: "",
     price_in: "",
     price_out: "",
+    budget: "",
+    budget_period: "day",
     target_id: "main",
     target_type: "webhook",
     url: "",
@@ -68,12 +71,13 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
       ...(intOrUndefined(f.max_tokens) !== undefined ? { max_tokens_per_request: intOrUndefined(f.max_tokens) } : {}),
       ...(f.max_cost.trim() ? { max_cost_per_request: Number(f.max_cost) } : {}),
     };
+    const budget = intOrUndefined(f.budget) !== undefined ? { budget_units: intOrUndefined(f.budget), budget_period: f.budget_period } : {};
     switch (kind) {
       case "managed":
         return {
           service_id: "ai-model",
           ...base,
-          config: { mode: "managed", default_model: f.default_model.trim(), ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}), ...limits },
+          config: { mode: "managed", default_model: f.default_model.trim(), ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}), ...limits, ...budget },
         };
       case "byok":
         return {
@@ -88,6 +92,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             ...(f.account ? {} : { api_key: f.api_key }),
             ...(f.price_in.trim() || f.price_out.trim() ? { pricing: { input_units_per_mtok: intOrUndefined(f.price_in) ?? 0, output_units_per_mtok: intOrUndefined(f.price_out) ?? 0 } } : {}),
             ...limits,
+            ...budget,
           },
         };
       case "push": {
@@ -95,7 +100,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
           f.target_type === "webhook"
             ? { id: f.target_id, type: "webhook", url: f.url, ...(f.secret ? { secret: f.secret } : {}), enabled: true }
             : { id: f.target_id, type: "telegram", chat_id: f.chat_id, ...(f.account ? { connected_account_id: f.account } : { bot_token: f.secret }), enabled: true };
-        return { service_id: "webhook-push", ...base, config: { targets: [target] } };
+        return { service_id: "webhook-push", ...base, config: { targets: [target], ...budget } };
       }
       case "socialops":
         return { service_id: "socialops", ...base, config: {} };
@@ -184,6 +189,19 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             </Field>
             <Field label="Max cost per request (USD)" hint="Empty: no cap.">
               <input name="max_cost_per_request" inputMode="decimal" value={f.max_cost} onChange={set("max_cost")} />
+            </Field>
+          </div>
+        ) : null}
+        {kind !== "socialops" ? (
+          <div className="row">
+            <Field label="Spend budget" hint="Units of USD 0.0001 per period, all keys together. Empty: no budget.">
+              <input name="budget_units" inputMode="numeric" value={f.budget} onChange={set("budget")} />
+            </Field>
+            <Field label="Budget period" hint="UTC.">
+              <select name="budget_period" value={f.budget_period} onChange={set("budget_period")}>
+                <option value="day">day</option>
+                <option value="month">month</option>
+              </select>
             </Field>
           </div>
         ) : null}

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { intOrUndefined, listOrUndefined, when } from "../format.js";
+import { budgetText, intOrUndefined, listOrUndefined, when, type BudgetState } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
 
 type Key = {
@@ -15,6 +15,7 @@ type Key = {
   concurrency_limit: number | null;
   expires_at: string | null;
   created_at: string;
+  budget: BudgetState;
 };
 type KeyWithSecret = Key & { key: string };
 
@@ -43,7 +44,7 @@ export function Keys() {
   const keys = useLoad(() => api.data<Key[]>("GET", "/console/keys"));
   const [secret, setSecret] = useState<{ label: string; key: string } | null>(null);
   const [rowError, setRowError] = useState<unknown>(null);
-  const [form, setForm] = useState({ name: "", scopes: ["ai:invoke"] as string[], aliases: "", ips: "", daily: "", rate: "", concurrency: "", expires: "" });
+  const [form, setForm] = useState({ name: "", scopes: ["ai:invoke"] as string[], aliases: "", ips: "", daily: "", rate: "", concurrency: "", expires: "", budget: "", period: "day" });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const toggleScope = (scope: string) =>
     setForm({ ...form, scopes: form.scopes.includes(scope) ? form.scopes.filter((s) => s !== scope) : [...form.scopes, scope] });
@@ -54,6 +55,23 @@ export function Keys() {
     try {
       const rotated = await api.data<KeyWithSecret>("POST", `/console/keys/${key.id}/rotate`);
       setSecret({ label: `New secret of "${rotated.name}".`, key: rotated.key });
+      keys.reload();
+    } catch (err) {
+      setRowError(err);
+    }
+  };
+  const changeBudget = async (key: Key) => {
+    setRowError(null);
+    const answer = window.prompt(
+      `Spend budget of "${key.name}" in units of USD 0.0001 per ${key.budget?.period ?? "day"} (UTC). Empty: no budget.`,
+      key.budget ? String(key.budget.limit_units) : "",
+    );
+    if (answer === null) return;
+    const units = intOrUndefined(answer);
+    try {
+      await api.send("PATCH", `/console/keys/${key.id}`, {
+        body: units === undefined ? { budget_units: null, budget_period: null } : { budget_units: units, budget_period: key.budget?.period ?? "day" },
+      });
       keys.reload();
     } catch (err) {
       setRowError(err);
@@ -86,12 +104,16 @@ export function Keys() {
             ["Instances", (k) => k.service_aliases?.join(" ") ?? "any"],
             ["Addresses", (k) => k.allowed_ips?.join(" ") ?? "any"],
             ["Per day / minute / at once", (k) => `${limit(k.daily_quota)} / ${limit(k.rate_limit_per_minute)} / ${limit(k.concurrency_limit)}`],
+            ["Budget", (k) => <span className="small">{budgetText(k.budget)}</span>],
             ["Expires", (k) => when(k.expires_at)],
             ["Created", (k) => when(k.created_at)],
             [
               "",
               (k) => (
                 <span className="row-actions">
+                  <button className="secondary" onClick={() => changeBudget(k)}>
+                    Budget
+                  </button>
                   <button className="secondary" onClick={() => rotate(k)}>
                     Rotate
                   </button>
@@ -117,6 +139,7 @@ export function Keys() {
               ...(intOrUndefined(form.rate) !== undefined ? { rate_limit_per_minute: intOrUndefined(form.rate) } : {}),
               ...(intOrUndefined(form.concurrency) !== undefined ? { concurrency_limit: intOrUndefined(form.concurrency) } : {}),
               ...(form.expires ? { expires_at: new Date(form.expires).toISOString() } : {}),
+              ...(intOrUndefined(form.budget) !== undefined ? { budget_units: intOrUndefined(form.budget), budget_period: form.period } : {}),
             };
             const created = await api.data<KeyWithSecret>("POST", "/console/keys", { body });
             setSecret({ label: `Key "${created.name}" created.`, key: created.key });
@@ -153,6 +176,17 @@ export function Keys() {
             </Field>
             <Field label="Expires" hint="Your local time. Empty: never.">
               <input name="expires_at" type="datetime-local" value={form.expires} onChange={set("expires")} />
+            </Field>
+          </div>
+          <div className="row">
+            <Field label="Spend budget" hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget.">
+              <input name="budget_units" inputMode="numeric" value={form.budget} onChange={set("budget")} />
+            </Field>
+            <Field label="Budget period" hint="UTC.">
+              <select name="budget_period" value={form.period} onChange={set("period")}>
+                <option value="day">day</option>
+                <option value="month">month</option>
+              </select>
             </Field>
           </div>
         </ActionForm>

@@ -20,7 +20,12 @@ export type ApiKeyPrincipal = {
   keyName: string;
   keyPrefix: string;
   scopes: ReadonlySet<string>;
+  /** The key's spend budget, forwarded with metered calls (docs/decisions/0024); null: none. */
+  budget?: KeyBudget | null;
 };
+
+/** A key's spend budget: units of USD 0.0001 per UTC day or month. */
+export type KeyBudget = { units: bigint; period: "day" | "month" };
 
 /** A chat widget's visitor, from a widget token (its own secret and audience; only widget routes accept it). */
 export type WidgetPrincipal = {

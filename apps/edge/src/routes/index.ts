@@ -5,7 +5,7 @@ import { logout } from "./auth/logout.js";
 import { refresh } from "./auth/refresh.js";
 import { register } from "./auth/register.js";
 import { getBalance } from "./console/balance.js";
-import { deleteKey, getKeys, postKey, postKeyRotate } from "./console/keys.js";
+import { deleteKey, getKeys, patchKey, postKey, postKeyRotate } from "./console/keys.js";
 import { listManagedAiUsage } from "./console/managed-ai-usage.js";
 import { getMe } from "./console/me.js";
 import { getServices, postService } from "./console/services/services.js";
@@ -90,6 +90,7 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   postKey,
   getKeys,
   postKeyRotate,
+  patchKey,
   deleteKey,
   getRequest,
   getKeySelf,

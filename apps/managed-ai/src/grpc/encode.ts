@@ -4,6 +4,7 @@ import type { ModelView, PriceView } from "../domain/models/view.js";
 import type { OfferView } from "../domain/offers/view.js";
 import type { UpstreamView } from "../domain/upstreams/view.js";
 import type { InstanceView } from "../domain/instances/view.js";
+import type { BudgetView } from "../domain/budgets/budget.js";
 import type { ConnectedAccountView } from "../domain/connected-accounts/view.js";
 
 /** Domain views as proto messages: snake_case, int64 as decimal strings, ISO 8601 UTC times. */
@@ -69,6 +70,10 @@ export function encodeCustomerModel(c: CustomerModelView): managedAi.CustomerMod
   };
 }
 
+export function encodeBudget(b: BudgetView): managedAi.BudgetState {
+  return { limit_units: b.limit_units.toString(), spent_units: b.spent_units.toString(), reserved_units: b.reserved_units.toString(), period: b.period, resets_at: b.resets_at };
+}
+
 export function encodeInstance(i: InstanceView): managedAi.Instance {
   const c = i.config;
   return {
@@ -85,6 +90,7 @@ export function encodeInstance(i: InstanceView): managedAi.Instance {
     version: i.version,
     created_at: i.createdAt.toISOString(),
     updated_at: i.updatedAt.toISOString(),
+    ...(i.budget ? { budget: encodeBudget(i.budget) } : {}),
     ...(c.mode === "byok"
       ? {
           provider: c.provider,
@@ -105,6 +111,7 @@ export function encodeUsage(r: import("../generated/prisma/client.js").UsageReco
   return {
     id: r.id,
     tenant_id: r.tenantId,
+    mode: r.mode,
     api_key_id: r.apiKeyId ?? "",
     service_alias: r.serviceAlias,
     model_alias: r.modelAlias,

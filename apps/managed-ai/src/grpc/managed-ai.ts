@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import type { CallContext, Implementation } from "@gateway/grpc-kit";
-import type { managedAiV1 } from "@gateway/protos";
+import type { managedAi, managedAiV1 } from "@gateway/protos";
 import type { ManagedAiContext } from "../db.js";
 import { listCustomerModels } from "../domain/customer-models/list.js";
 import { listModels } from "../domain/models/list.js";
@@ -25,7 +25,8 @@ import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
 import { captureUsage } from "../domain/usage/capture.js";
 import { InFlight } from "./in-flight.js";
-import { encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
+import { getBudgets, keyBudgetOf, reserveBudgetsFor, settleBudgetsFor } from "../domain/budgets/get.js";
+import { encodeBudget, encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
 
 /**
  * Transport only: decode, call the domain (writes with the caller as actor), encode.
@@ -80,6 +81,8 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
         default_model: req.default_model,
         ...(req.max_tokens_per_request !== undefined ? { max_tokens_per_request: req.max_tokens_per_request } : {}),
         ...(req.max_cost_per_request !== undefined ? { max_cost_per_request: req.max_cost_per_request } : {}),
+        budget_units: req.budget_units,
+        budget_period: req.budget_period as "day",
       };
       const input =
         req.mode === "byok"
@@ -94,6 +97,16 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
             }
           : { ...common, mode: req.mode as "managed", models: req.models };
       return encodeInstance(await putInstance({ ctx, input }));
+    },
+    async GetBudgets(req) {
+      return { budgets: (await getBudgets({ ctx, input: req })).map(encodeBudget) };
+    },
+    async ReserveBudgets(req) {
+      await reserveBudgetsFor({ ctx, input: req });
+      return {};
+    },
+    async SettleBudgets(req) {
+      return { settled: await settleBudgetsFor({ ctx, input: req }) };
     },
     async ListInstances(req) {
       return { instances: (await listInstances({ ctx, input: req })).map(encodeInstance) };
@@ -159,8 +172,9 @@ function invokeResponse(result: InvokeResult) {
   };
 }
 
-function invokeInput(req: { tenant_id: string; api_key_id: string; alias: string; body: Buffer; idempotency_key: string }, call: CallContext) {
+function invokeInput(req: managedAi.InvokeRequest__Output, call: CallContext) {
   return {
+    keyBudget: keyBudgetOf(req),
     requestId: call.requestId,
     tenantId: req.tenant_id,
     apiKeyId: req.api_key_id || null,

@@ -95,7 +95,18 @@ export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagi
       return { instances: (await listAppInstances({ ctx, input: req })).map(encodeInstance) };
     },
     async SendPush(req) {
-      const sent = await sendPush({ ctx, input: { tenant_id: req.tenant_id, api_key_id: req.api_key_id || null, alias: req.alias, title: req.title, text: req.text } });
+      const sent = await sendPush({
+        ctx,
+        input: {
+          tenant_id: req.tenant_id,
+          api_key_id: req.api_key_id || null,
+          alias: req.alias,
+          title: req.title,
+          text: req.text,
+          key_budget_units: req.key_budget_units,
+          key_budget_period: req.key_budget_period,
+        },
+      });
       return {
         message_id: sent.messageId,
         status: sent.status,

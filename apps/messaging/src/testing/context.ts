@@ -96,6 +96,7 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     egress: { allowPrivate: true },
     ledger: ledger.client(),
+    budgets: { reserve: async () => undefined, settle: async () => undefined },
     resolveConnectedAccount: async () => {
       throw new AppError("not_found", "no connected accounts in tests");
     },

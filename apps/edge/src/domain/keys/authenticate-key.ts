@@ -97,7 +97,7 @@ export async function authenticateKey(ctx: KeysContext, req: Request, requiremen
       throw new AppError("rate_limited", MESSAGES[admission.reason], { retryAfter: admission.retryAfterSeconds });
     }
     if (key.concurrencyLimit !== null) holdLease(ctx, req, key.id);
-    return { kind: "apiKey", keyId: key.id, tenantId: key.tenantId, keyName: key.name, keyPrefix: key.prefix, scopes: key.scopes };
+    return { kind: "apiKey", keyId: key.id, tenantId: key.tenantId, keyName: key.name, keyPrefix: key.prefix, scopes: key.scopes, budget: key.budget };
   }
   ctx.logger.error({ key_id: key?.id }, "key version in Redis is ahead of the database; check REDIS_KEY_PREFIX is not shared");
   throw new AppError("unavailable", "The key could not be verified; try again.");

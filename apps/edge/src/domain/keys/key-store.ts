@@ -5,6 +5,13 @@ import type { ApiKey } from "../../generated/prisma/client.js";
 import type { Broadcast } from "@gateway/events";
 import { parseCidrs } from "./client-ip.js";
 import type { LimitedKey } from "./limits.js";
+import type { KeyBudget } from "../../http/principal.js";
+
+/** The stored budget, when both halves are set. */
+export function keyBudgetOf(row: Pick<ApiKey, "budgetUnits" | "budgetPeriod">): KeyBudget | null {
+  if (row.budgetUnits === null || (row.budgetPeriod !== "day" && row.budgetPeriod !== "month")) return null;
+  return { units: row.budgetUnits, period: row.budgetPeriod };
+}
 
 /** A key as the hot path needs it: sets and parsed CIDRs, ready to check. */
 export type KeyRecord = LimitedKey & {
@@ -19,6 +26,7 @@ export type KeyRecord = LimitedKey & {
   expiresAt: Date | null;
   expired: boolean;
   revoked: boolean;
+  budget?: KeyBudget | null;
 };
 
 export type KeyInvalidation = { key_id: string };
@@ -51,6 +59,7 @@ export function toRecord(row: ApiKey, logger?: Logger): KeyRecord {
     expiresAt: row.expiresAt,
     expired: row.expiredAt !== null,
     revoked: row.revokedAt !== null,
+    budget: keyBudgetOf(row),
   };
 }
 

@@ -3,6 +3,8 @@ import { newId } from "@gateway/ids";
 import type { ApiKey } from "../../generated/prisma/client.js";
 import type { KeysContext } from "./context.js";
 import { generateKey } from "./key-format.js";
+import { keyBudgetOf } from "./key-store.js";
+import type { KeyBudget } from "../../http/principal.js";
 
 export type KeyView = {
   id: string;
@@ -16,10 +18,13 @@ export type KeyView = {
   concurrency_limit: number | null;
   expires_at: string | null;
   created_at: string;
+  /** The key's spend budget as stored; routes add the current period's spending (docs/decisions/0024). */
+  budget: { limit_units: number; period: "day" | "month" } | null;
 };
 
 /** The key as lists show it: never the secret or its hash. Empty restriction lists read as null (no restriction). */
 export function keyView(row: ApiKey): KeyView {
+  const budget = keyBudgetOf(row);
   return {
     id: row.id,
     name: row.name,
@@ -32,6 +37,7 @@ export function keyView(row: ApiKey): KeyView {
     concurrency_limit: row.concurrencyLimit,
     expires_at: row.expiresAt?.toISOString() ?? null,
     created_at: row.createdAt.toISOString(),
+    budget: budget ? { limit_units: Number(budget.units), period: budget.period } : null,
   };
 }
 
@@ -46,6 +52,7 @@ export type CreateKeyInput = {
   rateLimitPerMinute: number | null;
   concurrencyLimit: number | null;
   expiresAt: Date | null;
+  budget?: KeyBudget | null;
 };
 
 /** Creates a key; the plaintext exists only in this answer. */
@@ -66,6 +73,8 @@ export async function createKey({ ctx, input }: { ctx: KeysContext; input: Creat
         rateLimitPerMinute: input.rateLimitPerMinute,
         concurrencyLimit: input.concurrencyLimit,
         expiresAt: input.expiresAt,
+        budgetUnits: input.budget?.units ?? null,
+        budgetPeriod: input.budget?.period ?? null,
         createdBy: input.actor,
       },
     });
@@ -83,6 +92,11 @@ export async function listKeys({ ctx, input }: { ctx: KeysContext; input: { tena
     take: 200,
   });
   return rows.map(keyView);
+}
+
+/** One live key of the tenant (404 otherwise). */
+export async function getKey({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; keyId: string } }): Promise<KeyView> {
+  return keyView(await ownedLiveKey(ctx, input.tenantId, input.keyId));
 }
 
 async function ownedLiveKey(ctx: KeysContext, tenantId: string, keyId: string): Promise<ApiKey> {
@@ -110,6 +124,40 @@ export async function rotateKey({ ctx, input }: { ctx: KeysContext; input: { ten
   });
   await propagate(ctx, row);
   return { ...keyView(row), key: generated.plaintext };
+}
+
+/**
+ * Sets or removes the key's spend budget. The version bump makes every edge
+ * replica reload the key before its next request (decision 0020), so the next
+ * request anywhere carries the new budget to managed-ai, which checks the
+ * period's spending against it: a budget lowered below what is spent refuses
+ * that request at once. Audited as `key.budget_changed`.
+ */
+export async function updateKeyBudget({
+  ctx,
+  input,
+}: {
+  ctx: KeysContext;
+  input: { tenantId: string; keyId: string; actor: string; budget: KeyBudget | null };
+}): Promise<KeyView> {
+  await ownedLiveKey(ctx, input.tenantId, input.keyId);
+  const row = await ctx.transact(async (tx, emit) => {
+    const changed = await tx.apiKey.updateMany({
+      where: { id: input.keyId, tenantId: input.tenantId, revokedAt: null },
+      data: { budgetUnits: input.budget?.units ?? null, budgetPeriod: input.budget?.period ?? null, version: { increment: 1 } },
+    });
+    if (changed.count === 0) throw new AppError("not_found", "No such key.");
+    await emit("key.budget_changed", {
+      key_id: input.keyId,
+      tenant_id: input.tenantId,
+      budget_units: input.budget ? input.budget.units.toString() : null,
+      budget_period: input.budget?.period ?? null,
+      actor: input.actor,
+    });
+    return tx.apiKey.findUniqueOrThrow({ where: { id: input.keyId } });
+  });
+  await propagate(ctx, row);
+  return keyView(row);
 }
 
 export async function revokeKey({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; keyId: string; actor: string } }): Promise<void> {

@@ -1,8 +1,9 @@
 import type { EdgeDeps } from "../../deps.js";
-import { createKey, listKeys, revokeKey, rotateKey } from "../../domain/keys/manage-keys.js";
+import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { CreateKeyRequest, KeyListResponse, KeyParams, KeyWithSecretResponse } from "./keys.types.js";
+import { withFreshBudget, withKeyBudgets } from "./key-budgets.js";
+import { CreateKeyRequest, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
 
 const admin = { kind: "tenant", minRole: "admin" } as const;
 
@@ -29,9 +30,10 @@ export const postKey = defineRoute<EdgeDeps, Record<string, never>, Record<strin
         rateLimitPerMinute: body.rate_limit_per_minute ?? null,
         concurrencyLimit: body.concurrency_limit ?? null,
         expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+        budget: body.budget_units !== undefined && body.budget_period !== undefined ? { units: BigInt(body.budget_units), period: body.budget_period } : null,
       },
     });
-    return { status: 201, body: { data } };
+    return { status: 201, body: { data: withFreshBudget(data) } };
   },
 });
 
@@ -43,7 +45,8 @@ export const getKeys = defineRoute<EdgeDeps>({
   access: admin,
   responses: { 200: { description: "keys", schema: KeyListResponse } },
   async handler({ deps, principal }) {
-    return { status: 200, body: { data: await listKeys({ ctx: deps.keys, input: { tenantId: sessionPrincipal(principal).tenantId } }) } };
+    const keys = await listKeys({ ctx: deps.keys, input: { tenantId: sessionPrincipal(principal).tenantId } });
+    return { status: 200, body: { data: await withKeyBudgets(deps, keys) } };
   },
 });
 
@@ -57,8 +60,28 @@ export const postKeyRotate = defineRoute<EdgeDeps, KeyParams>({
   responses: { 200: { description: "rotated", schema: KeyWithSecretResponse }, 404: { description: "no such key" } },
   async handler({ deps, params, principal }) {
     const me = sessionPrincipal(principal);
+    // The spending is read before the rotation: should managed-ai not answer, nothing is rotated
+    // (after it, the new secret would be lost with the failed answer).
+    const [current] = await withKeyBudgets(deps, [await getKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id } })]);
     const data = await rotateKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });
-    return { status: 200, body: { data } };
+    return { status: 200, body: { data: { ...data, budget: current!.budget } } };
+  },
+});
+
+export const patchKey = defineRoute<EdgeDeps, KeyParams, Record<string, never>, UpdateKeyRequest>({
+  method: "patch",
+  path: "/console/keys/:id",
+  summary: "Set or remove the key's spend budget; the next request on every replica counts against the new one.",
+  tags: ["console", "keys"],
+  access: admin,
+  params: KeyParams,
+  body: UpdateKeyRequest,
+  responses: { 200: { description: "updated", schema: KeyResponse }, 404: { description: "no such key" } },
+  async handler({ deps, params, body, principal }) {
+    const me = sessionPrincipal(principal);
+    const budget = body.budget_units !== null && body.budget_period !== null ? { units: BigInt(body.budget_units), period: body.budget_period } : null;
+    const data = await updateKeyBudget({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}`, budget } });
+    return { status: 200, body: { data: (await withKeyBudgets(deps, [data]))[0]! } };
   },
 });
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseCidrs } from "../../domain/keys/client-ip.js";
 import { SCOPES, SERVICE_ALIAS_PATTERN } from "../../domain/keys/scopes.js";
 import { PathId } from "../../http/units.js";
+import { BudgetFields, BudgetState, bothOrNeither } from "./budget.types.js";
 
 const Cidr = z.string().refine((value) => {
   try {
@@ -12,7 +13,8 @@ const Cidr = z.string().refine((value) => {
   }
 }, "must be an IPv4/IPv6 address or CIDR");
 
-export const CreateKeyRequest = z.strictObject({
+export const CreateKeyRequest = z
+  .strictObject({
   name: z.string().trim().min(1).max(100).optional(),
   scopes: z.array(z.enum(SCOPES)).max(32).optional().describe("Absent or empty: denied on every scope-protected route. '*' allows all."),
   service_aliases: z
@@ -30,7 +32,9 @@ export const CreateKeyRequest = z.strictObject({
     .nullable()
     .optional()
     .refine((v) => v === null || v === undefined || new Date(v).getTime() > Date.now(), "must be in the future"),
-});
+  ...BudgetFields,
+  })
+  .superRefine((body, ctx) => bothOrNeither(body, ctx));
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;
 
 export const KeyItem = z.object({
@@ -45,7 +49,18 @@ export const KeyItem = z.object({
   concurrency_limit: z.number().int().nullable(),
   expires_at: z.string().nullable(),
   created_at: z.string(),
+  budget: BudgetState,
 });
+
+/** A key's policy change: only its budget for now (null for both removes it). */
+export const UpdateKeyRequest = z
+  .strictObject({
+    budget_units: BudgetFields.budget_units.unwrap().nullable().describe("Spend budget in units per budget_period; null removes the budget."),
+    budget_period: BudgetFields.budget_period.unwrap().nullable().describe("day | month (UTC); null with budget_units null."),
+  })
+  .superRefine((body, ctx) => bothOrNeither(body, ctx));
+export type UpdateKeyRequest = z.infer<typeof UpdateKeyRequest>;
+export const KeyResponse = z.object({ data: KeyItem });
 
 export const KeyWithSecretResponse = z.object({ data: KeyItem.extend({ key: z.string().describe("The plaintext key: shown only here.") }) });
 export const KeyListResponse = z.object({ data: z.array(KeyItem) });

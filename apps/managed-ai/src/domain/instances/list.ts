@@ -3,6 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import { ResourceId } from "../schemas.js";
 import { byokTarget } from "../invocation/byok-target.js";
+import { withBudgets } from "../budgets/instances.js";
 import { instanceView, managedConfigOf, type InstanceView } from "./view.js";
 
 export const ListInstancesInput = z.object({ tenant_id: ResourceId });
@@ -11,7 +12,7 @@ export const ListInstancesInput = z.object({ tenant_id: ResourceId });
 export async function listInstances({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListInstancesInput> }): Promise<InstanceView[]> {
   const { tenant_id } = parseInput(ListInstancesInput, input);
   const rows = await ctx.prisma.serviceInstance.findMany({ where: { tenantId: tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 200 });
-  return rows.map(instanceView);
+  return withBudgets(ctx, rows.map(instanceView));
 }
 
 export const ListInstanceModelsInput = z.object({ tenant_id: ResourceId, alias: ResourceId });

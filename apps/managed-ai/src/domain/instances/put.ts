@@ -6,6 +6,8 @@ import type { ManagedAiContext, Tx } from "../../db.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { BaseUrl, ApiKey } from "../upstreams/put.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
+import { BudgetFields, budgetConfig, checkBudgetPair } from "../budgets/input.js";
+import { withBudgets } from "../budgets/instances.js";
 import { instanceView, type ByokConfig, type InstanceView, type ManagedConfig } from "./view.js";
 
 const common = {
@@ -15,6 +17,7 @@ const common = {
   status: z.enum(["active", "disabled"]),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
   max_cost_per_request: z.number().min(0).max(1_000_000).optional(),
+  ...BudgetFields,
 };
 
 const ManagedInput = z.object({
@@ -58,7 +61,9 @@ export type PutInstanceInput = z.input<typeof PutInstanceInput>;
  */
 export async function putInstance({ ctx, input }: { ctx: ManagedAiContext; input: PutInstanceInput }): Promise<InstanceView> {
   const q = parseInput(PutInstanceInput, input);
-  return q.mode === "managed" ? putManaged(ctx, q) : putByok(ctx, q);
+  checkBudgetPair(q);
+  const [view] = await withBudgets(ctx, [await (q.mode === "managed" ? putManaged(ctx, q) : putByok(ctx, q))]);
+  return view!;
 }
 
 async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput>): Promise<InstanceView> {
@@ -76,6 +81,7 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
     ...(models.length > 0 ? { models } : {}),
     ...(q.max_tokens_per_request !== undefined ? { max_tokens_per_request: q.max_tokens_per_request } : {}),
     ...(q.max_cost_per_request !== undefined ? { max_cost_per_request: q.max_cost_per_request } : {}),
+    ...budgetConfig(q),
   };
   const row = await ctx.transact(async (tx, emit) => {
     const { saved, existing } = await save(tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
@@ -108,6 +114,7 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
     ...(q.pricing
       ? { pricing: { input_units_per_mtok: q.pricing.input_units_per_mtok.toString(), output_units_per_mtok: q.pricing.output_units_per_mtok.toString() } }
       : {}),
+    ...budgetConfig(q),
   };
   const row = await ctx.transact(async (tx, emit) => {
     if (q.connected_account_id !== undefined) {

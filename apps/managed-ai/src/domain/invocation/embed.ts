@@ -118,7 +118,7 @@ export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput
   }
   checkCeilings(priced.reservedUnits, body.max_cost, config);
 
-  const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
   const call = providerSignal(input, meter.outlivesClient);
   let answer: Record<string, unknown>;

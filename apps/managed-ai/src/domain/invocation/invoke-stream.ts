@@ -31,7 +31,7 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  */
 export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true, keyBudget: input.keyBudget });
   const call = providerSignal(input, meter.outlivesClient);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.
   let relaying = true;

@@ -1,4 +1,5 @@
 import type { ManagedAiContext } from "../../db.js";
+import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
@@ -15,6 +16,8 @@ export type InvokeInput = {
   signal: AbortSignal;
   /** The request's deadline (the gRPC deadline): no provider call runs past it. */
   deadline?: Date | undefined;
+  /** The API key's spend budget as the edge forwarded it (docs/decisions/0024). */
+  keyBudget?: Budget | null;
 };
 
 export type InvokeResult = {
@@ -41,7 +44,7 @@ export type InvokeResult = {
  */
 export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false });
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
   const call = providerSignal(input, meter.outlivesClient);
   let answer: Record<string, unknown>;
   try {

@@ -1,5 +1,9 @@
 import type { ManagedAiContext } from "../../db.js";
-import { costUnits } from "./cost.js";
+import { isAppError } from "@gateway/errors";
+import { applicableBudgets } from "../budgets/applicable.js";
+import type { Budget } from "../budgets/budget.js";
+import { reserveBudgets } from "../budgets/reserve.js";
+import { settleBudgets, settleBudgetsOf } from "../budgets/settle.js";
 import type { Priced as Plan } from "./plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, type OpenInput, type Usage } from "./settlement.js";
 
@@ -8,8 +12,12 @@ import { openReservation, settleCompleted, settleFailed, settleReview, type Open
  * provider and streaming code exist once:
  *  - managed: the usage record and the hold are taken when the meter opens
  *    (402 / 409 before any provider call) and settled through it;
- *  - byok: nothing is recorded or charged (the customer pays their provider);
- *    `completed` only prices the usage at the instance's `config.pricing`.
+ *  - byok: a usage record is written and settled the same way (tokens, cost
+ *    at the instance's `config.pricing`, docs/decisions/0025) but no hold is
+ *    taken and nothing is charged (the customer pays their provider).
+ * Either way, the reservation first counts against the key's and the
+ * instance's spend budgets (409 when one has no room, docs/decisions/0024),
+ * and the record's end state settles those claims.
  */
 export type Meter = {
   /**
@@ -26,20 +34,38 @@ export type Meter = {
   review(errorCode: string): Promise<void>;
 };
 
-export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<Meter> {
-  if (plan.mode === "byok") {
-    return {
-      outlivesClient: false,
-      completed: async (usage) => costUnits(usage.promptTokens, usage.completionTokens, plan.price, 0n),
-      failed: async () => undefined,
-      review: async () => undefined,
-    };
+export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenInput & { keyBudget?: Budget | null }): Promise<Meter> {
+  const budgets = await applicableBudgets(ctx, { tenantId: plan.tenantId, serviceAlias: plan.serviceAlias, keyBudget: input.keyBudget });
+  await reserveBudgets({ ctx, input: { requestId: input.requestId, tenantId: plan.tenantId, budgets, units: plan.reservedUnits } });
+  // byok: recorded like a managed request, without a hold, and without Idempotency-Key enforcement (as before).
+  const openInput = plan.mode === "byok" ? { ...input, idempotencyKey: null } : input;
+  let opened;
+  try {
+    opened = await openReservation(ctx, plan, openInput);
+  } catch (err) {
+    // Refused before any reservation (402, a used Idempotency-Key): the record is gone, so are its claims.
+    // Other failures leave the record in review, and its claims with it (the sweep settles them with it).
+    if (budgets.length > 0 && isAppError(err) && (err.code === "insufficient_balance" || err.code === "conflict")) {
+      await settleBudgets({ ctx, input: { requestIds: [input.requestId], orphans: true } }).catch(() => undefined);
+    }
+    throw err;
   }
-  const opened = await openReservation(ctx, plan, input);
+  // The claims follow the record's end state; a failure here is repaired by the sweep.
+  const settled = async () => {
+    if (budgets.length > 0) await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
+  };
   return {
-    outlivesClient: true,
-    completed: (usage) => settleCompleted(ctx, opened, plan, usage),
-    failed: (errorCode) => settleFailed(ctx, opened, plan, errorCode),
+    // A metered call is finished and settled however its client goes; byok is aborted (nothing to meter).
+    outlivesClient: plan.mode !== "byok",
+    completed: async (usage) => {
+      const units = await settleCompleted(ctx, opened, plan, usage);
+      await settled();
+      return units;
+    },
+    failed: async (errorCode) => {
+      await settleFailed(ctx, opened, plan, errorCode);
+      await settled();
+    },
     review: (errorCode) => settleReview(ctx, opened, plan, errorCode),
   };
 }

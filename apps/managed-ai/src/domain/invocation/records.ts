@@ -5,6 +5,8 @@ import type { Logger } from "@gateway/logger";
 /** A usage record to open (status `reserved`), its Idempotency-Key claim, and its event. */
 export type RecordToOpen = {
   id: string;
+  /** managed (held and charged) | byok (recorded only); absent: managed. */
+  mode?: "managed" | "byok";
   tenantId: string;
   apiKeyId: string | null;
   serviceAlias: string;
@@ -45,9 +47,9 @@ const events = (items: { event: OutboxRow }[]) => [0, 1, 2, 3].map((c) => items.
  */
 const OPEN = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[],
-      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
     AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, evt_id, evt_type, evt_payload, evt_request_id)),
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, evt_id, evt_type, evt_payload, evt_request_id, mode)),
   claim AS (
     INSERT INTO idempotency_keys (tenant_id, api_key_id, key, request_id)
     SELECT tenant_id, api_key_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND api_key_id IS NOT NULL
@@ -56,9 +58,9 @@ const OPEN = `WITH input AS (
     RETURNING request_id),
   rec AS (
     INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at)
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode)
     SELECT id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, 'reserved', stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, now()
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, now(), mode
     FROM input
     WHERE idempotency_key IS NULL OR api_key_id IS NULL OR id IN (SELECT request_id FROM claim)
     RETURNING id),
@@ -126,6 +128,7 @@ export class UsageRecordWriter {
             rows.map((r) => r.holdExpiresAt.toISOString()),
             rows.map((r) => r.idempotencyKey),
             ...events(rows),
+            rows.map((r) => r.mode ?? "managed"),
           ],
           rows.map((r) => r.id),
         ),

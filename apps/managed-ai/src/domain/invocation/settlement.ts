@@ -53,6 +53,7 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
   });
   const written = await ctx.records.open({
     id: input.requestId,
+    mode: plan.mode,
     tenantId: plan.tenantId,
     apiKeyId: input.apiKeyId,
     serviceAlias: plan.serviceAlias,
@@ -70,7 +71,8 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
   });
   if (!written) throw new AppError("conflict", "This Idempotency-Key was already used in the last 24 hours; nothing was replayed.");
   const opened: Opened = { id: input.requestId, holdId: null, tenantId: plan.tenantId, apiKeyId: input.apiKeyId };
-  if (plan.reservedUnits === 0n) return opened; // a free request holds nothing
+  // A free request holds nothing; a byok request is recorded, never charged (docs/decisions/0025).
+  if (plan.reservedUnits === 0n || plan.mode === "byok") return opened;
   try {
     const res = await ctx.ledgerCalls.reserve({
       operation_id: reserveOperation(input.requestId),
@@ -145,8 +147,10 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, ou
  */
 export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, plan: Plan, usage: Usage): Promise<bigint> {
   const cost = costUnits(usage.promptTokens, usage.completionTokens, plan.price, BigInt(plan.discountBps));
-  const finalUnits = cost > plan.reservedUnits ? plan.reservedUnits : cost;
-  const errorCode = cost > plan.reservedUnits ? "usage_over_reservation" : null;
+  // byok: the estimate bounds nothing (the customer's provider charges what it charges), so the cost is never capped.
+  const over = plan.mode === "managed" && cost > plan.reservedUnits;
+  const finalUnits = over ? plan.reservedUnits : cost;
+  const errorCode = over ? "usage_over_reservation" : null;
   const marked = markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
   if (!opened.holdId) {
     await marked;

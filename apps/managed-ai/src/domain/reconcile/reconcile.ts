@@ -65,6 +65,7 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
     const rows = await ctx.prisma.usageRecord.findMany({
       where: {
         reservedUnits: { gt: 0n },
+        mode: "managed", // byok records have no hold (docs/decisions/0025)
         OR: [{ status: "review" }, { status: "reserved", createdAt: { lt: staleBefore } }],
       },
       orderBy: { updatedAt: "asc" },

@@ -1,4 +1,5 @@
 import type { ManagedAiContext } from "../../db.js";
+import { sweepBudgetClaims } from "../budgets/settle.js";
 import { reconcileUsage, type ReconcileReport } from "./reconcile.js";
 
 export type ReconcilerOptions = {
@@ -17,16 +18,19 @@ export function startReconciler(ctx: ManagedAiContext, options: ReconcilerOption
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const pass = (): Promise<ReconcileReport | null> => {
-    current ??= exclusively(options.pool, () =>
-      reconcileUsage({
+    current ??= exclusively(options.pool, async () => {
+      const report = await reconcileUsage({
         ctx,
         input: {
           reservedAfterSeconds: options.reservedAfterSeconds,
           ...(options.settledAfterSeconds ? { settledAfterSeconds: options.settledAfterSeconds } : {}),
           ...(options.limit ? { limit: options.limit } : {}),
         },
-      }),
-    )
+      });
+      // Budget claims follow their records' end states, whoever set them (docs/decisions/0024).
+      await sweepBudgetClaims({ ctx, input: {} }).catch((err: unknown) => ctx.logger.warn({ err }, "budget sweep failed; the next pass tries again"));
+      return report;
+    })
       .catch((err: unknown) => {
         ctx.logger.warn({ err }, "reconciler pass failed; the next one tries again");
         return null;

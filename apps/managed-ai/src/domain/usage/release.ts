@@ -16,7 +16,7 @@ export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason
  */
 export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
   if (row.holdId) return { holdId: row.holdId, existed: true };
-  if (row.reservedUnits === 0n) return null;
+  if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
   try {
     const res = await ctx.ledger.Reserve({
       operation_id: reserveOperation(row.id),

@@ -37,12 +37,20 @@ export const TelegramTargetInput = z.strictObject({
   chat_id: ChatId,
   enabled: z.boolean().default(true),
 });
-export const PushConfigInput = z.strictObject({
-  targets: z
-    .array(z.discriminatedUnion("type", [WebhookTargetInput, TelegramTargetInput]))
-    .max(20)
-    .refine((ts) => new Set(ts.map((t) => t.id)).size === ts.length, "target ids must be unique"),
-});
+export const PushConfigInput = z
+  .strictObject({
+    targets: z
+      .array(z.discriminatedUnion("type", [WebhookTargetInput, TelegramTargetInput]))
+      .max(20)
+      .refine((ts) => new Set(ts.map((t) => t.id)).size === ts.length, "target ids must be unique"),
+    /** Spend budget (docs/decisions/0024): units per UTC period, both or neither; counted by managed-ai. */
+    budget_units: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    budget_period: z.enum(["day", "month"]).optional(),
+  })
+  .refine((c) => (c.budget_units === undefined) === (c.budget_period === undefined), {
+    message: "send budget_units and budget_period together, or neither",
+    path: ["budget_units"],
+  });
 export const SocialOpsConfigInput = z.strictObject({
   reply_webhook_url: HttpUrl.nullable().optional(),
   reply_webhook_secret: Secret.nullable().optional(),
@@ -53,7 +61,7 @@ type Sealed = { key_id: string; sealed: string };
 export type StoredWebhookTarget = { id: string; type: "webhook"; url: string; enabled: boolean; secret: Sealed | null };
 export type StoredTelegramTarget = { id: string; type: "telegram"; chat_id: string | number; enabled: boolean; bot_token: Sealed | null; connected_account_id: string | null };
 export type StoredTarget = StoredWebhookTarget | StoredTelegramTarget;
-export type StoredPushConfig = { targets: StoredTarget[] };
+export type StoredPushConfig = { targets: StoredTarget[]; budget_units?: string; budget_period?: "day" | "month" };
 export type StoredSocialOpsConfig = { reply_webhook_url: string | null; reply_webhook_secret: Sealed | null };
 
 function context(instanceId: string, field: string): string {
@@ -108,7 +116,10 @@ export async function storePushConfig(
       targets.push({ id: t.id, type: "telegram", chat_id: t.chat_id, enabled: t.enabled, bot_token: botToken, connected_account_id: account });
     }
   }
-  return { targets };
+  return {
+    targets,
+    ...(input.budget_units !== undefined && input.budget_period !== undefined ? { budget_units: String(input.budget_units), budget_period: input.budget_period } : {}),
+  };
 }
 
 export async function storeSocialOpsConfig(
@@ -139,6 +150,7 @@ export function redactedConfig(serviceId: string, stored: unknown): Record<strin
           ? { id: t.id, type: t.type, url: t.url, secret: t.secret ? REDACTED : null, enabled: t.enabled }
           : { id: t.id, type: t.type, bot_token: t.bot_token ? REDACTED : null, connected_account_id: t.connected_account_id, chat_id: t.chat_id, enabled: t.enabled },
       ),
+      ...(cfg.budget_units && cfg.budget_period ? { budget_units: Number(cfg.budget_units), budget_period: cfg.budget_period } : {}),
     };
   }
   const cfg = stored as StoredSocialOpsConfig;

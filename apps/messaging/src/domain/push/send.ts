@@ -4,6 +4,7 @@ import { newId } from "@gateway/ids";
 import type { AppContext } from "../../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
+import { pushBudgets } from "./budgets.js";
 import { reserveOperation, settlePush, statusOf, type PushStatus } from "./settle.js";
 import { sendToTarget, type PushPayload } from "./targets.js";
 
@@ -14,6 +15,8 @@ export const SendPushInput = z.object({
   alias: Id,
   title: z.string().min(1).max(256),
   text: z.string().min(1).max(4096),
+  key_budget_units: z.union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)]).default("0").transform((v) => BigInt(v)),
+  key_budget_period: z.string().default(""),
 });
 
 export type PushResult = { target_id: string; ok: boolean; status: number | null; error: string | null };
@@ -36,6 +39,7 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
   const unitPrice = ctx.push.priceUnits;
   const reservedUnits = unitPrice * BigInt(targets.length);
   const holdExpiresAt = new Date(Date.now() + ctx.push.holdTtlSeconds * 1000);
+  const budgets = pushBudgets(instance, { apiKeyId: q.api_key_id, units: q.key_budget_units, period: q.key_budget_period });
   await ctx.transact(async (tx, emit) => {
     await tx.pushMessage.create({
       data: {
@@ -47,6 +51,7 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
         unitPrice,
         reservedUnits,
         holdExpiresAt,
+        budgeted: budgets.length > 0,
         deliveries: { create: targets.map((t, position) => ({ targetId: t.id, position, type: t.type })) },
       },
     });
@@ -59,6 +64,22 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
       reserved_units: reservedUnits.toString(),
     });
   });
+
+  // The budgets before the hold (as for AI calls): a send without room in one is refused, nothing sent or held.
+  // Any other failure leaves the record `sending`, and settlement (or the recovery loop) settles the claims.
+  if (budgets.length > 0) {
+    try {
+      await ctx.budgets.reserve({ messageId: id, tenantId: q.tenant_id, budgets, units: reservedUnits });
+    } catch (err) {
+      if (isAppError(err) && err.code === "conflict") {
+        await ctx.transact(async (tx, emit) => {
+          await tx.pushMessage.delete({ where: { id } });
+          await emit("push.message_refused", { message_id: id, tenant_id: q.tenant_id, reason: "budget" });
+        });
+      }
+      throw err;
+    }
+  }
 
   if (reservedUnits > 0n) {
     let holdId: string;
@@ -73,6 +94,8 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
       holdId = res.hold_id;
     } catch (err) {
       if (isAppError(err) && err.code === "insufficient_balance") {
+        // The claims go first: should that fail, the record stays `sending` and recovery releases them.
+        if (budgets.length > 0) await ctx.budgets.settle(id, 0n);
         await ctx.transact(async (tx, emit) => {
           await tx.pushMessage.delete({ where: { id } });
           await emit("push.message_refused", { message_id: id, tenant_id: q.tenant_id, reason: "insufficient_balance" });

@@ -86,6 +86,10 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
     charged = 0n;
   }
 
+  // Budgets in managed-ai follow the charge, before the message is marked settled: a failure here
+  // leaves it `sending`, and the recovery loop settles again (both calls are replays).
+  if (msg.budgeted) await ctx.budgets.settle(msg.id, charged);
+
   const status = statusOf(deliveries);
   await ctx.transact(async (tx, emit) => {
     const changed = await tx.pushMessage.updateMany({

@@ -1,6 +1,7 @@
 import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { unitsToNumber } from "../../../http/units.js";
+import { budgetJson } from "../budget.types.js";
 import type { AiModelService, ServiceInstanceJson } from "./services.types.js";
 
 export const REDACTED = "[redacted]";
@@ -10,6 +11,8 @@ export function aiModelJson(i: managedAi.Instance__Output): ServiceInstanceJson 
   const common = {
     max_tokens_per_request: i.max_tokens_per_request ?? null,
     max_cost_per_request: i.max_cost_per_request ?? null,
+    budget_units: i.budget ? unitsToNumber(i.budget.limit_units) : null,
+    budget_period: i.budget?.period ?? null,
   };
   const config =
     i.mode === "byok"
@@ -32,6 +35,7 @@ export function aiModelJson(i: managedAi.Instance__Output): ServiceInstanceJson 
     status: i.status as "active" | "disabled",
     config,
     ...(i.mode === "byok" ? { connected_account_id: i.connected_account_id || null } : {}),
+    budget: budgetJson(i.budget),
     version: i.version,
     created_at: i.created_at,
     updated_at: i.updated_at,
@@ -49,6 +53,7 @@ export const aiModelOwner = {
       default_model: c.default_model,
       ...(c.max_tokens_per_request !== undefined ? { max_tokens_per_request: c.max_tokens_per_request } : {}),
       ...(c.max_cost_per_request !== undefined ? { max_cost_per_request: c.max_cost_per_request } : {}),
+      ...(c.budget_units !== undefined && c.budget_period !== undefined ? { budget_units: String(c.budget_units), budget_period: c.budget_period } : {}),
     };
     const instance = await deps.services.managedAi.PutInstance(
       c.mode === "managed"

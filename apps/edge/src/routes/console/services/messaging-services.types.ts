@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BudgetFields, bothOrNeither } from "../budget.types.js";
 import { PathId } from "../../../http/units.js";
 
 // webhook-push and socialops instances (CONTRACT.md sections 8 and 10), served by messaging.
@@ -22,9 +23,12 @@ export const TelegramTarget = z.strictObject({
   chat_id: z.union([z.string().min(1).max(128), z.number().int()]),
   enabled: z.boolean().optional(),
 });
-export const PushConfig = z.strictObject({
-  targets: z.array(z.discriminatedUnion("type", [WebhookTarget, TelegramTarget])).max(20),
-});
+export const PushConfig = z
+  .strictObject({
+    targets: z.array(z.discriminatedUnion("type", [WebhookTarget, TelegramTarget])).max(20),
+    ...BudgetFields,
+  })
+  .superRefine((config, ctx) => bothOrNeither(config, ctx));
 export const SocialOpsConfig = z.strictObject({
   reply_webhook_url: HttpUrl.nullable().optional().describe("Where replies to `generic` threads are delivered (POST, signed like push webhooks)."),
   reply_webhook_secret: Secret.nullable().optional(),
@@ -58,5 +62,7 @@ export const PushConfigView = z.object({
       }),
     ]),
   ),
+  budget_units: z.number().int().optional().describe("Spend budget per budget_period (units); absent: none."),
+  budget_period: z.enum(["day", "month"]).optional(),
 });
 export const SocialOpsConfigView = z.object({ reply_webhook_url: z.string().nullable(), reply_webhook_secret: z.literal("[redacted]").nullable() });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PathId, UnitsNumber } from "../../../http/units.js";
+import { BudgetFields, BudgetState, bothOrNeither } from "../budget.types.js";
 import { PutPushServiceRequest, PutSocialOpsServiceRequest } from "./messaging-services.types.js";
 
 export const ManagedConfig = z.strictObject({
@@ -8,6 +9,7 @@ export const ManagedConfig = z.strictObject({
   models: z.array(PathId).max(200).optional().describe("Model aliases this instance serves; absent: every enabled model."),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
   max_cost_per_request: z.number().min(0).max(1_000_000).optional().describe("USD; a request whose worst case costs more gets 409."),
+  ...BudgetFields,
 });
 
 /** Spec 2.3: a bring-your-own-key instance; the key inline (`api_key`) or in a connected account (top-level `connected_account_id`). */
@@ -22,7 +24,8 @@ export const ByokConfig = z.strictObject({
   pricing: z
     .strictObject({ input_units_per_mtok: UnitsNumber, output_units_per_mtok: UnitsNumber })
     .optional()
-    .describe("The customer's own provider prices (units per million tokens), for the cost headers and ceilings; nothing is charged."),
+    .describe("The customer's own provider prices (units per million tokens), for the cost headers, ceilings, usage records and budgets; nothing is charged."),
+  ...BudgetFields,
 });
 
 export const AiModelService = z
@@ -34,6 +37,7 @@ export const AiModelService = z
     connected_account_id: PathId.optional().describe("byok: a connected account holding the provider key, instead of config.api_key."),
   })
   .superRefine((body, ctx) => {
+    bothOrNeither(body.config, ctx, ["config"]);
     if (body.config.mode === "managed") {
       if (body.connected_account_id !== undefined) ctx.addIssue({ code: "custom", path: ["connected_account_id"], message: "is for byok instances only" });
     } else if ((body.config.api_key === undefined) === (body.connected_account_id === undefined)) {
@@ -59,6 +63,7 @@ export const ServiceInstance = z
     alias: z.string(),
     status: z.enum(["active", "disabled"]),
     config: z.record(z.string(), z.unknown()),
+    budget: BudgetState.optional().describe("ai-model instances: the spend budget's current period (config.budget_units per config.budget_period); null: none."),
     version: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),

@@ -8,6 +8,8 @@ import { CaptureRequest, CaptureResponse, OperatorUsageListResponse, ReleaseRequ
 export function usageJson(r: managedAi.UsageRecord__Output) {
   return {
     id: r.id,
+    mode: (r.mode || "managed") as "managed" | "byok",
+    api_key_id: r.api_key_id || null,
     service_alias: r.service_alias,
     model_alias: r.model_alias,
     price_id: r.price_id,
@@ -24,7 +26,6 @@ export function operatorUsageJson(r: managedAi.UsageRecord__Output) {
   return {
     ...usageJson(r),
     tenant_id: r.tenant_id,
-    api_key_id: r.api_key_id || null,
     stream: r.stream,
     discount_bps: r.discount_bps,
     hold_expires_at: r.hold_expires_at,

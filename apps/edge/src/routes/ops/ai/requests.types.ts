@@ -4,6 +4,8 @@ import { PathId, UnitsNumber } from "../../../http/units.js";
 /** Spec 2.1's usage record. */
 export const UsageRecord = z.object({
   id: z.string().describe("The gateway request id (X-Request-ID)."),
+  mode: z.enum(["managed", "byok"]).describe("byok: recorded at the instance's own pricing, never charged to the balance."),
+  api_key_id: z.string().nullable().describe("The API key that made the request."),
   service_alias: z.string(),
   model_alias: z.string(),
   price_id: z.string(),
@@ -18,7 +20,6 @@ export const UsageRecord = z.object({
 /** What operators see of a settlement, in addition. */
 export const OperatorUsageRecord = UsageRecord.extend({
   tenant_id: z.string(),
-  api_key_id: z.string().nullable(),
   stream: z.boolean(),
   discount_bps: z.number().int(),
   hold_expires_at: z.string(),

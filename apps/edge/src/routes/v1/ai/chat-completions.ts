@@ -29,7 +29,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
     400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
     402: { description: "insufficient balance; no provider call (managed)" },
     404: { description: "no such instance" },
-    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), or Idempotency-Key reused" },
+    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused" },
     502: { description: "the provider failed; the reservation was released" },
   },
   async handler({ deps, req, res, params, principal }) {

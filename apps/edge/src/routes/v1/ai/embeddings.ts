@@ -17,7 +17,7 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
     400: { description: "invalid body" },
     402: { description: "insufficient balance; no provider call (managed)" },
     404: { description: "no such instance" },
-    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost)" },
+    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), or a spend budget without room for the reservation (budget)" },
     502: { description: "the provider failed" },
   },
   async handler({ deps, req, res, params, principal }) {

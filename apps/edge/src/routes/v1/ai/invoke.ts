@@ -19,7 +19,14 @@ export function invokeRequest(req: Request, alias: string, principal: Principal,
   if (idempotencyKey !== undefined && !IdempotencyKey.safeParse(idempotencyKey).success) {
     throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
   }
-  return { tenant_id: key.tenantId, api_key_id: key.keyId, alias, body, idempotency_key: idempotencyKey ?? "" };
+  return {
+    tenant_id: key.tenantId,
+    api_key_id: key.keyId,
+    alias,
+    body,
+    idempotency_key: idempotencyKey ?? "",
+    ...(key.budget ? { key_budget_units: key.budget.units.toString(), key_budget_period: key.budget.period } : {}),
+  };
 }
 
 /**

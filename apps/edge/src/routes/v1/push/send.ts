@@ -22,6 +22,7 @@ export const postPushSend = defineRoute<EdgeDeps, PushAliasParams, Record<string
     200: { description: "every enabled target got the message", schema: SendPushResponse },
     207: { description: "some targets got it (per-target results); charged for those only", schema: SendPushResponse },
     402: { description: "the balance does not cover PUSH_PRICE_UNITS × enabled targets; nothing sent" },
+    409: { description: "the key's or the instance's spend budget has no room for PUSH_PRICE_UNITS × enabled targets (`budget` extra); nothing sent" },
     403: { description: "the instance is disabled" },
     404: { description: "no such webhook-push instance" },
     422: { description: "no enabled target" },
@@ -30,7 +31,14 @@ export const postPushSend = defineRoute<EdgeDeps, PushAliasParams, Record<string
   async handler({ deps, params, body, principal }) {
     const key = keyPrincipal(principal);
     const sent = await deps.services.messaging.SendPush(
-      { tenant_id: key.tenantId, api_key_id: key.keyId, alias: params.alias, title: body.title, text: body.text },
+      {
+        tenant_id: key.tenantId,
+        api_key_id: key.keyId,
+        alias: params.alias,
+        title: body.title,
+        text: body.text,
+        ...(key.budget ? { key_budget_units: key.budget.units.toString(), key_budget_period: key.budget.period } : {}),
+      },
       { deadlineMs: deps.env.PUSH_DEADLINE_MS },
     );
     const results = sent.results.map((r) => ({ target_id: r.target_id, ok: r.ok, status: r.status ?? null, error: r.error ?? null }));
