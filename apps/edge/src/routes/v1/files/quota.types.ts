@@ -23,5 +23,5 @@ export const QuotaErrorBody = z.object({
   message: z.string(),
   request_id: z.string(),
   quota: StorageQuota.optional().describe("When the tenant's quota refused the upload: its limits and usage at that moment."),
-  max_bytes: z.number().int().optional().describe("When the file is larger than the service accepts at all (FILES_MAX_BYTES)."),
+  max_bytes: z.number().int().optional().describe("The largest file the service ever accepts, when this one is larger (FILES_MAX_BYTES)."),
 });
