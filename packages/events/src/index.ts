@@ -9,6 +9,7 @@ export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./check
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
 export { subjectsFor, type Subjects } from "./subjects.js";
 export { publishEnvelope, publishEvent } from "./publish.js";
+export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
 export { pgTransactions, type PoolLike } from "./pg.js";
 export { Broadcast } from "./broadcast.js";
 export { BatchLoop, type BatchLoopOptions } from "./batch-loop.js";

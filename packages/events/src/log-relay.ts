@@ -1,9 +1,9 @@
-import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
 import type { EventType } from "./catalog.js";
 import type { PoolLike } from "./pg.js";
 import { BatchLoop } from "./batch-loop.js";
+import type { JsPublish } from "./js-publisher.js";
 import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
@@ -23,7 +23,8 @@ type LogRow = {
 export type LogRelayOptions = {
   /** Connections to the service's database (one per round, released after it). */
   pool: PoolLike;
-  js: JetStreamClient;
+  /** Where events are published: a `JetStreamPublisher` (or a `JetStreamClient`). */
+  js: JsPublish;
   subjects: Subjects;
   /** The publishing service, written into every envelope. */
   source: string;

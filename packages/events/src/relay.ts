@@ -1,9 +1,9 @@
-import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, Gauge, type Registry } from "@gateway/metrics";
 import type { EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import { BatchLoop } from "./batch-loop.js";
+import type { JsPublish } from "./js-publisher.js";
 import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
@@ -25,7 +25,8 @@ export type RelayOptions = {
    * only publishes its rows again, which JetStream and the consumers drop as duplicates.
    */
   runTx: TxRunner<SqlExecutor>;
-  js: JetStreamClient;
+  /** Where events are published: a `JetStreamPublisher` (or a `JetStreamClient`). */
+  js: JsPublish;
   subjects: Subjects;
   /** The publishing service, written into every envelope. */
   source: string;

@@ -4,6 +4,7 @@ import {
   connectNats,
   createTransact,
   ensureStream,
+  JetStreamPublisher,
   pgTransactions,
   OutboxRelay,
   startCheckpointConsumer,
@@ -69,6 +70,8 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
   relay: OutboxRelay;
   nats: NatsConnection;
   js: JetStreamClient;
+  /** Publishes events to JetStream without nats.js's per-request Error (the relays use it; docs/benchmarks/optimizations.md, session 22). */
+  publisher: JetStreamPublisher;
   jsm: JetStreamManager;
   subjects: Subjects;
   shutdown: Shutdown;
@@ -138,8 +141,9 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     const jsm = await nats.jetstreamManager();
     const subjects = subjectsFor(env.NATS_NAMESPACE);
     await ensureStream(jsm, subjects);
+    const publisher = new JetStreamPublisher(nats);
 
-    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
+    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
     relay.start();
     const consumers: RunningConsumer[] = [];
 
@@ -148,7 +152,10 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       await Promise.all(consumers.map((c) => c.stop()));
     });
     shutdown.add("outbox relay", () => relay.stop());
-    shutdown.add("nats", () => nats.drain());
+    shutdown.add("nats", async () => {
+      await nats.drain();
+      publisher.close();
+    });
     shutdown.add("database", () => prisma.$disconnect());
     if (metrics) shutdown.add("metrics", () => metrics.close());
     // Last: the spans of everything above have ended by now.
@@ -164,6 +171,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       relay,
       nats,
       js,
+      publisher,
       jsm,
       subjects,
       shutdown,
