@@ -13,7 +13,9 @@ export type PoolLike = {
  * like Prisma's raw methods so the outbox and consumers run without the ORM on
  * their hot path. A failed transaction is rolled back and its connection released.
  * `synchronousCommit: false` commits without waiting for the disk: only for work
- * whose loss in a crash is harmless (the relay's).
+ * whose loss in a crash is harmless (the relay's), or that is done again from a
+ * position lost with it (a checkpointing consumer's; docs/decisions/0166).
+ * `tx.commitWith(sql)` sends a last statement in the COMMIT's message.
  */
 export function pgTransactions(pool: PoolLike, options: { synchronousCommit?: boolean } = {}): TxRunner<SqlExecutor> {
   // Simple-protocol text: both statements in one round trip.
@@ -35,13 +37,18 @@ export function pgTransactions(pool: PoolLike, options: { synchronousCommit?: bo
       }
       return client.query(query, values);
     };
+    let last: string | undefined;
     const tx: SqlExecutor = {
       $executeRawUnsafe: async (query, ...values) => (await run(query, values)).rowCount ?? 0,
       $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await run(query, values)).rows as T,
+      commitWith: (query) => {
+        last = last === undefined ? query : `${last}; ${query}`;
+      },
     };
     try {
       const result = await fn(tx);
-      if (begun) await client.query("COMMIT");
+      if (last !== undefined) await client.query(begun ? `${last}; COMMIT` : `${begin}; ${last}; COMMIT`);
+      else if (begun) await client.query("COMMIT");
       client.release();
       return result;
     } catch (err) {

@@ -79,9 +79,16 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
    * Starts a consumer now (batched, on plain SQL); it is stopped on shutdown. By default a
    * durable consumer that marks each event in processed_events; with `checkpoint: true` one
    * that reads the stream in order and keeps one position in consumer_checkpoints (the
-   * service's schema needs that table; docs/decisions/0162).
+   * service's schema needs that table; docs/decisions/0162). A checkpointing consumer may
+   * commit without waiting for the disk (`synchronousCommit: false`) and check envelopes'
+   * shape only (`trustPayloads`): see docs/decisions/0166 for when that is safe.
    */
-  consume<T extends EventType>(durable: string, types: T[], handler: EventHandler<SqlExecutor, T>, options?: { checkpoint?: boolean }): Promise<RunningConsumer>;
+  consume<T extends EventType>(
+    durable: string,
+    types: T[],
+    handler: EventHandler<SqlExecutor, T>,
+    options?: { checkpoint?: boolean; synchronousCommit?: boolean; trustPayloads?: boolean },
+  ): Promise<RunningConsumer>;
   /** Is the service's database answering? */
   databaseUp(): Promise<boolean>;
 };
@@ -177,7 +184,19 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       shutdown,
       async consume(durable, types, handler, options) {
         const c = options?.checkpoint
-          ? await startCheckpointConsumer({ js, jsm, subjects, name: durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS })
+          ? await startCheckpointConsumer({
+              js,
+              jsm,
+              subjects,
+              name: durable,
+              types,
+              runTx: options.synchronousCommit === false ? pgTransactions(pool, { synchronousCommit: false }) : sqlTx,
+              logger,
+              registry,
+              handler,
+              lingerMs: env.CONSUMER_LINGER_MS,
+              trustPayloads: options.trustPayloads ?? false,
+            })
           : await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
         consumers.push(c);
         return c;
