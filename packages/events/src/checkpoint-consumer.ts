@@ -51,7 +51,7 @@ type Item = { seq: number; msg: JsMsg };
  * an event after JetStream's duplicate window gives it a new position: handlers
  * dedupe by event id where that matters (the audit trail's key is the event id).
  *
- * A batch is three round trips: BEGIN with the checkpoint's lock, the handler's
+ * A batch is three round trips: BEGIN with the checkpoint's lock (a prepared statement), the handler's
  * statement(s), and the checkpoint's update in the COMMIT's message (with a `runTx` from
  * `pgTransactions`). Its transactions may commit without waiting for the disk
  * (`pgTransactions(pool, { synchronousCommit: false })`, docs/decisions/0166): a
@@ -85,6 +85,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   // The name is inlined (checked here) so the lock rides with BEGIN and the update with COMMIT.
   if (!NAME.test(name)) throw new Error(`invalid consumer name ${name}`);
   const lockCheckpoint = `SELECT stream_seq FROM consumer_checkpoints WHERE consumer = '${name}' FOR UPDATE`;
+  const lockName = `"checkpoint_lock_${name}"`;
 
   // Where to start: the stored checkpoint; else the acknowledged floor of a durable
   // consumer of the same name (the marking consumer this one replaces); else the start.
@@ -178,7 +179,8 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   async function commit(batch: Item[]): Promise<number | { rewind: number }> {
     type Outcome = { rewind: number } | { events: EventEnvelope[]; applied: Set<string> | null };
     return inConsumerSpan(name, batch.map((i) => i.msg), () => runTx<Outcome>(async (tx) => {
-      const [row] = await tx.$queryRawUnsafe<{ stream_seq: bigint | string }[]>(lockCheckpoint);
+      type Row = { stream_seq: bigint | string };
+      const [row] = await (tx.$queryPrepared ? tx.$queryPrepared<Row[]>(lockName, lockCheckpoint) : tx.$queryRawUnsafe<Row[]>(lockCheckpoint));
       const checkpoint = Number(row?.stream_seq ?? 0);
       if (checkpoint < position) return { rewind: checkpoint };
       const fresh = batch.filter((i) => i.seq > checkpoint);

@@ -60,24 +60,37 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Pr
 /** Every message sent to the database, one entry per round trip, by transaction. */
 type Trace = { transactions: string[][]; failCommitOnce: boolean };
 
-/** The pool with every round trip recorded; `failCommitOnce` breaks the next COMMIT's message (a crash before it). */
+/**
+ * The pool with every round trip recorded; `failCommitOnce` breaks the next COMMIT's message (a
+ * crash before it). One wrapper per connection, as pg.Pool hands out the same client object.
+ */
 function tracedPool(trace: Trace): PoolLike {
+  type Wrapped = { messages: string[]; client: Awaited<ReturnType<PoolLike["connect"]>> };
+  const wrappers = new WeakMap<object, Wrapped>();
   return {
     async connect() {
-      const client = await pool.connect();
-      const messages: string[] = [];
-      trace.transactions.push(messages);
-      return {
-        query: async (text: string, values?: unknown[]) => {
-          messages.push(text);
-          if (/^UPDATE consumer_checkpoints.*COMMIT$/.test(text) && trace.failCommitOnce) {
-            trace.failCommitOnce = false;
-            throw new Error("connection lost before the commit");
-          }
-          return client.query(text, values) as never;
-        },
-        release: (err?: Error | boolean) => client.release(err),
-      };
+      const raw = await pool.connect();
+      let wrapped = wrappers.get(raw);
+      if (!wrapped) {
+        const w: Wrapped = {
+          messages: [],
+          client: {
+            query: async (text: string, values?: unknown[]) => {
+              w.messages.push(text);
+              if (/^UPDATE consumer_checkpoints.*COMMIT$/.test(text) && trace.failCommitOnce) {
+                trace.failCommitOnce = false;
+                throw new Error("connection lost before the commit");
+              }
+              return raw.query(text, values) as never;
+            },
+            release: (err?: Error | boolean) => raw.release(err),
+          },
+        };
+        wrappers.set(raw, (wrapped = w));
+      }
+      wrapped.messages = [];
+      trace.transactions.push(wrapped.messages);
+      return wrapped.client;
     },
   };
 }
@@ -132,7 +145,7 @@ const checkpoint = async (name: string) => Number((await pool.query<{ stream_seq
 const sorted = (ids: string[]) => [...ids].sort();
 
 describe("the audit consumer", () => {
-  it("writes a batch in three round trips: BEGIN with the checkpoint's lock and synchronous_commit off, one insert, the checkpoint's move with COMMIT", async () => {
+  it("writes a batch in three round trips: BEGIN with synchronous_commit off and the checkpoint's lock (prepared), one insert, the checkpoint's move with COMMIT", async () => {
     const subjects = await newStream();
     const name = `audit-${n}`;
     const ids = await publish(subjects, 0, 10);
@@ -145,7 +158,8 @@ describe("the audit consumer", () => {
       expect(batches.length).toBeGreaterThan(0);
       for (const messages of batches) {
         expect(messages).toHaveLength(3);
-        expect(messages[0]).toMatch(/^BEGIN; SET LOCAL synchronous_commit = off; SELECT stream_seq FROM consumer_checkpoints .* FOR UPDATE$/);
+        // The lock is the session's prepared statement: PREPAREd with the connection's first batch.
+        expect(messages[0]).toMatch(/^BEGIN; SET LOCAL synchronous_commit = off; (PREPARE "checkpoint_lock_audit-\d+" AS SELECT stream_seq FROM consumer_checkpoints .* FOR UPDATE; )?EXECUTE "checkpoint_lock_audit-\d+"$/);
         expect(messages[1]).toMatch(/^\s*INSERT INTO audit_events/);
         expect(messages[2]).toMatch(/^UPDATE consumer_checkpoints SET stream_seq = \d+, .*; COMMIT$/);
       }
