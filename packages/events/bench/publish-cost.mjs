@@ -17,7 +17,9 @@ const subject = subjects.subject("ledger.credited");
 const body = new TextEncoder().encode(JSON.stringify({ id: "evt_x", type: "ledger.credited", source: "bench", occurred_at: new Date().toISOString(), request_id: null, data: { tenant_id: "ten_1" } }));
 const js = nc.jetstream();
 const publisher = new JetStreamPublisher(nc);
-const clients = { "js.publish": js, JetStreamPublisher: publisher };
+// "no stacks": the same js.publish with V8's stack capture off for the whole run
+// (Error.stackTraceLimit = 0): the share of its cost that is the NatsError's stack trace.
+const clients = { "js.publish": js, "js.publish, no stacks": js, JetStreamPublisher: publisher };
 
 let errors = 0;
 const errorForCode = NatsError.errorForCode;
@@ -30,25 +32,29 @@ let n = 0;
 async function measure(name) {
   const client = clients[name];
   errors = 0;
+  const limit = Error.stackTraceLimit;
+  if (name.endsWith("no stacks")) Error.stackTraceLimit = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < perRound; i += 100) {
     await Promise.all(Array.from({ length: 100 }, () => client.publish(subject, body, { msgID: `evt_${++n}`, headers: headers(), timeout: 5_000 })));
   }
   const used = process.cpuUsage(cpu);
+  Error.stackTraceLimit = limit;
   return { name, cpuUsPerPublish: (used.user + used.system) / perRound, wallMs: performance.now() - started, natsErrorsPerPublish: errors / perRound };
 }
 
 await measure("js.publish"); // warm-up
 await measure("JetStreamPublisher");
-const results = { "js.publish": [], JetStreamPublisher: [] };
+const results = { "js.publish": [], "js.publish, no stacks": [], JetStreamPublisher: [] };
 for (let r = 0; r < rounds; r++) {
-  const order = r % 2 === 0 ? ["js.publish", "JetStreamPublisher"] : ["JetStreamPublisher", "js.publish"];
+  const names = Object.keys(results);
+  const order = r % 2 === 0 ? names : names.reverse();
   for (const name of order) results[name].push(await measure(name));
 }
 for (const [name, rs] of Object.entries(results)) {
   const cpu = rs.map((r) => r.cpuUsPerPublish).sort((a, b) => a - b);
-  console.log(`${name.padEnd(20)} CPU µs/publish median ${cpu[Math.floor(cpu.length / 2)].toFixed(1)} (runs ${cpu.map((c) => c.toFixed(1)).join(" ")}), NatsErrors per publish ${rs[0].natsErrorsPerPublish}`);
+  console.log(`${name.padEnd(24)} CPU µs/publish median ${cpu[Math.floor(cpu.length / 2)].toFixed(1)} (runs ${cpu.map((c) => c.toFixed(1)).join(" ")}), NatsErrors per publish ${rs[0].natsErrorsPerPublish}`);
 }
 publisher.close();
 await jsm.streams.delete(subjects.stream);
