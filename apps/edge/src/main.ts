@@ -33,7 +33,7 @@ const infra = await startInfrastructure<Tx, PrismaClient>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
 });
-const { logger, registry, prisma, transact, nats, js, subjects, shutdown } = infra;
+const { logger, registry, prisma, transact, nats, publisher, subjects, shutdown } = infra;
 
 // Redis holds key limits and versions; without it no API-key request is admitted (503).
 // Auto-pipelining sends the commands of concurrent requests in one write.
@@ -78,7 +78,7 @@ const keys: KeysContext = {
   store,
   limits: new KeyLimits(redis, env.REDIS_KEY_PREFIX, env.CONCURRENCY_LEASE_TTL_MS),
   clientIp: new ClientIpResolver(env.TRUSTED_PROXY_CIDRS, env.CLIENT_IP_HEADER),
-  publish: (type, data) => publishEvent(js, subjects, "edge", type, data),
+  publish: (type, data) => publishEvent(publisher, subjects, "edge", type, data),
   logger,
 };
 // The decoy hash for unknown emails is made now, so the first such sign-in costs no extra scrypt run.

@@ -48,8 +48,10 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     };
     server.add(jobsV1, jobsHandlers(ctx));
     // Every event of every service, once, into the audit trail: read in stream order,
-    // one checkpoint row instead of a processed_events row per event (decision 0162).
-    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), { checkpoint: true });
+    // one checkpoint row instead of a processed_events row per event (decision 0162); three
+    // round trips and one insert per batch, commits that do not wait for the disk, envelopes
+    // checked for shape only (decision 0166: a lost commit is read again from the checkpoint).
+    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), { checkpoint: true, synchronousCommit: false, trustPayloads: true });
     const runner = await startJobRunner({ js, jsm, subjects, logger, registry, concurrency: env.JOBS_RUNNER_CONCURRENCY, ackWaitMs: env.JOBS_ACK_WAIT_MS, step: (input) => advanceLease({ ctx, input }) });
     dispatcher.start();
     // After the gRPC server has drained; before the database and NATS close (registered earlier, run later).

@@ -17,13 +17,13 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma: prismaFor,
   serviceNames: [ledgerV1.serviceName],
-  register: (server, { prisma, pool, js, subjects, logger, registry, shutdown }) => {
+  register: (server, { prisma, pool, publisher, subjects, logger, registry, shutdown }) => {
     // The ledger's events are its transfers (view ledger_events): tailed, not copied
     // into an outbox (docs/decisions/0161). The runtime's outbox relay keeps draining
     // outbox rows written before the migration.
     const relay = new LogRelay({
       pool,
-      js,
+      js: publisher,
       subjects,
       source: "ledger",
       log: "ledger_events",

@@ -438,6 +438,25 @@ export function parseEnvelope(raw: unknown): EventEnvelope {
   return { ...envelope.data, type, data: data.data } as EventEnvelope;
 }
 
+/**
+ * The envelope's shape only (plain type checks, no schema run): for consumers that
+ * store what was published without reading the payload (the audit trail). Every
+ * producer validated the payload against the catalog before publishing (`validateData`
+ * in the outbox and `publishEvent`; the ledger's log is written by its own SQL
+ * functions), so running the catalog again on each delivery checks nothing new.
+ * An unknown type or a payload that is not an object is still malformed.
+ */
+export function parseEnvelopeShape(raw: unknown): EventEnvelope {
+  const e = raw as Record<string, unknown> | null;
+  if (typeof e !== "object" || e === null) throw new InvalidEventError("malformed envelope: not an object");
+  if (typeof e.id !== "string" || e.id.length === 0) throw new InvalidEventError("malformed envelope: id");
+  if (typeof e.type !== "string" || !isEventType(e.type)) throw new InvalidEventError(`unknown event type ${String(e.type)}`);
+  if (typeof e.source !== "string" || typeof e.occurred_at !== "string") throw new InvalidEventError("malformed envelope: source or occurred_at");
+  if (e.request_id !== null && typeof e.request_id !== "string") throw new InvalidEventError("malformed envelope: request_id");
+  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) throw new InvalidEventError(`invalid ${e.type} payload: not an object`);
+  return { id: e.id, type: e.type, source: e.source, occurred_at: e.occurred_at, request_id: e.request_id, data: e.data } as EventEnvelope;
+}
+
 export function validateData<T extends EventType>(type: T, data: EventData<T>): EventData<T> {
   const parsed = EVENT_CATALOG[type].safeParse(data);
   if (!parsed.success) throw new InvalidEventError(`invalid ${type} payload: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);

@@ -2,7 +2,7 @@ import { DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStr
 import { newId } from "@gateway/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
-import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType } from "./catalog.js";
+import { InvalidEventError, parseEnvelope, parseEnvelopeShape, type EventEnvelope, type EventType } from "./catalog.js";
 import { redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
@@ -24,7 +24,14 @@ export type CheckpointConsumerOptions<Tx extends SqlExecutor, T extends EventTyp
   maxBatch?: number;
   /** Wait this long for more events before committing a batch that is not full. */
   lingerMs?: number;
+  /**
+   * Check the envelope's shape only, not the payload against the catalog: for handlers
+   * that store events as published (the audit trail; producers validated them).
+   */
+  trustPayloads?: boolean;
 };
+
+const NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
 type Item = { seq: number; msg: JsMsg };
 
@@ -43,6 +50,14 @@ type Item = { seq: number; msg: JsMsg };
  * consumer; malformed envelopes are logged and passed over). A relay that re-publishes
  * an event after JetStream's duplicate window gives it a new position: handlers
  * dedupe by event id where that matters (the audit trail's key is the event id).
+ *
+ * A batch is three round trips: BEGIN with the checkpoint's lock (a prepared statement), the handler's
+ * statement(s), and the checkpoint's update in the COMMIT's message (with a `runTx` from
+ * `pgTransactions`). Its transactions may commit without waiting for the disk
+ * (`pgTransactions(pool, { synchronousCommit: false })`, docs/decisions/0166): a
+ * database crash then loses the last batches AND the checkpoint moves that recorded
+ * them, together. If the checkpoint is found behind what this process applied, it
+ * reads the stream again from the checkpoint, so the lost events are applied again.
  *
  * Needs the table `consumer_checkpoints (consumer TEXT PRIMARY KEY, stream_seq BIGINT NOT NULL)`.
  * Taking over from a durable consumer of the same name, it starts after that
@@ -66,6 +81,11 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   const wanted = new Set<string>(options.types);
   const onlyType = options.types.length === 1 ? options.types[0] : undefined;
   const decoder = new TextDecoder();
+  const parseEvent = options.trustPayloads ? parseEnvelopeShape : parseEnvelope;
+  // The name is inlined (checked here) so the lock rides with BEGIN and the update with COMMIT.
+  if (!NAME.test(name)) throw new Error(`invalid consumer name ${name}`);
+  const lockCheckpoint = `SELECT stream_seq FROM consumer_checkpoints WHERE consumer = '${name}' FOR UPDATE`;
+  const lockName = `"checkpoint_lock_${name}"`;
 
   // Where to start: the stored checkpoint; else the acknowledged floor of a durable
   // consumer of the same name (the marking consumer this one replaces); else the start.
@@ -88,35 +108,61 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   }
   await jsm.consumers.delete(subjects.stream, name).catch(() => undefined);
 
-  const consumer = await js.consumers.get(subjects.stream, {
-    filterSubjects: onlyType ? subjects.subject(onlyType) : subjects.all,
-    // (nats.js 2.29: an explicit DeliverPolicy.All makes an ordered consumer deliver nothing; All is its default.)
-    ...(start > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start + 1 } : {}),
-  });
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.max(64, maxBatch) });
   const queue: Item[] = [];
   let wake: (() => void) | undefined;
   let full: (() => void) | undefined;
   let ended = false;
   let stopping = false;
+  /** The stream position before the queue's first event: the last one applied or passed over. */
+  let position = start;
+  let messages: ConsumerMessages;
+  let reader: Promise<void>;
+  let generation = 0;
 
-  const reader = (async () => {
-    for await (const msg of messages) {
-      queue.push({ seq: msg.seq, msg });
-      wake?.();
-      if (queue.length >= maxBatch) full?.();
-    }
-  })()
-    .catch((err: unknown) => log.error({ err }, "consumer stream ended"))
-    .finally(() => {
-      ended = true;
-      wake?.();
-      full?.();
+  /** Reads the stream in order from the position after `after`. */
+  async function open(after: number): Promise<void> {
+    const current = ++generation;
+    const consumer = await js.consumers.get(subjects.stream, {
+      filterSubjects: onlyType ? subjects.subject(onlyType) : subjects.all,
+      // (nats.js 2.29: an explicit DeliverPolicy.All makes an ordered consumer deliver nothing; All is its default.)
+      ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : {}),
     });
+    messages = await consumer.consume({ max_messages: Math.max(64, maxBatch) });
+    ended = false;
+    position = after;
+    const source = messages;
+    reader = (async () => {
+      for await (const msg of source) {
+        if (current !== generation) break;
+        queue.push({ seq: msg.seq, msg });
+        wake?.();
+        if (queue.length >= maxBatch) full?.();
+      }
+    })()
+      .catch((err: unknown) => log.error({ err }, "consumer stream ended"))
+      .finally(() => {
+        if (current !== generation) return;
+        ended = true;
+        wake?.();
+        full?.();
+      });
+  }
+
+  /** The checkpoint is behind this process's position (commits lost in a database crash): read again from it. */
+  async function rewind(checkpoint: number): Promise<void> {
+    log.warn({ checkpoint, position }, "checkpoint behind the events applied (commits lost?): reading the stream again from it");
+    generation++;
+    await messages.close();
+    await reader;
+    queue.length = 0;
+    await open(checkpoint);
+  }
+
+  await open(start);
 
   function parse(item: Item): EventEnvelope | null {
     try {
-      const event = parseEnvelope(JSON.parse(decoder.decode(item.msg.data)));
+      const event = parseEvent(JSON.parse(decoder.decode(item.msg.data)));
       return wanted.size === 0 || wanted.has(event.type) ? event : null;
     } catch (err) {
       log.error({ err: err instanceof InvalidEventError ? err.message : String(err), subject: item.msg.subject, stream_seq: item.seq }, "malformed event passed over");
@@ -125,29 +171,38 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
     }
   }
 
-  /** Applies a batch (in stream order) and moves the checkpoint past it, in one transaction. */
-  async function commit(batch: Item[]): Promise<number> {
-    return inConsumerSpan(name, batch.map((i) => i.msg), () => runTx(async (tx) => {
-      const [row] = await tx.$queryRawUnsafe<{ stream_seq: bigint | string }[]>(
-        "SELECT stream_seq FROM consumer_checkpoints WHERE consumer = $1 FOR UPDATE",
-        name,
-      );
+  /**
+   * Applies a batch (in stream order) and moves the checkpoint past it, in one transaction.
+   * Answers how many events were applied, or `{ rewind }` when the checkpoint is behind
+   * the position this process read from (then nothing is written).
+   */
+  async function commit(batch: Item[]): Promise<number | { rewind: number }> {
+    type Outcome = { rewind: number } | { events: EventEnvelope[]; applied: Set<string> | null };
+    return inConsumerSpan(name, batch.map((i) => i.msg), () => runTx<Outcome>(async (tx) => {
+      type Row = { stream_seq: bigint | string };
+      const [row] = await (tx.$queryPrepared ? tx.$queryPrepared<Row[]>(lockName, lockCheckpoint) : tx.$queryRawUnsafe<Row[]>(lockCheckpoint));
       const checkpoint = Number(row?.stream_seq ?? 0);
+      if (checkpoint < position) return { rewind: checkpoint };
       const fresh = batch.filter((i) => i.seq > checkpoint);
       if (fresh.length === 0) return { events: [], applied: null };
       const events = fresh.map(parse).filter((e): e is EventEnvelope => e !== null);
       // A handler may answer the ids it applied (the others were duplicates by event id).
       const result: unknown = events.length > 0 ? await handler(events as EventEnvelope<T>[], tx) : undefined;
-      await tx.$executeRawUnsafe("UPDATE consumer_checkpoints SET stream_seq = $2, updated_at = now() WHERE consumer = $1", name, fresh[fresh.length - 1]!.seq);
+      const update = `UPDATE consumer_checkpoints SET stream_seq = ${fresh[fresh.length - 1]!.seq}, updated_at = now() WHERE consumer = '${name}'`;
+      if (tx.commitWith) tx.commitWith(update);
+      else await tx.$executeRawUnsafe(update);
       return { events, applied: Array.isArray(result) ? new Set(result as string[]) : null };
-    })).then(({ events, applied }) => {
+    })).then((outcome): number | { rewind: number } => {
+      if ("rewind" in outcome) return outcome;
+      const { events, applied } = outcome;
+      position = batch[batch.length - 1]!.seq;
       let processed = 0;
       const debug = log.isLevelEnabled("debug");
       for (const e of events) {
-        const outcome = applied === null || applied.delete(e.id) ? "processed" : "duplicate";
-        if (outcome === "processed") processed++;
-        else outcomes?.inc({ consumer: name, outcome });
-        if (debug) runWithContext({ requestId: e.request_id ?? newId("req") }, () => log.debug({ event_id: e.id, type: e.type, outcome }, "event handled"));
+        const result = applied === null || applied.delete(e.id) ? "processed" : "duplicate";
+        if (result === "processed") processed++;
+        else outcomes?.inc({ consumer: name, outcome: result });
+        if (debug) runWithContext({ requestId: e.request_id ?? newId("req") }, () => log.debug({ event_id: e.id, type: e.type, outcome: result }, "event handled"));
       }
       return processed;
     });
@@ -178,6 +233,10 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
       const batch = queue.slice(0, maxBatch);
       try {
         const applied = await commit(batch);
+        if (typeof applied !== "number") {
+          await rewind(applied.rewind);
+          continue;
+        }
         queue.splice(0, batch.length);
         outcomes?.inc({ consumer: name, outcome: "processed" }, applied);
         failures = 0;
@@ -187,7 +246,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
         if (batch.length > 1) {
           for (const item of batch) {
             try {
-              await commit([item]);
+              if (typeof (await commit([item])) !== "number") break; // rewinds at the next try
               done++;
             } catch {
               break;
@@ -208,9 +267,9 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
       stopping = true;
       full?.();
       wake?.();
+      await processor;
       await messages.close();
       await reader;
-      await processor;
     },
   };
 }

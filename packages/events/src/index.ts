@@ -1,4 +1,4 @@
-export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, validateData } from "./catalog.js";
+export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
 export type { EventData, EventEnvelope, EventType } from "./catalog.js";
 export { redeliveryDelayMs, startConsumer, type ConsumerOptions, type EventHandler, type RunningConsumer } from "./consumer.js";
 export { connectNats, ensureStream, isNotFound, DUPLICATE_WINDOW_MS, STREAM_MAX_AGE_MS, type JetStreamClient, type JetStreamManager, type NatsConnection } from "./nats.js";
@@ -9,6 +9,7 @@ export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./check
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
 export { subjectsFor, type Subjects } from "./subjects.js";
 export { publishEnvelope, publishEvent } from "./publish.js";
+export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
 export { pgTransactions, type PoolLike } from "./pg.js";
 export { Broadcast } from "./broadcast.js";
 export { BatchLoop, type BatchLoopOptions } from "./batch-loop.js";

@@ -1,9 +1,9 @@
-import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
 import type { EventType } from "./catalog.js";
-import type { PoolLike } from "./pg.js";
+import { preparedStatement, type PoolLike } from "./pg.js";
 import { BatchLoop } from "./batch-loop.js";
+import type { JsPublish } from "./js-publisher.js";
 import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
@@ -23,7 +23,8 @@ type LogRow = {
 export type LogRelayOptions = {
   /** Connections to the service's database (one per round, released after it). */
   pool: PoolLike;
-  js: JetStreamClient;
+  /** Where events are published: a `JetStreamPublisher` (or a `JetStreamClient`). */
+  js: JsPublish;
   subjects: Subjects;
   /** The publishing service, written into every envelope. */
   source: string;
@@ -70,6 +71,7 @@ export class LogRelay {
   private readonly publishTimeoutMs: number;
   private readonly log: Logger;
   private readonly select: string;
+  private readonly statement: string;
   private readonly published?: Counter;
   private readonly rounds?: Counter;
   private readonly failures?: Counter;
@@ -85,8 +87,8 @@ export class LogRelay {
     if (!Number.isSafeInteger(this.batchSize) || this.batchSize < 1) throw new Error(`invalid batch size ${this.batchSize}`);
     // Values inlined (a checked identifier and an integer): the round opens with BEGIN and
     // this select in one simple-protocol message, one round trip instead of two.
-    this.select = `BEGIN; SET LOCAL synchronous_commit = off;
-      WITH cp AS (SELECT position FROM relay_checkpoints WHERE name = '${options.checkpoint}' FOR UPDATE SKIP LOCKED)
+    this.statement = `log_relay_${options.checkpoint}`;
+    this.select = `WITH cp AS (SELECT position FROM relay_checkpoints WHERE name = '${options.checkpoint}' FOR UPDATE SKIP LOCKED)
       SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at
       FROM cp LEFT JOIN LATERAL (SELECT * FROM ${options.log} WHERE seq > cp.position ORDER BY seq LIMIT ${this.batchSize}) e ON true`;
     if (options.registry) {
@@ -137,7 +139,9 @@ export class LogRelay {
         this.ensured = true;
       }
       open = true;
-      const results = (await client.query(this.select)) as unknown as { rows: LogRow[] }[];
+      // The select is the session's prepared statement: parsed and planned once per connection
+      // (planned again by PostgreSQL after each ANALYZE of the log's tables; decision 0167).
+      const results = (await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${preparedStatement(client, this.statement, this.select)}`)) as unknown as { rows: LogRow[] }[];
       const { rows } = results[results.length - 1]!;
       const events = rows.filter((r) => r.id !== null);
       if (events.length === 0) {
@@ -165,7 +169,8 @@ export class LogRelay {
       if (open) {
         try {
           await client.query("ROLLBACK");
-          client.release();
+          // Whether the PREPARE of a failed message ran is unknown: a new connection next time.
+          client.release(true);
         } catch {
           client.release(true);
         }

@@ -69,13 +69,17 @@ export function outboxInsertFrom(first: number, source: string): string {
  * BEGIN ... COMMIT conversation. `eventsWritten` wakes the relay.
  */
 export type Statements = {
-  query<R>(text: string, values: unknown[]): Promise<R[]>;
+  /**
+   * `name`: a named prepared statement (fixed text only): parsed once per connection and,
+   * once PostgreSQL settles on a generic plan, planned once too (docs/decisions/0167).
+   */
+  query<R>(text: string, values: unknown[], name?: string): Promise<R[]>;
   eventsWritten(): void;
 };
 
-export function poolStatements(pool: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }, relay?: { kick(): void }): Statements {
+export function poolStatements(pool: { query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: unknown[] }> }, relay?: { kick(): void }): Statements {
   return {
-    query: async <R>(text: string, values: unknown[]) => (await pool.query(text, values)).rows as R[],
+    query: async <R>(text: string, values: unknown[], name?: string) => (await pool.query(name ? { name, text, values } : { text, values })).rows as R[],
     eventsWritten: () => relay?.kick(),
   };
 }

@@ -1,7 +1,8 @@
-import { headers as natsHeaders, type JetStreamClient, type PubAck } from "nats";
+import { headers as natsHeaders, type PubAck } from "nats";
 import { newId } from "@gateway/ids";
 import { currentRequestId } from "@gateway/logger";
 import { validateData, type EventData, type EventEnvelope, type EventType } from "./catalog.js";
+import type { JsPublish } from "./js-publisher.js";
 import type { Subjects } from "./subjects.js";
 import { injectTrace } from "./trace.js";
 
@@ -9,9 +10,10 @@ const encoder = new TextEncoder();
 
 /**
  * Publishes one envelope: message id = event id (JetStream dedupe), request id as a
- * header, and the active trace context (`traceparent`) when tracing is on.
+ * header, and the active trace context (`traceparent`) when tracing is on. `js` is a
+ * `JetStreamPublisher` in the services (no Error built per publish), or any `JetStreamClient`.
  */
-export function publishEnvelope(js: JetStreamClient, subjects: Subjects, envelope: EventEnvelope, timeoutMs = 5_000): Promise<PubAck> {
+export function publishEnvelope(js: JsPublish, subjects: Subjects, envelope: EventEnvelope, timeoutMs = 5_000): Promise<PubAck> {
   const h = natsHeaders();
   if (envelope.request_id) h.set("X-Request-ID", envelope.request_id);
   h.set("Event-Type", envelope.type);
@@ -27,7 +29,7 @@ export function publishEnvelope(js: JetStreamClient, subjects: Subjects, envelop
 export type StoredEvent = { id: string; type: EventType; payload: unknown; request_id: string | null; created_at: Date | string };
 
 /** Publishes a relay's batch, concurrently and in the order given (the order the broker receives them). */
-export function publishStored(js: JetStreamClient, subjects: Subjects, source: string, rows: readonly StoredEvent[], timeoutMs: number): Promise<PubAck[]> {
+export function publishStored(js: JsPublish, subjects: Subjects, source: string, rows: readonly StoredEvent[], timeoutMs: number): Promise<PubAck[]> {
   return Promise.all(
     rows.map((row) =>
       publishEnvelope(
@@ -53,7 +55,7 @@ export function publishStored(js: JetStreamClient, subjects: Subjects, source: s
  * an outbox. Returns the event id.
  */
 export async function publishEvent<T extends EventType>(
-  js: JetStreamClient,
+  js: JsPublish,
   subjects: Subjects,
   source: string,
   type: T,

@@ -1,9 +1,9 @@
-import type { JetStreamClient } from "nats";
 import type { Logger } from "@gateway/logger";
 import { Counter, Gauge, type Registry } from "@gateway/metrics";
 import type { EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import { BatchLoop } from "./batch-loop.js";
+import type { JsPublish } from "./js-publisher.js";
 import { publishStored } from "./publish.js";
 import type { Subjects } from "./subjects.js";
 import { endRelaySpan, inRelaySpan } from "./trace.js";
@@ -25,7 +25,8 @@ export type RelayOptions = {
    * only publishes its rows again, which JetStream and the consumers drop as duplicates.
    */
   runTx: TxRunner<SqlExecutor>;
-  js: JetStreamClient;
+  /** Where events are published: a `JetStreamPublisher` (or a `JetStreamClient`). */
+  js: JsPublish;
   subjects: Subjects;
   /** The publishing service, written into every envelope. */
   source: string;
@@ -115,11 +116,12 @@ export class OutboxRelay {
         // No parameters (the batch size is a checked integer): the statement rides with BEGIN.
         // `seq` arrives as text from pg (as a bigint from Prisma): compared as numbers, so that
         // 99 goes before 100.
+        // A prepared statement where the runner offers one: parsed and planned once per
+        // connection (a plan PostgreSQL makes again after each ANALYZE of the table).
+        const take = `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
+             RETURNING seq, id, type, payload, request_id, created_at`;
         const rows = (
-          await tx.$queryRawUnsafe<OutboxRow[]>(
-            `DELETE FROM outbox_events WHERE seq IN (SELECT seq FROM outbox_events ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
-             RETURNING seq, id, type, payload, request_id, created_at`,
-          )
+          await (tx.$queryPrepared ? tx.$queryPrepared<OutboxRow[]>(`outbox_take_${this.batchSize}`, take) : tx.$queryRawUnsafe<OutboxRow[]>(take))
         ).sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
         this.backlog?.set(rows.length);
         if (rows.length === 0) return 0;

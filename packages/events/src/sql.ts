@@ -5,6 +5,16 @@
 export type SqlExecutor = {
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  /**
+   * Where offered (`pgTransactions`): run this statement (no parameters) in the same
+   * message as the COMMIT, one round trip instead of two. Without it, run it as usual.
+   */
+  commitWith?(query: string): void;
+  /**
+   * Where offered (`pgTransactions`): run the fixed statement `query` (no parameters) as the
+   * session's prepared statement `name`: parsed and planned once per connection.
+   */
+  $queryPrepared?<T = unknown>(name: string, query: string): PromiseLike<T>;
 };
 
 /** Runs `fn` in one database transaction (e.g. `(fn) => prisma.$transaction(fn)`). */

@@ -4,6 +4,7 @@ import {
   connectNats,
   createTransact,
   ensureStream,
+  JetStreamPublisher,
   pgTransactions,
   OutboxRelay,
   startCheckpointConsumer,
@@ -69,6 +70,8 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
   relay: OutboxRelay;
   nats: NatsConnection;
   js: JetStreamClient;
+  /** Publishes events to JetStream without nats.js's per-request Error (the relays use it; docs/benchmarks/optimizations.md, session 22). */
+  publisher: JetStreamPublisher;
   jsm: JetStreamManager;
   subjects: Subjects;
   shutdown: Shutdown;
@@ -76,9 +79,16 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
    * Starts a consumer now (batched, on plain SQL); it is stopped on shutdown. By default a
    * durable consumer that marks each event in processed_events; with `checkpoint: true` one
    * that reads the stream in order and keeps one position in consumer_checkpoints (the
-   * service's schema needs that table; docs/decisions/0162).
+   * service's schema needs that table; docs/decisions/0162). A checkpointing consumer may
+   * commit without waiting for the disk (`synchronousCommit: false`) and check envelopes'
+   * shape only (`trustPayloads`): see docs/decisions/0166 for when that is safe.
    */
-  consume<T extends EventType>(durable: string, types: T[], handler: EventHandler<SqlExecutor, T>, options?: { checkpoint?: boolean }): Promise<RunningConsumer>;
+  consume<T extends EventType>(
+    durable: string,
+    types: T[],
+    handler: EventHandler<SqlExecutor, T>,
+    options?: { checkpoint?: boolean; synchronousCommit?: boolean; trustPayloads?: boolean },
+  ): Promise<RunningConsumer>;
   /** Is the service's database answering? */
   databaseUp(): Promise<boolean>;
 };
@@ -138,8 +148,9 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     const jsm = await nats.jetstreamManager();
     const subjects = subjectsFor(env.NATS_NAMESPACE);
     await ensureStream(jsm, subjects);
+    const publisher = new JetStreamPublisher(nats);
 
-    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
+    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
     relay.start();
     const consumers: RunningConsumer[] = [];
 
@@ -148,7 +159,10 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       await Promise.all(consumers.map((c) => c.stop()));
     });
     shutdown.add("outbox relay", () => relay.stop());
-    shutdown.add("nats", () => nats.drain());
+    shutdown.add("nats", async () => {
+      await nats.drain();
+      publisher.close();
+    });
     shutdown.add("database", () => prisma.$disconnect());
     if (metrics) shutdown.add("metrics", () => metrics.close());
     // Last: the spans of everything above have ended by now.
@@ -164,12 +178,25 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       relay,
       nats,
       js,
+      publisher,
       jsm,
       subjects,
       shutdown,
       async consume(durable, types, handler, options) {
         const c = options?.checkpoint
-          ? await startCheckpointConsumer({ js, jsm, subjects, name: durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS })
+          ? await startCheckpointConsumer({
+              js,
+              jsm,
+              subjects,
+              name: durable,
+              types,
+              runTx: options.synchronousCommit === false ? pgTransactions(pool, { synchronousCommit: false }) : sqlTx,
+              logger,
+              registry,
+              handler,
+              lingerMs: env.CONSUMER_LINGER_MS,
+              trustPayloads: options.trustPayloads ?? false,
+            })
           : await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
         consumers.push(c);
         return c;

@@ -14,7 +14,7 @@ function movement(i: number): QueuedMovement {
 it("a batch runs in one span: child of its first movement's call, linked to the others', with the batch size", async () => {
   const statements: number[] = [];
   const pool = {
-    async query(_text: string, values: unknown[]) {
+    async query({ values }: { text: string; values: unknown[]; name?: string }) {
       const n = (values[0] as unknown[]).length;
       statements.push(n);
       await new Promise((r) => setTimeout(r, 20));

@@ -52,7 +52,8 @@ export type MovementRow = {
   settled_at: Date | null;
 };
 
-export type Query = (text: string, values: unknown[]) => Promise<{ rows: MovementRow[] }>;
+/** `name`: the statement's name, for a named prepared statement (docs/decisions/0167). */
+export type Query = (text: string, values: unknown[], name?: string) => Promise<{ rows: MovementRow[] }>;
 
 /** A movement waiting for its batch, with the trace context of the call that asked for it. */
 type Pending = { movement: QueuedMovement; caller: Context };
@@ -114,7 +115,10 @@ export class MovementQueue {
   }
 
   private async applyNow(movements: QueuedMovement[]): Promise<MovementRow[]> {
-    const { rows } = await this.options.query(APPLY, columns(movements));
+    // Named: parsed once per connection and, the outer plan being a function scan whose
+    // generic plan is its custom plan, planned once. The function's own statements keep
+    // their cached plans as before (plans.test.ts).
+    const { rows } = await this.options.query(APPLY, columns(movements), "ledger_apply");
     const byIdx = new Map(rows.map((r) => [r.idx, r]));
     const results = movements.map((_, i) => {
       const row = byIdx.get(i + 1);
@@ -128,12 +132,12 @@ export class MovementQueue {
 
 /** A queue on a pg pool (the service's, or a test's); a silent logger unless one is given. */
 export function poolMovements(
-  pool: { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> },
+  pool: { query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: unknown[] }> },
   relay: { kick(): void },
   options: Partial<Pick<MovementQueueOptions, "logger" | "maxBatch" | "concurrency" | "onBatch">> = {},
 ): MovementQueue {
   return new MovementQueue({
-    query: async (text, values) => ({ rows: (await pool.query(text, values)).rows as MovementRow[] }),
+    query: async (text, values, name) => ({ rows: (await pool.query(name ? { name, text, values } : { text, values })).rows as MovementRow[] }),
     relay,
     logger: options.logger ?? createLogger({ service: "ledger", level: "silent" }),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),

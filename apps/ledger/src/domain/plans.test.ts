@@ -10,7 +10,8 @@ import { PRISMA_DIR, SERVER_URL } from "../testing/ledger-database.js";
  * stayed so while the table grew (most of the ledger's database CPU in its benchmark).
  * Every statement that ledger_apply and ledger_credit run (and the triggers they fire)
  * must be planned as index lookups, whatever the table's size when planned. Checked with
- * auto_explain on one connection that starts on an empty database.
+ * auto_explain on one connection that starts on an empty database. ledger_apply is
+ * called as the service calls it, a named prepared statement (decision 0167).
  */
 const name = `gw_test_ledger_plans_${randomBytes(4).toString("hex")}`;
 let c: pg.Client;
@@ -45,12 +46,17 @@ describe("the ledger functions' plans", () => {
     for (let b = 0; b < 12; b++) {
       const ids = [0, 1, 2, 3].map((k) => b * 4 + k);
       const col = <T>(f: (i: number) => T) => ids.map(f);
-      await c.query(APPLY, [col(() => "reserve"), col((i) => `r${i}`), col(() => "h"), col((i) => `t${i % 4}`), col(() => null), col(() => "100"), col(() => null), col(() => 900), col(() => ""), col((i) => `hold_${i}`), col((i) => `trf_r${i}`), col((i) => `evt_r${i}`), col(() => null)]);
-      await c.query(APPLY, [col(() => "capture"), col((i) => `c${i}`), col(() => "h"), col(() => null), col((i) => `hold_${i}`), col(() => "61"), col(() => null), col(() => null), col(() => ""), col(() => null), col((i) => `trf_c${i}`), col((i) => `evt_c${i}`), col(() => null)]);
+      await c.query({ name: "ledger_apply", text: APPLY, values: [col(() => "reserve"), col((i) => `r${i}`), col(() => "h"), col((i) => `t${i % 4}`), col(() => null), col(() => "100"), col(() => null), col(() => 900), col(() => ""), col((i) => `hold_${i}`), col((i) => `trf_r${i}`), col((i) => `evt_r${i}`), col(() => null)] });
+      await c.query({ name: "ledger_apply", text: APPLY, values: [col(() => "capture"), col((i) => `c${i}`), col(() => "h"), col(() => null), col((i) => `hold_${i}`), col(() => "61"), col(() => null), col(() => null), col(() => ""), col(() => null), col((i) => `trf_c${i}`), col((i) => `evt_c${i}`), col(() => null)] });
     }
     const nested = plans.filter((p) => /"transfers"|"accounts"/.test(p) && !/ledger_apply\(\$1|ledger_credit\(\$1/.test(p.split("\n")[1] ?? ""));
     expect(nested.length).toBeGreaterThan(50);
     const scans = nested.filter((p) => /Seq Scan on (transfers|accounts)/.test(p));
     expect(scans.map((p) => p.split("\n").slice(0, 6).join("\n"))).toEqual([]);
+    // ledger_apply is sent as the service sends it, a named statement (decision 0167): its
+    // outer plan (a function scan) went generic, and the function's plans above are unchanged.
+    const { rows } = await c.query<{ generic_plans: string; custom_plans: string }>("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ledger_apply'");
+    console.log(`ledger_apply, 24 calls on one connection: ${rows[0]?.custom_plans} custom plans, ${rows[0]?.generic_plans} executions of the generic plan`);
+    expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
   });
 });

@@ -45,7 +45,7 @@ const events = (items: { event: OutboxRow }[]) => [0, 1, 2, 3].map((c) => items.
  * batch is then written row by row (GroupCommit), where the second finds the
  * first's claim.
  */
-const OPEN = `WITH input AS (
+export const OPEN = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[],
       $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
     AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
@@ -69,7 +69,7 @@ const OPEN = `WITH input AS (
     SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN rec ON rec.id = i.id)
   SELECT id FROM rec`;
 
-const SETTLE = `WITH input AS (
+export const SETTLE = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
     AS i(id, status, error_code, hold_id, final_units, usage_json, evt_id, evt_type, evt_payload, evt_request_id)),
   upd AS (
@@ -97,8 +97,10 @@ export class UsageRecordWriter {
     logger: Logger,
     options: { maxBatch?: number; concurrency?: number; onBatch?: (kind: "open" | "settle", size: number) => void } = {},
   ) {
-    const changedIds = async (text: string, values: unknown[], ids: string[]) => {
-      const changed = new Set((await sql.query<{ id: string }>(text, values)).map((r) => r.id));
+    // Named statements: parsed once per connection, and planned once when PostgreSQL keeps
+    // the generic plan (docs/decisions/0167; records.plans.test.ts checks those plans).
+    const changedIds = async (name: string, text: string, values: unknown[], ids: string[]) => {
+      const changed = new Set((await sql.query<{ id: string }>(text, values, name)).map((r) => r.id));
       if (changed.size > 0) sql.eventsWritten();
       return ids.map((id) => changed.has(id));
     };
@@ -111,6 +113,7 @@ export class UsageRecordWriter {
       onBatchFailure: onBatchFailure("open"),
       run: (rows) =>
         changedIds(
+          "usage_records_open",
           OPEN,
           [
             rows.map((r) => r.id),
@@ -139,6 +142,7 @@ export class UsageRecordWriter {
       onBatchFailure: onBatchFailure("settlement"),
       run: (rows) =>
         changedIds(
+          "usage_records_settle",
           SETTLE,
           [
             rows.map((r) => r.id),

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { headers as natsHeaders, type JetStreamManager, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import {
+  connectNats,
+  ensureStream,
+  JetStreamPublisher,
+  pgTransactions,
+  publishEnvelope,
+  startCheckpointConsumer,
+  subjectsFor,
+  type EventEnvelope,
+  type PoolLike,
+  type RunningConsumer,
+} from "@gateway/events";
+import { createLogger } from "@gateway/logger";
+import { recordAuditEvents } from "./record.js";
+
+// The audit consumer as jobs runs it (decision 0166): checkpointed, commits that do not wait
+// for the disk, envelopes checked for shape only, one insert per batch.
+
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const PRISMA_DIR = fileURLToPath(new URL("../../../prisma", import.meta.url));
+const run = randomBytes(4).toString("hex");
+const dbName = `gw_test_audit_${run}`;
+const logger = createLogger({ service: "audit-test", level: process.env.AUDIT_TEST_LOG ?? "silent" });
+
+let pool: ReturnType<typeof createPool>;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+let publisher: JetStreamPublisher;
+let n = 0;
+
+beforeAll(async () => {
+  const url = await prepareDatabase({ serverUrl: SERVER, name: dbName, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  pool = createPool(url, { poolSize: 4 });
+  nc = await connectNats(NATS, "audit-test");
+  jsm = await nc.jetstreamManager();
+  publisher = new JetStreamPublisher(nc);
+});
+
+afterAll(async () => {
+  publisher?.close();
+  await nc?.drain();
+  await pool?.end();
+  await dropDatabase(SERVER, dbName);
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Every message sent to the database, one entry per round trip, by transaction. */
+type Trace = { transactions: string[][]; failCommitOnce: boolean };
+
+/**
+ * The pool with every round trip recorded; `failCommitOnce` breaks the next COMMIT's message (a
+ * crash before it). One wrapper per connection, as pg.Pool hands out the same client object.
+ */
+function tracedPool(trace: Trace): PoolLike {
+  type Wrapped = { messages: string[]; client: Awaited<ReturnType<PoolLike["connect"]>> };
+  const wrappers = new WeakMap<object, Wrapped>();
+  return {
+    async connect() {
+      const raw = await pool.connect();
+      let wrapped = wrappers.get(raw);
+      if (!wrapped) {
+        const w: Wrapped = {
+          messages: [],
+          client: {
+            query: async (text: string, values?: unknown[]) => {
+              w.messages.push(text);
+              if (/^UPDATE consumer_checkpoints.*COMMIT$/.test(text) && trace.failCommitOnce) {
+                trace.failCommitOnce = false;
+                throw new Error("connection lost before the commit");
+              }
+              return raw.query(text, values) as never;
+            },
+            release: (err?: Error | boolean) => raw.release(err),
+          },
+        };
+        wrappers.set(raw, (wrapped = w));
+      }
+      wrapped.messages = [];
+      trace.transactions.push(wrapped.messages);
+      return wrapped.client;
+    },
+  };
+}
+
+async function newStream(): Promise<ReturnType<typeof subjectsFor>> {
+  const subjects = subjectsFor(`au${run}${++n}`);
+  await ensureStream(jsm, subjects);
+  return subjects;
+}
+
+const envelope = (subjects: ReturnType<typeof subjectsFor>, i: number): EventEnvelope => ({
+  id: `evt_${subjects.namespace}_${i}`,
+  type: "ledger.credited",
+  source: "test",
+  occurred_at: new Date().toISOString(),
+  request_id: `req_${i}`,
+  data: { tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" },
+});
+
+async function publish(subjects: ReturnType<typeof subjectsFor>, from: number, to: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = from; i < to; i++) {
+    const e = envelope(subjects, i);
+    await publishEnvelope(publisher, subjects, e);
+    ids.push(e.id);
+  }
+  return ids;
+}
+
+function startAudit(subjects: ReturnType<typeof subjectsFor>, name: string, trace: Trace, maxBatch = 10): Promise<RunningConsumer> {
+  return startCheckpointConsumer({
+    js: nc.jetstream(),
+    jsm,
+    subjects,
+    name,
+    types: [],
+    runTx: pgTransactions(tracedPool(trace), { synchronousCommit: false }),
+    logger,
+    handler: (events, tx) => recordAuditEvents({ tx, events }),
+    maxBatch,
+    lingerMs: 20,
+    trustPayloads: true,
+  });
+}
+
+async function audited(subjects: ReturnType<typeof subjectsFor>): Promise<string[]> {
+  const { rows } = await pool.query<{ event_id: string }>("SELECT event_id FROM audit_events WHERE event_id LIKE $1 ORDER BY event_id", [`evt_${subjects.namespace}_%`]);
+  return rows.map((r) => r.event_id);
+}
+
+const checkpoint = async (name: string) => Number((await pool.query<{ stream_seq: string }>("SELECT stream_seq FROM consumer_checkpoints WHERE consumer = $1", [name])).rows[0]?.stream_seq);
+const sorted = (ids: string[]) => [...ids].sort();
+
+describe("the audit consumer", () => {
+  it("writes a batch in three round trips: BEGIN with synchronous_commit off and the checkpoint's lock (prepared), one insert, the checkpoint's move with COMMIT", async () => {
+    const subjects = await newStream();
+    const name = `audit-${n}`;
+    const ids = await publish(subjects, 0, 10);
+    const trace: Trace = { transactions: [], failCommitOnce: false };
+    const c = await startAudit(subjects, name, trace, 10);
+    try {
+      await waitFor(async () => (await checkpoint(name)) === 10);
+      expect(await audited(subjects)).toEqual(sorted(ids));
+      const batches = trace.transactions.filter((t) => t.some((m) => m.includes("audit_events")));
+      expect(batches.length).toBeGreaterThan(0);
+      for (const messages of batches) {
+        expect(messages).toHaveLength(3);
+        // The lock is the session's prepared statement: PREPAREd with the connection's first batch.
+        expect(messages[0]).toMatch(/^BEGIN; SET LOCAL synchronous_commit = off; (PREPARE "checkpoint_lock_audit-\d+" AS SELECT stream_seq FROM consumer_checkpoints .* FOR UPDATE; )?EXECUTE "checkpoint_lock_audit-\d+"$/);
+        expect(messages[1]).toMatch(/^\s*INSERT INTO audit_events/);
+        expect(messages[2]).toMatch(/^UPDATE consumer_checkpoints SET stream_seq = \d+, .*; COMMIT$/);
+      }
+      // The events of a batch in one statement: fewer inserts than events.
+      expect(batches.length).toBeLessThan(ids.length);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it("loses and doubles nothing when a batch's commit fails, when it stops mid-stream, and when its last commits are lost in a database crash", async () => {
+    const subjects = await newStream();
+    const name = `audit-${n}`;
+    const trace: Trace = { transactions: [], failCommitOnce: true };
+    const all = await publish(subjects, 0, 25);
+    let c = await startAudit(subjects, name, trace, 7);
+    // The first batch's COMMIT never arrives: its insert is rolled back and the batch goes again.
+    await waitFor(async () => (await audited(subjects)).length >= 7);
+    expect(trace.failCommitOnce).toBe(false);
+    await c.stop(); // a restart, wherever it falls
+    all.push(...(await publish(subjects, 25, 40)));
+    c = await startAudit(subjects, name, trace, 7);
+    try {
+      await waitFor(async () => (await checkpoint(name)) === 40);
+      expect(await audited(subjects)).toEqual(sorted(all));
+      // A database crash loses the last asynchronous commits: rows and checkpoint together.
+      await pool.query("DELETE FROM audit_events WHERE event_id = ANY($1)", [all.slice(30)]);
+      await pool.query("UPDATE consumer_checkpoints SET stream_seq = 30 WHERE consumer = $1", [name]);
+      all.push(...(await publish(subjects, 40, 45)));
+      await waitFor(async () => (await checkpoint(name)) === 45);
+      expect(await audited(subjects)).toEqual(sorted(all));
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it("ignores a copy of an event delivered again beyond JetStream's duplicate window (same event id, new message)", async () => {
+    const subjects = await newStream();
+    const name = `audit-${n}`;
+    const trace: Trace = { transactions: [], failCommitOnce: false };
+    const ids = await publish(subjects, 0, 3);
+    // The relay re-published event 1 after the window: a new stream message with the same event id.
+    const copy = { ...envelope(subjects, 1), occurred_at: new Date(0).toISOString() };
+    await publisher.publish(subjects.subject(copy.type), new TextEncoder().encode(JSON.stringify(copy)), { msgID: `${copy.id}-again`, headers: natsHeaders(), timeout: 5_000 });
+    const c = await startAudit(subjects, name, trace);
+    try {
+      await waitFor(async () => (await checkpoint(name)) === 4);
+      expect(await audited(subjects)).toEqual(sorted(ids));
+      const { rows } = await pool.query<{ occurred_at: Date }>("SELECT occurred_at FROM audit_events WHERE event_id = $1", [copy.id]);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.occurred_at.getTime()).not.toBe(0); // the first copy stays
+    } finally {
+      await c.stop();
+    }
+  });
+});

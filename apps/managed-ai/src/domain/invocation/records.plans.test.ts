@@ -1,0 +1,113 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { outboxRow, poolStatements } from "@gateway/events";
+import { createLogger } from "@gateway/logger";
+import { UsageRecordWriter, type RecordToOpen } from "./records.js";
+
+/**
+ * The usage-record statements are named prepared statements (docs/decisions/0167): parsed
+ * once per connection, and planned once when PostgreSQL keeps their generic plan. Checked
+ * on one connection that starts on an empty database, with the parser's and planner's
+ * statistics (one notice per parse and per plan) and auto_explain (the plan each
+ * execution used): the plans must look records and keys up by index, as the custom
+ * plans do, also when made on empty tables.
+ */
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PRISMA_DIR = fileURLToPath(new URL("../../../prisma", import.meta.url));
+const name = `gw_test_mai_plans_${randomBytes(4).toString("hex")}`;
+let pool: ReturnType<typeof createPool>;
+const notices: string[] = [];
+
+beforeAll(async () => {
+  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  pool = createPool(url, { poolSize: 1 });
+  const client = await pool.connect();
+  client.on("notice", (n) => notices.push(n.message ?? ""));
+  await client.query("LOAD 'auto_explain'");
+  await client.query("SET auto_explain.log_min_duration = 0; SET client_min_messages = log; SET log_parser_stats = on; SET log_planner_stats = on");
+  client.release();
+});
+afterAll(async () => {
+  await pool?.end();
+  await dropDatabase(SERVER, name);
+});
+
+let n = 0;
+function record(): RecordToOpen {
+  const id = `req_plan_${++n}`;
+  return {
+    id,
+    tenantId: "ten_plan",
+    apiKeyId: "key_plan",
+    serviceAlias: "chat",
+    modelAlias: "small",
+    priceId: "price_1",
+    upstreamId: "up_1",
+    discountBps: 0,
+    stream: false,
+    inputTokensBound: 10,
+    outputTokensCap: 20,
+    reservedUnits: 123n,
+    holdExpiresAt: new Date(Date.now() + 60_000),
+    idempotencyKey: `idem_${id}`,
+    event: outboxRow(
+      "managed_ai.request_reserved",
+      { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", service_alias: "chat", model_alias: "small", price_id: "price_1", reserved_units: "123", stream: false },
+      { requestId: id },
+    ),
+  };
+}
+const settlement = (id: string) => ({
+  id,
+  status: "completed" as const,
+  errorCode: null,
+  holdId: `hold_${id}`,
+  finalUnits: 100n,
+  usageJson: '{"prompt_tokens":1}',
+  event: outboxRow("managed_ai.request_settled", { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", status: "completed", reserved_units: "123", final_units: "100", error_code: null }, { requestId: id }),
+});
+
+/** Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or without statement names. */
+async function run(rounds: number, named: boolean): Promise<{ parses: number; plans: number; used: string[] }> {
+  const statements = poolStatements(pool);
+  const sql = named ? statements : { ...statements, query: <R>(text: string, values: unknown[]) => statements.query<R>(text, values) };
+  const writer = new UsageRecordWriter(sql, createLogger({ service: "plans-test", level: "silent" }), { concurrency: 1 });
+  notices.length = 0;
+  for (let i = 0; i < rounds; i++) {
+    const r = record();
+    expect(await writer.open(r)).toBe(true);
+    expect(await writer.settle(settlement(r.id))).toBe(true);
+  }
+  return {
+    parses: notices.filter((m) => m.startsWith("PARSER STATISTICS")).length,
+    plans: notices.filter((m) => m.startsWith("PLANNER STATISTICS")).length,
+    used: notices.filter((m) => /plan:/.test(m)),
+  };
+}
+
+describe("the usage-record statements", () => {
+  it("are parsed once per connection and planned once, with index lookups also when planned on empty tables", async () => {
+    const rounds = 12;
+    const named = await run(rounds, true);
+    const statementsRun = 2 * rounds;
+    // Before: every execution parsed and planned.
+    const unnamed = await run(rounds, false);
+    console.log(`usage-record statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans`);
+    expect(unnamed.parses).toBe(statementsRun);
+    expect(named.parses).toBe(2);
+    // Five custom plans each, then the generic plan is kept (plan_cache_mode = auto).
+    expect(named.plans).toBeLessThanOrEqual(2 * 6);
+    const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'usage_records_%' ORDER BY name",
+    );
+    expect(rows.map((r) => [r.name, Number(r.generic_plans) > 0])).toEqual([
+      ["usage_records_open", true],
+      ["usage_records_settle", true],
+    ]);
+    const scans = named.used.filter((p) => /Seq Scan on (usage_records|idempotency_keys)/.test(p));
+    expect(named.used.length).toBeGreaterThanOrEqual(statementsRun);
+    expect(scans).toEqual([]);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { InvalidEventError, parseEnvelope, parseEnvelopeShape } from "./index.js";
+
+const good = {
+  id: "evt_1",
+  type: "ledger.credited",
+  source: "ledger",
+  occurred_at: "2026-11-25T00:00:00.000Z",
+  request_id: null,
+  data: { tenant_id: "ten_1", entry_id: "ent_1", operation_id: "op_1", units: "1", available_units: "1", reason: "test" },
+};
+
+describe("parseEnvelopeShape", () => {
+  it("answers the envelope as parseEnvelope does for a valid event", () => {
+    expect(parseEnvelopeShape(good)).toEqual(parseEnvelope(good));
+  });
+
+  it("checks the envelope, not the payload's fields", () => {
+    const odd = { ...good, data: { tenant_id: "ten_1" } };
+    expect(() => parseEnvelope(odd)).toThrow(InvalidEventError);
+    expect(parseEnvelopeShape(odd).data).toEqual({ tenant_id: "ten_1" });
+  });
+
+  it.each([
+    ["not an object", "x"],
+    ["no id", { ...good, id: "" }],
+    ["an unknown type", { ...good, type: "nope.nothing" }],
+    ["a request id that is a number", { ...good, request_id: 5 }],
+    ["no occurred_at", { ...good, occurred_at: undefined }],
+    ["a payload that is not an object", { ...good, data: [1] }],
+  ])("refuses %s", (_what, raw) => {
+    expect(() => parseEnvelopeShape(raw)).toThrow(InvalidEventError);
+  });
+});
