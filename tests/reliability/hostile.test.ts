@@ -1,9 +1,11 @@
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@gateway/grpc-kit";
 import type { MockProvider } from "@gateway/mock-provider";
+import { conversationsV1, filesV1, jobsV1, ledgerV1, managedAiV1, messagingV1 } from "@gateway/protos";
 import { call, newTenant, startStack, type ServiceName, type Stack } from "@gateway/testkit";
 import { customer, managedModel, mockProvider, operator, PROVIDER_KEY, upstream, type Customer, type Operator } from "../src/support/managed-ai.js";
 import { PROFILE, saveFigures } from "./support/report.js";
@@ -41,7 +43,7 @@ let op: Operator;
 let c: Customer;
 let other: Customer;
 const secrets: string[] = [PROVIDER_KEY];
-const figures = { routes: 0, inputsTried: 0, brokenFramingUnanswered: 0, serverErrors: 0, badShapes: 0, stackTraces: 0, jwtAttacks: 0, jwtAccepted: 0, ssrfCases: 0, ssrfAccepted: 0, ssrfDeferred: 0 };
+const figures = { routes: 0, inputsTried: 0, brokenFramingUnanswered: 0, serverErrors: 0, badShapes: 0, stackTraces: 0, jwtAttacks: 0, jwtAccepted: 0, ssrfCases: 0, ssrfAccepted: 0, ssrfDeferred: 0, serviceCalls: 0, serviceCallsAccepted: 0, loginFloodAttempts: 0, loginFloodRefused: 0, loginFloodPasswordChecks: 0, realSignInsRefused: 0 };
 const failures: string[] = [];
 
 beforeAll(async () => {
@@ -408,4 +410,70 @@ describe("SSRF through customer-supplied URLs", () => {
     expect(accepted).toEqual([]);
     expect(hits).toBe(0);
   });
+});
+
+describe("the doors left open by default (issue 26)", () => {
+  it("refuses every unary call of every service without the service token, or with a wrong one", async () => {
+    const UNAUTHENTICATED = 16;
+    const contracts = [
+      [ledgerV1, "ledger"],
+      [managedAiV1, "managed-ai"],
+      [jobsV1, "jobs"],
+      [messagingV1, "messaging"],
+      [conversationsV1, "messaging"],
+      [filesV1, "files"],
+    ] as const;
+    const accepted: string[] = [];
+    for (const [contract, service] of contracts) {
+      for (const token of [undefined, randomBytes(32).toString("hex")]) {
+        const client = createClient(contract, stack.address(service), { deadlineMs: 5_000, ...(token ? { serviceToken: token } : {}) }) as unknown as Record<string, (req: unknown) => Promise<unknown>> & { close(): void };
+        try {
+          for (const [method, def] of Object.entries(contract.definition() as Record<string, { requestStream: boolean; responseStream: boolean }>)) {
+            if (def.requestStream || def.responseStream) continue;
+            figures.serviceCalls++;
+            const code = await client[method]!({}).then(
+              () => "answered",
+              (err: unknown) => (err as { cause?: { code?: number } }).cause?.code,
+            );
+            if (code !== UNAUTHENTICATED) {
+              figures.serviceCallsAccepted++;
+              accepted.push(`${service} ${method} ${token ? "wrong token" : "no token"}: ${String(code)}`);
+            }
+          }
+        } finally {
+          client.close();
+        }
+      }
+    }
+    expect(figures.serviceCalls).toBeGreaterThan(50);
+    expect(accepted).toEqual([]);
+  }, 120_000);
+
+  it("answers a login flood from one address with 429 before any password check, while real users sign in", async () => {
+    // An edge replica with the limits a deployment has (the test stack's own edge has them lifted).
+    const edge = await stack.addEdge("edge-9", { AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE: "20", AUTH_ATTEMPTS_PER_EMAIL_PER_MINUTE: "10" });
+    const attacker = { "x-connecting-ip": "203.0.113.66" };
+    const victim = `victim-${randomBytes(4).toString("hex")}@example.com`;
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        call(edge, "POST", "/auth/login", { headers: attacker, body: { email: i % 2 === 0 ? victim : other.email, password: `guess-${i}-not-the-password` } }),
+      ),
+    );
+    for (const res of answers) {
+      figures.loginFloodAttempts++;
+      if (res.status === 429) figures.loginFloodRefused++;
+      else {
+        figures.loginFloodPasswordChecks++;
+        expect(res.status).toBe(401);
+      }
+    }
+    // At most the address's allowance reached a password check; everything else was refused first.
+    expect(figures.loginFloodPasswordChecks).toBeLessThanOrEqual(20);
+    expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers.get("retry-after")) > 0)).toBe(true);
+    // A real user from another address signs in meanwhile.
+    const real = await call<{ token?: string }>(edge, "POST", "/auth/login", { headers: { "x-connecting-ip": "198.51.100.7" }, body: { email: c.email, password: c.password } });
+    if (real.status !== 200) figures.realSignInsRefused++;
+    expect(real.status).toBe(200);
+    if (real.body.token) secrets.push(real.body.token);
+  }, 120_000);
 });

@@ -43,6 +43,14 @@ export type FuzzFigures = {
   ssrfDeferred: number;
   secretsFound: number;
   logLinesScanned: number;
+  /** Unary calls of every service without the service token or with a wrong one, and how many were not refused. */
+  serviceCalls?: number;
+  serviceCallsAccepted?: number;
+  /** Login attempts of a flood from one address against a 20-a-minute limit; refused with 429; answered after a password check. */
+  loginFloodAttempts?: number;
+  loginFloodRefused?: number;
+  loginFloodPasswordChecks?: number;
+  realSignInsRefused?: number;
 };
 
 type Figures = { profile: string; at: string; faults?: FaultFigures; fuzz?: FuzzFigures };
@@ -111,7 +119,7 @@ function render(f: Figures): string {
     out.push(
       "## Hostile input",
       "",
-      "Every route of `/openapi.json` fuzzed in body, query, path and headers (fast-check); JWT attacks; SSRF through customer-supplied URLs; every log line and event scanned for the secrets the run created. Login floods (password guessing from one address, against one email, with a client-address header from an untrusted peer) are refused with 429 before any password is hashed, while real users from other addresses sign in; these are checked by `tests/src/auth-limits.test.ts` (decision 0180), not counted in the table below.",
+      "Every route of `/openapi.json` fuzzed in body, query, path and headers (fast-check); JWT attacks; SSRF through customer-supplied URLs; every log line and event scanned for the secrets the run created. Calls between services without the shared service token are refused (decision 0183). Login floods are refused with 429 before any password is hashed while real users from other addresses sign in (decision 0180; per-email backoff and untrusted client-address headers are checked by `tests/src/auth-limits.test.ts`).",
       "",
       table([
         ["Routes fuzzed", z.routes],
@@ -123,6 +131,9 @@ function render(f: Figures): string {
         ["JWT attacks tried / accepted", `${z.jwtAttacks} / ${z.jwtAccepted}`],
         ["SSRF cases tried / accepted", `${z.ssrfCases} / ${z.ssrfAccepted}`],
         ["SSRF cases deferred to delivery (a name that does not resolve at write; checked again at connect)", z.ssrfDeferred],
+        ["gRPC calls of every service without the service token or with a wrong one / not refused", `${z.serviceCalls ?? "–"} / ${z.serviceCallsAccepted ?? "–"}`],
+        ["Login flood from one address (limit 20 a minute): attempts / refused with 429 / answered after a password check", `${z.loginFloodAttempts ?? "–"} / ${z.loginFloodRefused ?? "–"} / ${z.loginFloodPasswordChecks ?? "–"}`],
+        ["Real sign-ins from another address refused during the flood", z.realSignInsRefused ?? "–"],
         ["Log lines and events scanned", z.logLinesScanned],
         ["Secrets found", z.secretsFound],
       ]),
