@@ -193,12 +193,15 @@ describe("a stream whose client leaves", () => {
     await expectBooks();
   });
 
-  it("on a byok instance (nothing metered) aborts the provider call", async () => {
+  it("on a byok instance reads the provider's stream to its end too, and records its usage (nothing is charged)", async () => {
     provider.set({ chunkDelayMs: 30 });
     const client = new AbortController();
     const req = input("own", { messages, max_tokens: 60, stream: true }, client.signal);
     await invokeChatStream(t.ctx, req, leavingClient(client, 1).send);
-    await until(() => provider.abandoned.length === 1);
-    expect(await record(req.requestId)).toBeUndefined();
+    expect(provider.abandoned).toEqual([]);
+    const row = await record(req.requestId);
+    expect(row).toMatchObject({ status: "completed", hold_id: null, reserved_units: "0" });
+    expect(ledger.holdOf(req.requestId)).toBeUndefined();
+    await expectBooks();
   });
 });

@@ -21,9 +21,8 @@ import { openReservation, settleCompleted, settleFailed, settleReview, type Open
  */
 export type Meter = {
   /**
-   * Whether the provider call outlives a client that leaves: a metered call is
-   * finished and settled on its usage (CONTRACT.md section 6); an unmetered one
-   * (byok) is aborted, as nobody needs its answer any more.
+   * Whether the provider call outlives a client that leaves: today every call does (CONTRACT.md
+   * section 6): managed calls are charged on their usage, byok calls recorded with it.
    */
   outlivesClient: boolean;
   /** The provider reported usage: returns the final units (managed: charged, capped at the reservation). */
@@ -55,8 +54,9 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
     if (budgets.length > 0) await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
   };
   return {
-    // A metered call is finished and settled however its client goes; byok is aborted (nothing to meter).
-    outlivesClient: plan.mode !== "byok",
+    // A call is finished and settled however its client goes: managed is charged, byok is
+    // recorded (usage, cost at its pricing) and counted against its budgets (0025, 0177).
+    outlivesClient: true,
     completed: async (usage) => {
       const units = await settleCompleted(ctx, opened, plan, usage);
       await settled();

@@ -11,7 +11,7 @@ export type ProviderSignal = {
   signal: AbortSignal;
   /** Why `signal` aborted, once it has. */
   reason(): AbortReason | null;
-  /** The client left and nobody meters the call (byok): the call is aborted now. */
+  /** The client left: a call that does not outlive its client is aborted now. */
   clientGone(): void;
   /** Stops the deadline timer and the client listener. */
   dispose(): void;
