@@ -22,8 +22,8 @@ export type ProviderSignal = {
  * (CONTRACT.md section 6, docs/decisions/0177): a client that disconnects stops
  * the relay, not the metering, so only the request's deadline (the gRPC
  * deadline the edge set, INVOKE_DEADLINE_MS) and the provider timeouts end it.
- * A call that nothing meters (byok: the customer pays their own provider) is
- * also aborted when the client leaves, as the gateway then has nothing left to do.
+ * A call whose meter says it does not outlive its client (none does today: byok
+ * calls are recorded and budgeted too) is also aborted when the client leaves.
  */
 export function providerSignal(input: { signal: AbortSignal; deadline?: Date | undefined }, outlivesClient: boolean): ProviderSignal {
   const controller = new AbortController();
