@@ -189,10 +189,11 @@ describe("compatible routes on a byok instance, through the official SDK", () =>
 });
 
 describe("a byok stream whose client leaves", () => {
-  it("aborts the provider call, and every process keeps running", async () => {
+  it("is read to its end and its usage recorded, as a managed one is (0177), and every process keeps running", async () => {
     const c = await withByok("leaving");
     provider.reset();
     provider.set({ chunkDelayMs: 100 });
+    let requestId = "";
     try {
       const controller = new AbortController();
       const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/leaving/chat/stream`, {
@@ -201,10 +202,18 @@ describe("a byok stream whose client leaves", () => {
         body: JSON.stringify({ messages: [{ role: "user", content: "one two three four five six seven eight nine ten" }] }),
         signal: controller.signal,
       });
+      requestId = res.headers.get("x-request-id")!;
       const reader = res.body!.getReader();
       await reader.read();
       controller.abort();
-      await eventually(async () => provider.abandoned.length, (n) => n === 1, 10_000);
+      const record = await eventually(
+        async () => (await stack.sql<{ status: string; usage_json: string | null; hold_id: string | null }>("managed-ai", "SELECT status, usage_json, hold_id FROM usage_records WHERE id = $1", [requestId]))[0],
+        (r) => r?.status === "completed",
+        10_000,
+      );
+      expect(record).toMatchObject({ status: "completed", hold_id: null });
+      expect(record?.usage_json).toBeTruthy();
+      expect(provider.abandoned).toEqual([]);
     } finally {
       provider.reset();
     }
