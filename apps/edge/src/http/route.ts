@@ -43,6 +43,11 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
    * parser never touches it. The path must be static (no parameters).
    */
   rawBody?: { contentType: string; description: string };
+  /**
+   * The route takes the lean path (http/hot-path.ts): the same conventions and
+   * checks, without express's router. For the metered invocation routes.
+   */
+  hot?: true;
   /** Request headers the route reads, for the OpenAPI document. */
   headers?: Record<string, { description: string; required?: boolean }>;
   responses: Record<number, ResponseSpec>;

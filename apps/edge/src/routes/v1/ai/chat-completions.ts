@@ -16,6 +16,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   path: "/v1/apps/ai/:alias/v1/chat/completions",
   summary: "Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones.",
   tags: ["ai"],
+  hot: true,
   access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
   params: AliasParams,
   body: ChatCompletionRequest,
