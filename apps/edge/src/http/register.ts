@@ -13,6 +13,12 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, part: st
   throw new AppError("invalid_request", part === "body" && value === undefined ? "A JSON body is required." : `${part} ${message}`);
 }
 
+/** A body checked elsewhere (`validateBody: false`): here only present. */
+function presentBody(value: unknown): unknown {
+  if (value === undefined) throw new AppError("invalid_request", "A JSON body is required.");
+  return value;
+}
+
 export type RegisterOptions<Deps> = {
   deps: Deps;
   auth: Authenticators;
@@ -32,7 +38,7 @@ export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptio
       else if (principal.kind === "widget") setActor(`widget:${principal.sessionId}`);
       const params = parsePart(route.params, req.params, "path");
       const query = parsePart(route.query, req.query, "query");
-      const body = parsePart(route.body, req.body, "body");
+      const body = route.validateBody === false ? presentBody(req.body) : parsePart(route.body, req.body, "body");
       const result = await route.handler({ req, res, deps: options.deps, params, query, body, principal, requestId: req.requestId });
       if ("written" in result) return;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);

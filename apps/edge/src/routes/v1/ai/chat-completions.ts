@@ -20,6 +20,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
   params: AliasParams,
   body: ChatCompletionRequest,
+  validateBody: false,
   headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed)." } },
   responses: {
     200: {

@@ -13,6 +13,7 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
   access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
   params: AliasParams,
   body: EmbeddingsRequest,
+  validateBody: false,
   responses: {
     200: { description: "The provider's answer", schema: EmbeddingsResponse, headers: NATIVE_COST_HEADERS },
     400: { description: "invalid body" },
