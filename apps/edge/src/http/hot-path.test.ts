@@ -101,3 +101,52 @@ describe("leanPath", () => {
   });
 });
 
+
+describe("pathPattern against express's own router", () => {
+  const paths = ["/v1/apps/ai/:alias/v1/chat/completions", "/v1/apps/ai/:alias/chat/stream", "/v1/apps/ai/:alias/embeddings"];
+  const app = express();
+  for (const path of paths) app.post(path, (req, res) => void res.json({ path, alias: req.params.alias }));
+  app.use((_req, res) => void res.status(404).json({}));
+  let server: ReturnType<typeof app.listen>;
+  let base = "";
+  beforeAll(async () => {
+    server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it("matches exactly the URLs the router matches, with the same parameter", async () => {
+    const urls = [
+      "/v1/apps/ai/bench/v1/chat/completions",
+      "/v1/apps/ai/bench/v1/chat/completions/",
+      "/v1/apps/ai/bench/v1/chat/completions//",
+      "/V1/APPS/AI/Bench/V1/Chat/Completions",
+      "/v1/apps/ai/a.b-c_d/v1/chat/completions",
+      "/v1/apps/ai/a%2Fb/v1/chat/completions",
+      "/v1/apps/ai/a%20b/v1/chat/completions",
+      "/v1/apps/ai//v1/chat/completions",
+      "/v1/apps/ai/a/b/v1/chat/completions",
+      "//v1/apps/ai/bench/v1/chat/completions",
+      "/v1/apps/ai/bench/v1/chat/completionsx",
+      "/v1/apps/ai/bench/chat/stream",
+      "/v1/apps/ai/bench/chat/stream/x",
+      "/v1/apps/ai/bench/embeddings",
+      "/v1/apps/ai/bench/embeddings.json",
+      "/v1/apps/ai/:alias/embeddings",
+    ];
+    for (const url of urls) {
+      const res = await fetch(`${base}${url}`, { method: "POST" });
+      const viaRouter = res.status === 200 ? ((await res.json()) as { path: string; alias: string }) : null;
+      let viaPattern: { path: string; alias: string } | null = null;
+      for (const path of paths) {
+        const m = pathPattern(path).pattern.exec(url);
+        if (m) {
+          viaPattern = { path, alias: decodeURIComponent(m[1]!) };
+          break;
+        }
+      }
+      expect(viaPattern, url).toEqual(viaRouter);
+    }
+  });
+});
