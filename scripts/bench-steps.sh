@@ -53,7 +53,8 @@ order=($(seq 0 $(($# - 1))) $(seq $(($# - 1)) -1 0))
 for i in "${order[@]}"; do
   echo "==> ${NAMES[$i]}" >&2
   (cd "$ROOT/bench" && BENCH_APPS_ROOT="${TREES[$i]}" QUICK_ROUNDS=1 ./node_modules/.bin/tsx src/quick.ts "$MODE") 2>&1 \
-    | grep -E "^(json|stream) c=" | sed "s|^|$i\t|" | tee -a "$LOG" >&2
+    | awk '/^(json|stream) c=/ { line = $0; next } line != "" && /^    / { sub(/^ +/, ""); print line " || " $0; line = "" }' \
+    | sed "s|^|$i\t|" | tee -a "$LOG" >&2
 done
 
 # Means per ref and connection count.
@@ -66,7 +67,9 @@ for (const line of lines) {
   const m = /c=(\d+): (\d+) req\/s, [\d.]+ ms\/request, p50 ([\d.]+) p99 ([\d.]+), CPU ([\d.]+) ms\/req, accounting (\w+)/.exec(text);
   if (!m) continue;
   const key = `${i}|${m[1]}`;
-  (runs[key] ??= []).push({ rps: +m[2], p50: +m[3], p99: +m[4], cpu: +m[5], ok: m[6] === "ok" });
+  // CPU per process ("edge 0.52 · managed-ai 0.61 · ..."), after " || ".
+  const procs = Object.fromEntries((text.split(" || ")[1] ?? "").split(" · ").map((p) => /^(.+) ([\d.-]+)$/.exec(p.trim())).filter(Boolean).map((p) => [p[1], +p[2]]));
+  (runs[key] ??= []).push({ rps: +m[2], p50: +m[3], p99: +m[4], cpu: +m[5], ok: m[6] === "ok", procs });
 }
 const mean = (xs, f) => xs.reduce((s, x) => s + f(x), 0) / xs.length;
 console.log(`| build | connections | req/s | p50 ms | p99 ms | CPU ms/request | accounting |`);
@@ -76,6 +79,17 @@ for (const c of ["1", "32"]) {
     const r = runs[`${i}|${c}`];
     if (!r) return;
     console.log(`| ${name} | ${c} | ${mean(r, (x) => x.rps).toFixed(0)} | ${mean(r, (x) => x.p50).toFixed(2)} | ${mean(r, (x) => x.p99).toFixed(2)} | ${mean(r, (x) => x.cpu).toFixed(2)} | ${r.every((x) => x.ok) ? "ok" : "FAILED"} |`);
+  });
+}
+console.log(`\nCPU ms/request per process (means):\n`);
+console.log(`| build | connections | processes |`);
+console.log(`| --- | ---: | --- |`);
+for (const c of ["1", "32"]) {
+  names.forEach((name, i) => {
+    const r = runs[`${i}|${c}`];
+    if (!r) return;
+    const procs = Object.keys(r[0].procs);
+    console.log(`| ${name} | ${c} | ${procs.map((p) => `${p} ${mean(r, (x) => x.procs[p] ?? 0).toFixed(2)}`).join(" · ")} |`);
   });
 }
 EOF

@@ -167,6 +167,29 @@ describe("400: what managed models refuse, and limits", () => {
     expect(providerCalls()).toBe(0);
   });
 
+  it("one schema: what the edge used to refuse in its own words is managed-ai's answer, naming the parameter", async () => {
+    const c = await customer(stack, op, { units: 1_000_000, alias: "chat", defaultModel: "small" });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ messages: [] }, "messages"],
+      [{ messages: [{ role: 1, content: "hi" }] }, "messages"],
+      [{ max_tokens: 1.5 }, "max_tokens"],
+      [{ model: 7 }, "model"],
+      [{ stream: "yes" }, "stream"],
+    ];
+    for (const [body, param] of cases) {
+      const res = await invoke(c, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.param, JSON.stringify(body)).toBe(param);
+    }
+    const embed = await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/embeddings", { body: { input: 5 }, headers: { "X-API-Key": c.key } });
+    expect(embed.status).toBe(400);
+    expect((await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { rawBody: "hi", headers: { "X-API-Key": c.key, "content-type": "text/plain" } })).body.message).toBe(
+      "A JSON body is required.",
+    );
+    expect(providerCalls()).toBe(0);
+  });
+
   it("refuses bad bodies, unknown or disabled instances, and keys that may not call", async () => {
     const c = await customer(stack, op, { units: 1_000, alias: "chat", defaultModel: "small" });
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { rawBody: "{nope", headers: { "X-API-Key": c.key, "content-type": "application/json" } })).status).toBe(400);

@@ -211,6 +211,23 @@ describe("changes reach every replica at once", () => {
     await call(stack.edgeUrl, "DELETE", `/console/keys/${key.id}`, { token: owner.token });
     expect((await get("/v1/key", key.key, {}, edge2)).status).toBe(401);
   });
+
+  it("on the metered invocation routes (the lean path) too: rotation and revocation on one edge stop the key on another at once", async () => {
+    // No managed-ai in this stack: a key that passes the policy gets 503 from the call behind it, never 401.
+    const invoke = (key: string, base: string) =>
+      call(base, "POST", "/v1/apps/ai/any/v1/chat/completions", { ...withKey(key), body: { messages: [{ role: "user", content: "hi" }] } });
+    const key = await createKey(stack, owner);
+    const first = await invoke(key.key, edge2); // cached on edge-2
+    expect(first.status).not.toBe(401);
+    expect(first.headers.get("x-request-id")).toMatch(/^req_/);
+    const rotated = await call(stack.edgeUrl, "POST", `/console/keys/${key.id}/rotate`, { token: owner.token });
+    expect((await invoke(key.key, edge2)).status).toBe(401);
+    expect((await invoke(rotated.body.data.key, edge2)).status).not.toBe(401);
+    await call(stack.edgeUrl, "DELETE", `/console/keys/${key.id}`, { token: owner.token });
+    const revoked = await invoke(rotated.body.data.key, edge2);
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.error).toBe("unauthorized");
+  });
 });
 
 describe("secrets", () => {

@@ -6,7 +6,8 @@ import type { InFlight } from "./http/drain.js";
 import { errorHandler, notFound } from "./http/errors.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { observe, pathRedactor } from "./http/observe.js";
-import { registerRoutes } from "./http/register.js";
+import { leanPath } from "./http/hot-path.js";
+import { registerRoutes, routeHandler } from "./http/register.js";
 import { requestId } from "./http/request-id.js";
 import type { AnyRoute } from "./http/route.js";
 import { mountConsoleUi } from "./http/console-ui.js";
@@ -35,7 +36,12 @@ function streamedBodyRoutes(routes: AnyRoute<EdgeDeps>[]): Set<string> {
   return keys;
 }
 
-/** The edge's express app: conventions first (request id, metrics, body), then routes, then 404 and errors. */
+/**
+ * The edge's express app: conventions first (request id, metrics, body), then
+ * routes, then 404 and errors. Hot routes (the metered invocation routes) take
+ * the lean path, mounted first: the same conventions and error handler,
+ * without the router's walk through every layer (http/hot-path.ts).
+ */
 export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -43,12 +49,8 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   // Client addresses come only from a trusted proxy's CLIENT_IP_HEADER, never X-Forwarded-For.
   app.set("trust proxy", false);
   app.set("query parser", "simple");
-  app.use(requestId());
-  app.use(inFlight.middleware());
   // Secret path segments (file tokens) are found from the route patterns, for every log line.
   const redact = pathRedactor(routes.map((r) => r.path));
-  app.use(observe(deps.registry, deps.logger, redact));
-  app.use(widgetCors());
   const json = express.json({
     limit: deps.env.BODY_LIMIT_BYTES,
     strict: true,
@@ -59,14 +61,29 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   });
   // Routes that stream their body (uploads) are never parsed, whatever the Content-Type.
   const streamed = streamedBodyRoutes(routes);
-  app.use((req, res, next) => (streamed.has(routeKey(req.method, req.path)) ? next() : json(req, res, next)));
+  const body: express.RequestHandler = (req, res, next) => (streamed.has(routeKey(req.method, req.path)) ? next() : json(req, res, next));
+  const conventions = [requestId(), inFlight.middleware(), observe(deps.registry, deps.logger, redact)];
+  const errors = errorHandler(deps.logger, redact);
+  const options = { deps, auth };
+  app.use(
+    leanPath({
+      routes: routes as AnyRoute<unknown>[],
+      conventions: [...conventions, json],
+      handlerOf: (route) => routeHandler(route as AnyRoute<EdgeDeps>, options),
+      errorHandler: errors,
+    }),
+  );
+  for (const convention of conventions) app.use(convention);
+  // Cross-origin answers for the chat widget's routes only (decision 0178).
+  app.use(widgetCors());
+  app.use(body);
   deps.openapi = buildOpenApi(routes as AnyRoute<unknown>[], deps.env.PUBLIC_URL);
-  registerRoutes(app, routes, { deps, auth });
+  registerRoutes(app, routes, options);
   if (consoleDir) {
     mountConsoleUi(app, consoleDir, deps.logger);
     mountWidgetScript(app, join(consoleDir, "widget.js"), deps.logger);
   }
   app.use(notFound());
-  app.use(errorHandler(deps.logger, redact));
+  app.use(errors);
   return app;
 }

@@ -13,33 +13,42 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, part: st
   throw new AppError("invalid_request", part === "body" && value === undefined ? "A JSON body is required." : `${part} ${message}`);
 }
 
+/** A body checked elsewhere (`validateBody: false`): here only present. */
+function presentBody(value: unknown): unknown {
+  if (value === undefined) throw new AppError("invalid_request", "A JSON body is required.");
+  return value;
+}
+
 export type RegisterOptions<Deps> = {
   deps: Deps;
   auth: Authenticators;
 };
 
 /**
- * Mounts routes: the declared access is checked first (401/403 before any
- * input is looked at), then params, query and body are validated against the
- * route's schemas (400 naming the field), then the handler runs.
+ * One route's request handler: the declared access is checked first (401/403
+ * before any input is looked at), then params, query and body are validated
+ * against the route's schemas (400 naming the field), then the handler runs.
  */
+export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptions<Deps>) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    (async () => {
+      const principal = await authorize(route.access, req, options.auth);
+      if (principal.kind === "session") setActor(`user:${principal.userId}`);
+      else if (principal.kind === "apiKey") setActor(`key:${principal.keyId}`);
+      else if (principal.kind === "widget") setActor(`widget:${principal.sessionId}`);
+      const params = parsePart(route.params, req.params, "path");
+      const query = parsePart(route.query, req.query, "query");
+      const body = route.validateBody === false ? presentBody(req.body) : parsePart(route.body, req.body, "body");
+      const result = await route.handler({ req, res, deps: options.deps, params, query, body, principal, requestId: req.requestId });
+      if ("written" in result) return;
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    })().catch(next);
+  };
+}
+
+/** Mounts routes on the router, each through {@link routeHandler}. */
 export function registerRoutes<Deps>(router: Router, routes: AnyRoute<Deps>[], options: RegisterOptions<Deps>): void {
-  for (const route of routes) {
-    router[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
-      (async () => {
-        const principal = await authorize(route.access, req, options.auth);
-        if (principal.kind === "session") setActor(`user:${principal.userId}`);
-        else if (principal.kind === "apiKey") setActor(`key:${principal.keyId}`);
-        else if (principal.kind === "widget") setActor(`widget:${principal.sessionId}`);
-        const params = parsePart(route.params, req.params, "path");
-        const query = parsePart(route.query, req.query, "query");
-        const body = parsePart(route.body, req.body, "body");
-        const result = await route.handler({ req, res, deps: options.deps, params, query, body, principal, requestId: req.requestId });
-        if ("written" in result) return;
-        for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-        if (result.body === undefined) res.status(result.status).end();
-        else res.status(result.status).json(result.body);
-      })().catch(next);
-    });
-  }
+  for (const route of routes) router[route.method](route.path, routeHandler(route, options));
 }

@@ -39,10 +39,23 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
   /**
+   * `false`: `body` documents the body but the edge does not check it against
+   * it; the body must only be present (parsed JSON), and is forwarded as
+   * received to the service that owns its one schema (managed-ai for the
+   * OpenAI-compatible invocation bodies: it knows the instance's mode and the
+   * model's limits, so the edge's check could only disagree with it).
+   */
+  validateBody?: false;
+  /**
    * The handler reads the request body itself, as a stream (uploads): the JSON
    * parser never touches it. The path must be static (no parameters).
    */
   rawBody?: { contentType: string; description: string };
+  /**
+   * The route takes the lean path (http/hot-path.ts): the same conventions and
+   * checks, without express's router. For the metered invocation routes.
+   */
+  hot?: true;
   /** Request headers the route reads, for the OpenAPI document. */
   headers?: Record<string, { description: string; required?: boolean }>;
   responses: Record<number, ResponseSpec>;

@@ -10,9 +10,12 @@ import { AppError } from "@gateway/errors";
  *   3. per-minute rate: a sliding-window log of the last 60 s;
  *   4. concurrency: a set of leases that expire unless renewed.
  * Counters move only when every check passes, so the quota counts exactly the
- * requests that passed authentication and policy.
+ * requests that passed authentication and policy. Leases this replica released
+ * since its last command for the key (ARGV[7..]) are removed first, whatever the
+ * answer: a release rides on the next admission instead of costing a command.
  */
 const ADMIT = `
+if #ARGV > 6 then redis.call('ZREM', KEYS[4], unpack(ARGV, 7)) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local v = redis.call('GET', KEYS[1])
@@ -99,8 +102,22 @@ export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const MAX_CARRIED_RELEASES = 256;
+
+type PendingRelease = { leases: string[]; sent: { resolve(): void; reject(err: unknown): void }[] };
+
+function settle(sent: Promise<unknown>, entry: PendingRelease): void {
+  sent.then(
+    () => entry.sent.forEach((w) => w.resolve()),
+    (err: unknown) => entry.sent.forEach((w) => w.reject(err)),
+  );
+}
+
 export class KeyLimits {
   private readonly redis: LimitsRedis;
+  /** Leases released on this replica and not yet sent, by key id. */
+  private readonly pending = new Map<string, PendingRelease>();
+  private flushScheduled = false;
 
   constructor(
     redis: Redis,
@@ -119,7 +136,11 @@ export class KeyLimits {
   }
 
   async admit(key: LimitedKey, leaseId: string): Promise<Admission> {
-    const [kind, a, b, c] = await guarded(() => this.redis.gwAdmit(
+    // A script takes a bounded number of arguments; a longer list waits for its own ZREM.
+    let releases = this.pending.get(key.id);
+    if (releases && releases.leases.length <= MAX_CARRIED_RELEASES) this.pending.delete(key.id);
+    else releases = undefined;
+    const sent = this.redis.gwAdmit(
       this.key(key.id, "v"),
       this.key(key.id, "q"),
       this.key(key.id, "r"),
@@ -131,7 +152,10 @@ export class KeyLimits {
       key.concurrencyLimit ?? -1,
       leaseId,
       this.leaseTtlMs,
-    ));
+      ...(releases?.leases ?? []),
+    );
+    if (releases) settle(sent, releases);
+    const [kind, a, b, c] = await guarded(() => sent);
     if (kind === "ok") return { kind: "ok" };
     if (kind === "stale") return { kind: "stale" };
     const retryAfterSeconds = Math.max(1, Math.ceil(Number(a) / 1000));
@@ -152,8 +176,30 @@ export class KeyLimits {
     await guarded(() => this.redis.gwPublishVersion(this.key(keyId, "v"), version));
   }
 
-  async release(keyId: string, leaseId: string): Promise<void> {
-    await this.redis.zrem(this.key(keyId, "c"), leaseId);
+  /**
+   * Frees a concurrency slot. The release waits for the end of this turn of the
+   * event loop: an admission of the same key issued meanwhile carries it (its
+   * script removes the lease first), and what is left goes as one ZREM per key.
+   * Until then the slot still counts, so a limit is never exceeded, only, for
+   * that instant, one request more strictly held to it. Resolves once sent.
+   */
+  release(keyId: string, leaseId: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let entry = this.pending.get(keyId);
+      if (!entry) this.pending.set(keyId, (entry = { leases: [], sent: [] }));
+      entry.leases.push(leaseId);
+      entry.sent.push({ resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushReleases());
+      }
+    });
+  }
+
+  private flushReleases(): void {
+    this.flushScheduled = false;
+    for (const [keyId, entry] of this.pending) settle(this.redis.zrem(this.key(keyId, "c"), ...entry.leases), entry);
+    this.pending.clear();
   }
 
   async renew(keyId: string, leaseId: string): Promise<void> {

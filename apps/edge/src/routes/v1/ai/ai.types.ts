@@ -5,9 +5,11 @@ export const AliasParams = z.object({ alias: PathId });
 export type AliasParams = z.infer<typeof AliasParams>;
 
 /**
- * The body as documented (spec 2.5, OpenAI's chat shape). Validation happens in
- * managed-ai, which knows what managed models accept; unknown fields are
- * ignored, not rejected (CONTRACT.md section 1).
+ * The body as documented (spec 2.5, OpenAI's chat shape), for the OpenAPI
+ * document and the native routes. On the compatible route the edge does not
+ * check it (`validateBody: false`): the one schema is managed-ai's, which knows
+ * what managed and byok models accept; unknown fields are ignored, not
+ * rejected (CONTRACT.md section 1).
  */
 export const ChatCompletionRequest = z
   .object({
@@ -55,7 +57,7 @@ export const NativeEmbeddingsResponse = z.object({
   data: z.object({ model: z.string(), embeddings: z.array(z.array(z.number())), usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).nullable() }),
 });
 
-/** OpenAI's embeddings body, validated in managed-ai; unknown fields pass to byok providers. */
+/** OpenAI's embeddings body, documented here and validated only in managed-ai; unknown fields pass to byok providers. */
 export const EmbeddingsRequest = z
   .object({
     input: z.unknown().describe("A string, strings, a token array or token arrays."),

@@ -16,9 +16,11 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   path: "/v1/apps/ai/:alias/v1/chat/completions",
   summary: "Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones.",
   tags: ["ai"],
+  hot: true,
   access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
   params: AliasParams,
   body: ChatCompletionRequest,
+  validateBody: false,
   headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed)." } },
   responses: {
     200: {
