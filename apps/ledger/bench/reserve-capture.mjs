@@ -52,6 +52,8 @@ const port = await freePort();
 const address = `127.0.0.1:${port}`;
 
 const entry = args.entry ?? fileURLToPath(new URL("../dist/main.js", import.meta.url));
+// Production refuses the development service token (decision 0183): this run makes its own.
+const serviceToken = randomBytes(32).toString("hex");
 const ledger = new ServiceProcess("ledger", entry, {
   PATH: process.env.PATH ?? "",
   NODE_ENV: "production",
@@ -63,12 +65,13 @@ const ledger = new ServiceProcess("ledger", entry, {
   METRICS_PORT: "0",
   NATS_URL: natsUrl,
   NATS_NAMESPACE: namespace,
+  SERVICE_TOKEN: serviceToken,
   ...(args.profile
     ? { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./cpu-profile.mjs", import.meta.url))}`, LEDGER_PROFILE_DIR: args.profile }
     : {}),
 });
 
-const client = createClient(ledgerV1, address, { deadlineMs: 30_000 });
+const client = createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken });
 if (!["pipelined", "single"].includes(args.client)) throw new Error("--client is pipelined or single");
 // As managed-ai's LedgerCalls: one ApplyBatch call under way at a time, up to 200 movements each.
 const batches = new GroupCommit({
