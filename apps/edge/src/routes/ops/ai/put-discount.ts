@@ -1,6 +1,6 @@
-import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
+import { existingTenant } from "../existing-tenant.js";
 import { PutDiscountRequest, PutDiscountResponse } from "./ai.types.js";
 
 export const putDiscount = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, PutDiscountRequest>({
@@ -17,8 +17,7 @@ export const putDiscount = defineRoute<EdgeDeps, Record<string, never>, Record<s
   },
   async handler({ deps, body }) {
     // Tenants live in the edge's database; managed-ai checks the model.
-    const tenant = await deps.db.prisma.tenant.findUnique({ where: { id: body.tenant_id }, select: { id: true } });
-    if (!tenant) throw new AppError("not_found", `tenant_id: no tenant ${body.tenant_id}.`);
+    await existingTenant(deps, body.tenant_id, `tenant_id: no tenant ${body.tenant_id}.`);
     const { expires_at, ...rest } = body;
     const result = await deps.services.managedAi.PutOffer({
       ...rest,

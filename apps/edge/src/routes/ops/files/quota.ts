@@ -1,14 +1,8 @@
-import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
+import { existingTenant } from "../existing-tenant.js";
 import { quotaView } from "../../v1/files/quota.types.js";
 import { QuotaParams, TenantQuotaResponse, UpdateQuotaRequest } from "./quota.types.js";
-
-async function existingTenant(deps: EdgeDeps, id: string): Promise<string> {
-  const tenant = await deps.db.prisma.tenant.findUnique({ where: { id }, select: { id: true } });
-  if (!tenant) throw new AppError("not_found", "No such tenant.");
-  return tenant.id;
-}
 
 export const getTenantFilesQuota = defineRoute<EdgeDeps, QuotaParams>({
   method: "get",

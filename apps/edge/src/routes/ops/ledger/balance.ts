@@ -1,6 +1,6 @@
-import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
+import { existingTenant } from "../existing-tenant.js";
 import { unitsToNumber } from "../../../http/units.js";
 import { TenantBalanceResponse, TenantParams } from "./ledger.types.js";
 
@@ -13,14 +13,13 @@ export const getTenantBalance = defineRoute<EdgeDeps, TenantParams>({
   params: TenantParams,
   responses: { 200: { description: "balance", schema: TenantBalanceResponse }, 404: { description: "no such tenant" } },
   async handler({ deps, params }) {
-    const tenant = await deps.db.prisma.tenant.findUnique({ where: { id: params.tenant_id }, select: { id: true } });
-    if (!tenant) throw new AppError("not_found", "No such tenant.");
-    const b = await deps.services.ledger.GetBalance({ tenant_id: tenant.id });
+    const tenantId = await existingTenant(deps, params.tenant_id);
+    const b = await deps.services.ledger.GetBalance({ tenant_id: tenantId });
     return {
       status: 200,
       body: {
         data: {
-          tenant_id: tenant.id,
+          tenant_id: tenantId,
           currency: "USD",
           available_units: unitsToNumber(b.available_units),
           reserved_units: unitsToNumber(b.reserved_units),

@@ -1,6 +1,7 @@
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
+import { existingTenant } from "../existing-tenant.js";
 import { IdempotencyKey, unitsToNumber } from "../../../http/units.js";
 import { CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
 
@@ -23,11 +24,10 @@ export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, nev
     if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
       throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
     }
-    const tenant = await deps.db.prisma.tenant.findUnique({ where: { id: params.tenant_id }, select: { id: true } });
-    if (!tenant) throw new AppError("not_found", "No such tenant.");
+    const tenantId = await existingTenant(deps, params.tenant_id);
     const result = await deps.services.ledger.Credit({
-      operation_id: key ? `credit:${tenant.id}:${key}` : `credit:${requestId}`,
-      tenant_id: tenant.id,
+      operation_id: key ? `credit:${tenantId}:${key}` : `credit:${requestId}`,
+      tenant_id: tenantId,
       units: body.units,
       reason: body.reason,
     });
