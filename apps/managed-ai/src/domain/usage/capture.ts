@@ -3,7 +3,7 @@ import { AppError, isAppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import { captureOperation, voidOperation } from "../invocation/settlement.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
-import { findHold, releasable } from "./release.js";
+import { findHold, recordDecision, releasable } from "./release.js";
 
 export const CaptureUsageInput = z.object({ actor: Actor, id: ResourceId, units: NonNegativeUnits, reason: z.string().trim().min(1).max(240) });
 
@@ -77,30 +77,6 @@ export async function captureUsage({
     }
   }
 
-  await ctx.transact(async (tx, emit) => {
-    const changed = await tx.usageRecord.updateMany({
-      where: { id: row.id, status: row.status },
-      data: {
-        status: "completed",
-        holdId: hold?.holdId ?? null,
-        finalUnits: q.units,
-        refundedUnits: refunded,
-        errorCode: row.errorCode ?? "hold_expired",
-        releasedBy: q.actor,
-        releaseReason: q.reason,
-        settledAt: new Date(),
-      },
-    });
-    if (changed.count === 0) throw new AppError("conflict", "The request changed while it was being captured; look again.");
-    await emit("managed_ai.request_captured", {
-      actor: q.actor,
-      request_id: row.id,
-      tenant_id: row.tenantId,
-      key_id: row.apiKeyId,
-      reason: q.reason,
-      final_units: q.units.toString(),
-      refunded_units: refunded.toString(),
-    });
-  });
+  await recordDecision(ctx, row, { verb: "captured", holdId: hold?.holdId ?? null, finalUnits: q.units, refunded, actor: q.actor, reason: q.reason });
   return { id: row.id, status: "completed", finalUnits: q.units, refunded };
 }

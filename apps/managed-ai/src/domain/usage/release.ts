@@ -47,6 +47,37 @@ export function releasable(row: UsageRecord, verb: "released" | "captured"): voi
 }
 
 /**
+ * Writes an operator's decision on a record: its end state (`failed` for a release,
+ * `completed` for a capture) with the operator and the reason, and the audit event, in
+ * one transaction; 409 when the record changed since it was read.
+ */
+export async function recordDecision(
+  ctx: ManagedAiContext,
+  row: UsageRecord,
+  d: { verb: "released" | "captured"; holdId: string | null; finalUnits: bigint; refunded: bigint; actor: string; reason: string },
+): Promise<void> {
+  await ctx.transact(async (tx, emit) => {
+    const changed = await tx.usageRecord.updateMany({
+      where: { id: row.id, status: row.status },
+      data: {
+        status: d.verb === "captured" ? "completed" : "failed",
+        holdId: d.holdId,
+        finalUnits: d.finalUnits,
+        refundedUnits: d.refunded,
+        errorCode: row.errorCode ?? "hold_expired",
+        releasedBy: d.actor,
+        releaseReason: d.reason,
+        settledAt: new Date(),
+      },
+    });
+    if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
+    const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
+    if (d.verb === "captured") await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
+    else await emit("managed_ai.request_released", { ...audit, refunded_units: d.refunded.toString() });
+  });
+}
+
+/**
  * Operator release (spec section 3): a `review` record, or a `reserved` one past
  * its hold's expiry, becomes `failed` and its hold is voided; `refunded` is what
  * went back to the tenant. Anything else is a conflict. Audited with the reason.
@@ -80,29 +111,6 @@ export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; inpu
     }
   }
 
-  await ctx.transact(async (tx, emit) => {
-    const changed = await tx.usageRecord.updateMany({
-      where: { id: row.id, status: row.status },
-      data: {
-        status: "failed",
-        holdId: hold?.holdId ?? null,
-        refundedUnits: refunded,
-        finalUnits: 0n,
-        errorCode: row.errorCode ?? "hold_expired",
-        releasedBy: q.actor,
-        releaseReason: q.reason,
-        settledAt: new Date(),
-      },
-    });
-    if (changed.count === 0) throw new AppError("conflict", "The request changed while it was being released; look again.");
-    await emit("managed_ai.request_released", {
-      actor: q.actor,
-      request_id: row.id,
-      tenant_id: row.tenantId,
-      key_id: row.apiKeyId,
-      reason: q.reason,
-      refunded_units: refunded.toString(),
-    });
-  });
+  await recordDecision(ctx, row, { verb: "released", holdId: hold?.holdId ?? null, finalUnits: 0n, refunded, actor: q.actor, reason: q.reason });
   return { id: row.id, status: "failed", refunded };
 }
