@@ -120,7 +120,7 @@ export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput
 
   const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
-  const call = providerSignal(input, meter.outlivesClient);
+  const call = providerSignal(input);
   let answer: Record<string, unknown>;
   try {
     const res = await ctx.provider.embeddings({ ...targetOf(priced), body: { ...passthrough, input: body.input, model: priced.upstream.model }, signal: call.signal });

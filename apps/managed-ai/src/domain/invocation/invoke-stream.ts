@@ -25,14 +25,14 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  *  - the client leaves (`signal`, or a send that fails) → the relay stops (sends
  *    become no-ops) but a metered call does not: the provider's stream is read
  *    to its end and settled as above, as if the client had stayed (CONTRACT.md
- *    section 6, docs/decisions/0177); a byok call is aborted (nothing to meter);
+ *    section 6, docs/decisions/0177), managed or byok;
  *  - the request's deadline passes → the provider call is aborted; completed if
  *    usage already came, else review (deadline_exceeded).
  */
 export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true, keyBudget: input.keyBudget });
-  const call = providerSignal(input, meter.outlivesClient);
+  const call = providerSignal(input);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.
   let relaying = true;
   const relay = async (message: StreamMessage): Promise<void> => {
@@ -43,7 +43,6 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
     } catch {
       relaying = false;
     }
-    if (!relaying) call.clientGone();
   };
   let body;
   try {
@@ -80,7 +79,7 @@ export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput
         if (plan.mode === "managed") event.model = plan.modelAlias;
         await relay({ data: JSON.stringify(event) });
       }
-      // A byok client that left aborted the call: stop reading now.
+      // The deadline aborted the call: stop reading now.
       if (call.signal.aborted) break;
     }
   } catch (err) {

@@ -45,7 +45,7 @@ export type InvokeResult = {
 export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
-  const call = providerSignal(input, meter.outlivesClient);
+  const call = providerSignal(input);
   let answer: Record<string, unknown>;
   try {
     const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: call.signal });

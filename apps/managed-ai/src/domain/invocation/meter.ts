@@ -20,11 +20,6 @@ import { openReservation, settleCompleted, settleFailed, settleReview, type Open
  * and the record's end state settles those claims.
  */
 export type Meter = {
-  /**
-   * Whether the provider call outlives a client that leaves: today every call does (CONTRACT.md
-   * section 6): managed calls are charged on their usage, byok calls recorded with it.
-   */
-  outlivesClient: boolean;
   /** The provider reported usage: returns the final units (managed: charged, capped at the reservation). */
   completed(usage: Usage): Promise<bigint>;
   /** The provider failed: the hold is released. */
@@ -54,9 +49,6 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
     if (budgets.length > 0) await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
   };
   return {
-    // A call is finished and settled however its client goes: managed is charged, byok is
-    // recorded (usage, cost at its pricing) and counted against its budgets (0025, 0177).
-    outlivesClient: true,
     completed: async (usage) => {
       const units = await settleCompleted(ctx, opened, plan, usage);
       await settled();
