@@ -94,6 +94,25 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
   );
 }
 
+type Change = (e: { target: { value: string } }) => void;
+
+/** A spend budget's two inputs (`budget_units`, `budget_period`), as keys and instances take them. */
+export function BudgetFields({ units, period, onUnits, onPeriod, hint }: { units: string; period: string; onUnits: Change; onPeriod: Change; hint: string }) {
+  return (
+    <div className="row">
+      <Field label="Spend budget" hint={hint}>
+        <input name="budget_units" inputMode="numeric" value={units} onChange={onUnits} />
+      </Field>
+      <Field label="Budget period" hint="UTC.">
+        <select name="budget_period" value={period} onChange={onPeriod}>
+          <option value="day">day</option>
+          <option value="month">month</option>
+        </select>
+      </Field>
+    </div>
+  );
+}
+
 export function Table<T>({ rows, columns, empty = "Nothing yet.", rowKey }: { rows: T[]; columns: [string, (row: T) => ReactNode][]; empty?: string; rowKey: (row: T) => string }) {
   if (rows.length === 0) return <p className="muted">{empty}</p>;
   return (

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, when, type BudgetState } from "../format.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, BudgetFields, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 
 type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; budget?: BudgetState; version?: number; created_at: string };
 type Account = { id: string; provider: string; name: string; created_at: string };
@@ -193,17 +193,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
           </div>
         ) : null}
         {kind !== "socialops" ? (
-          <div className="row">
-            <Field label="Spend budget" hint="Units of USD 0.0001 per period, all keys together. Empty: no budget.">
-              <input name="budget_units" inputMode="numeric" value={f.budget} onChange={set("budget")} />
-            </Field>
-            <Field label="Budget period" hint="UTC.">
-              <select name="budget_period" value={f.budget_period} onChange={set("budget_period")}>
-                <option value="day">day</option>
-                <option value="month">month</option>
-              </select>
-            </Field>
-          </div>
+          <BudgetFields units={f.budget} period={f.budget_period} onUnits={set("budget")} onPeriod={set("budget_period")} hint="Units of USD 0.0001 per period, all keys together. Empty: no budget." />
         ) : null}
         {kind === "push" ? (
           <div className="row">

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, listOrUndefined, when, type BudgetState } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
+import { ActionForm, BudgetFields, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
 
 type Key = {
   id: string;
@@ -178,17 +178,7 @@ export function Keys() {
               <input name="expires_at" type="datetime-local" value={form.expires} onChange={set("expires")} />
             </Field>
           </div>
-          <div className="row">
-            <Field label="Spend budget" hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget.">
-              <input name="budget_units" inputMode="numeric" value={form.budget} onChange={set("budget")} />
-            </Field>
-            <Field label="Budget period" hint="UTC.">
-              <select name="budget_period" value={form.period} onChange={set("period")}>
-                <option value="day">day</option>
-                <option value="month">month</option>
-              </select>
-            </Field>
-          </div>
+          <BudgetFields units={form.budget} period={form.period} onUnits={set("budget")} onPeriod={set("period")} hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget." />
         </ActionForm>
       </Card>
     </>
