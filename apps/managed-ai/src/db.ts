@@ -3,6 +3,7 @@ import type { Statements, Transact } from "@gateway/events";
 import type { Client } from "@gateway/grpc-kit";
 import type { Logger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
+import type { Allotments } from "./domain/allotments/allotments.js";
 import type { CatalogCache } from "./domain/invocation/catalog.js";
 import type { LedgerCalls } from "./domain/invocation/ledger-calls.js";
 import type { UsageRecordWriter } from "./domain/invocation/records.js";
@@ -37,6 +38,8 @@ export type ManagedAiContext = {
   sql: Statements;
   /** Opens and settlements of usage records, group-committed. */
   records: UsageRecordWriter;
+  /** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
+  allotments: Allotments;
 };
 
 /** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */

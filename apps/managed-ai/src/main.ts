@@ -12,6 +12,7 @@ import { managedAiHandlers } from "./grpc/managed-ai.js";
 import { InFlight } from "./grpc/in-flight.js";
 import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
 import { LedgerCalls } from "./domain/invocation/ledger-calls.js";
+import { Allotments } from "./domain/allotments/allotments.js";
 import { UsageRecordWriter } from "./domain/invocation/records.js";
 import { ProviderClient } from "./providers/openai.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
@@ -40,8 +41,21 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       buckets: BATCH_BUCKETS,
       registers: [registry],
     });
+    const ledgerCalls = new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) });
+    const allotments = new Allotments(
+      { sql, ledger, ledgerCalls, logger: logger.child({ component: "allotments" }) },
+      {
+        enabled: env.ALLOTMENTS,
+        sharePercent: env.ALLOTMENT_SHARE_PERCENT,
+        maxUnits: BigInt(env.ALLOTMENT_MAX_UNITS),
+        minUnits: BigInt(env.ALLOTMENT_MIN_UNITS),
+        lingerMs: env.ALLOTMENT_POST_LINGER_MS,
+        holdTtlSeconds: env.ALLOTMENT_MAX_AGE_SECONDS + 3_600,
+      },
+    );
     const ctx = {
       prisma,
+      allotments,
       transact: invalidating(transact, catalog),
       sql,
       records: new UsageRecordWriter(sql, logger, { onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size) }),
@@ -51,18 +65,27 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       upstreamTestTimeoutMs: env.UPSTREAM_TEST_TIMEOUT_MS,
       fetch: globalThis.fetch,
       ledger,
-      ledgerCalls: new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) }),
+      ledgerCalls,
       provider,
       holdTtlSeconds: env.HOLD_TTL_SECONDS,
     };
     const inFlight = new InFlight();
     server.add(managedAiV1, managedAiHandlers(ctx, inFlight));
     if (env.RECONCILE_INTERVAL_MS > 0) {
-      const reconciler = startReconciler(ctx, { pool, intervalMs: env.RECONCILE_INTERVAL_MS, reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS, settledAfterSeconds: env.RECONCILE_SETTLED_AFTER_SECONDS });
+      const reconciler = startReconciler(ctx, {
+        pool,
+        intervalMs: env.RECONCILE_INTERVAL_MS,
+        reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS,
+        settledAfterSeconds: env.RECONCILE_SETTLED_AFTER_SECONDS,
+        allotmentIdleSeconds: env.ALLOTMENT_IDLE_SECONDS,
+        allotmentMaxAgeSeconds: env.ALLOTMENT_MAX_AGE_SECONDS,
+      });
       shutdown.addFirst("reconciler", () => reconciler.stop());
     }
     // Right after the gRPC server has drained (it is added first, later): invocations whose
     // client left are still finishing their provider call and settling (docs/decisions/0177).
+    // After them (added first, so it runs later): their charges are posted before the ledger client closes.
+    shutdown.addFirst("allotment charges", () => allotments.drain());
     shutdown.addFirst("in-flight invocations", () => inFlight.drain());
   },
 });

@@ -8,6 +8,7 @@ import { createLogger } from "@gateway/logger";
 import { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "../crypto/keyring.js";
 import { createPrisma, type ManagedAiContext, type Tx } from "../db.js";
+import { Allotments, type AllotmentOptions } from "../domain/allotments/allotments.js";
 import { CatalogCache, invalidating } from "../domain/invocation/catalog.js";
 import { LedgerCalls } from "../domain/invocation/ledger-calls.js";
 import { UsageRecordWriter } from "../domain/invocation/records.js";
@@ -33,7 +34,10 @@ export type TestContext = {
  * A managed-ai context on its own freshly migrated database (dropped by
  * `close`): real PostgreSQL, real transactions and outbox, a captured logger.
  */
-export async function createTestContext(overrides: Partial<ManagedAiContext> = {}, options: { catalogTtlMs?: number } = {}): Promise<TestContext> {
+export async function createTestContext(
+  overrides: Partial<ManagedAiContext> = {},
+  options: { catalogTtlMs?: number; allotments?: Partial<AllotmentOptions> } = {},
+): Promise<TestContext> {
   const name = `gw_test_mai_${randomBytes(4).toString("hex")}`;
   const url = await prepareDatabase({
     serverUrl: SERVER,
@@ -60,7 +64,7 @@ export async function createTestContext(overrides: Partial<ManagedAiContext> = {
   const ledger = overrides.ledger ?? createClient(ledgerV1, "127.0.0.1:1", { deadlineMs: 500, name: "ledger (none in domain tests)" });
   // As in production: every committed Prisma write empties the catalog cache (no caching unless a test asks).
   const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
-  const ctx: ManagedAiContext = {
+  const base: Omit<ManagedAiContext, "allotments"> = {
     prisma,
     transact: invalidating(createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })), catalog),
     logger,
@@ -76,6 +80,14 @@ export async function createTestContext(overrides: Partial<ManagedAiContext> = {
     records: new UsageRecordWriter(sql, logger),
     ...overrides,
   };
+  // Off unless a test asks: a hold per request, as the tests of holds expect.
+  const allotments =
+    overrides.allotments ??
+    new Allotments(
+      { sql: base.sql, ledger: base.ledger, ledgerCalls: base.ledgerCalls, logger },
+      { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
+    );
+  const ctx: ManagedAiContext = { ...base, allotments };
   return {
     ctx,
     logs,

@@ -25,6 +25,16 @@ type Pending = { movement: Movement; caller: Context };
  * With tracing on, a batch's call is made in the trace context of its first
  * movement's request (not whichever request happened to free the slot).
  */
+/** The one result of a one-item ApplyBatch, or its error as an AppError. */
+const single =
+  <K extends "released">(key: K) =>
+  (res: ledger.ApplyBatchResponse__Output): NonNullable<Result[K]> => {
+    const r = res.results[0];
+    if (r?.error) throw new AppError(isErrorCode(r.error.code) ? r.error.code : "internal_error", r.error.message);
+    if (!r?.[key]) throw new AppError("internal_error", "the ledger answered a movement without its result");
+    return r[key]!;
+  };
+
 export class LedgerCalls {
   private readonly batches: GroupCommit<Pending, Result>;
   private batching = true;
@@ -53,6 +63,11 @@ export class LedgerCalls {
 
   async void(request: ledger.VoidRequest): Promise<ledger.VoidResponse__Output> {
     return (await this.apply({ void: request }, async () => ({ voided: await this.ledger.Void(request) }))).voided!;
+  }
+
+  /** Gives part of an open allotment back to available (docs/decisions/0028). */
+  async release(request: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse__Output> {
+    return (await this.apply({ release: request }, async () => ({ released: await this.ledger.ApplyBatch({ items: [{ release: request }] }).then(single("released")) }))).released!;
   }
 
   /** The movement's result; its error as an AppError. `single` calls the ledger without ApplyBatch. */

@@ -24,6 +24,13 @@ export type RecordToOpen = {
   event: OutboxRow;
 };
 
+/**
+ * A record written: the allotment it claimed its reservation from (and that
+ * allotment's ledger hold), or none; `ranOut` names the tenant's open allotment
+ * when it had no room left for this reservation (docs/decisions/0028).
+ */
+export type OpenedRecord = { allotmentId: string | null; allotmentHoldId: string | null; ranOut: string | null };
+
 /** A record's end state (only a `reserved` record changes), and its event. */
 export type RecordToSettle = {
   id: string;
@@ -50,34 +57,64 @@ export const OPEN = `WITH input AS (
       $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
     AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
       input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, evt_id, evt_type, evt_payload, evt_request_id, mode)),
-  claim AS (
+  key_claim AS (
     INSERT INTO idempotency_keys (tenant_id, api_key_id, key, request_id)
     SELECT tenant_id, api_key_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND api_key_id IS NOT NULL
     ON CONFLICT (tenant_id, api_key_id, key) DO UPDATE SET request_id = EXCLUDED.request_id, created_at = now()
     WHERE idempotency_keys.created_at < now() - interval '24 hours'
     RETURNING request_id),
+  admitted AS (
+    SELECT * FROM input WHERE idempotency_key IS NULL OR api_key_id IS NULL OR id IN (SELECT request_id FROM key_claim)),
+  live AS (
+    SELECT a.id, a.tenant_id, a.hold_id, a.units - a.claimed - a.carved - a.frozen AS free FROM allotments a
+    WHERE a.state = 'open' AND a.tenant_id IN (SELECT tenant_id FROM admitted WHERE mode = 'managed' AND reserved_units > 0)
+    ORDER BY a.id FOR UPDATE),
+  wanted AS (
+    SELECT d.id, l.id AS allotment_id, l.hold_id, l.free,
+      sum(d.reserved_units) OVER (PARTITION BY d.tenant_id ORDER BY d.id) AS running
+    FROM admitted d JOIN live l ON l.tenant_id = d.tenant_id
+    WHERE d.mode = 'managed' AND d.reserved_units > 0),
   rec AS (
     INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode)
-    SELECT id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, 'reserved', stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, now(), mode
-    FROM input
-    WHERE idempotency_key IS NULL OR api_key_id IS NULL OR id IN (SELECT request_id FROM claim)
-    RETURNING id),
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, allotment_id)
+    SELECT d.id, d.tenant_id, d.api_key_id, d.service_alias, d.model_alias, d.price_id, d.upstream_id, d.discount_bps, 'reserved', d.stream,
+      d.input_tokens_bound, d.output_tokens_cap, d.reserved_units, d.hold_expires_at, now(), d.mode,
+      CASE WHEN w.running <= w.free THEN w.allotment_id END
+    FROM admitted d LEFT JOIN wanted w ON w.id = d.id
+    RETURNING id, allotment_id, reserved_units),
+  took AS (
+    UPDATE allotments a SET claimed = a.claimed + s.units, version = a.version + 1, last_claim_at = now(), updated_at = now()
+    FROM (SELECT allotment_id, sum(reserved_units) AS units FROM rec WHERE allotment_id IS NOT NULL GROUP BY allotment_id) s
+    WHERE a.id = s.allotment_id
+    RETURNING a.id),
   ev AS (
     INSERT INTO outbox_events (id, type, payload, request_id)
     SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN rec ON rec.id = i.id)
-  SELECT id FROM rec`;
+  SELECT rec.id, rec.allotment_id, w.hold_id, w.allotment_id AS live_id, (SELECT count(*) FROM took) AS took
+  FROM rec LEFT JOIN wanted w ON w.id = rec.id`;
 
 export const SETTLE = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
     AS i(id, status, error_code, hold_id, final_units, usage_json, evt_id, evt_type, evt_payload, evt_request_id)),
+  locked AS (
+    SELECT a.id FROM allotments a
+    WHERE a.id IN (SELECT r.allotment_id FROM usage_records r JOIN input i ON i.id = r.id WHERE r.allotment_id IS NOT NULL AND r.status = 'reserved')
+    ORDER BY a.id FOR UPDATE),
   upd AS (
     UPDATE usage_records u SET status = i.status, error_code = i.error_code, hold_id = i.hold_id,
       final_units = COALESCE(i.final_units, u.final_units), usage_json = COALESCE(i.usage_json, u.usage_json),
       settled_at = CASE WHEN i.status <> 'review' THEN now() ELSE u.settled_at END, updated_at = now()
     FROM input i WHERE u.id = i.id AND u.status = 'reserved'
-    RETURNING u.id),
+    RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units),
+  back AS (
+    UPDATE allotments a SET claimed = a.claimed - s.returned, carved = a.carved + s.carved, version = a.version + 1, updated_at = now()
+    FROM (
+      SELECT allotment_id,
+        sum(upd.reserved_units - allotment_claim(upd.status, upd.hold_id, upd.reserved_units, upd.final_units)) AS returned,
+        sum(CASE WHEN upd.hold_id IS NOT NULL THEN upd.reserved_units ELSE 0 END) AS carved
+      FROM upd WHERE allotment_id IS NOT NULL AND allotment_id IN (SELECT id FROM locked) GROUP BY allotment_id) s
+    WHERE a.id = s.allotment_id
+    RETURNING a.id),
   ev AS (
     INSERT INTO outbox_events (id, type, payload, request_id)
     SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN upd ON upd.id = i.id)
@@ -89,7 +126,7 @@ export const SETTLE = `WITH input AS (
  * statement, and so do settlements. Each answers whether its own row changed.
  */
 export class UsageRecordWriter {
-  private readonly opens: GroupCommit<RecordToOpen, boolean>;
+  private readonly opens: GroupCommit<RecordToOpen, OpenedRecord | null>;
   private readonly settles: GroupCommit<RecordToSettle, boolean>;
 
   constructor(
@@ -111,9 +148,9 @@ export class UsageRecordWriter {
       ...sizes,
       onBatch: (size) => onBatch?.("open", size),
       onBatchFailure: onBatchFailure("open"),
-      run: (rows) =>
-        changedIds(
-          "usage_records_open",
+      run: async (rows) => {
+        type Row = { id: string; allotment_id: string | null; hold_id: string | null; live_id: string | null };
+        const written = await sql.query<Row>(
           OPEN,
           [
             rows.map((r) => r.id),
@@ -133,8 +170,16 @@ export class UsageRecordWriter {
             ...events(rows),
             rows.map((r) => r.mode ?? "managed"),
           ],
-          rows.map((r) => r.id),
-        ),
+          "usage_records_open",
+        );
+        if (written.length > 0) sql.eventsWritten();
+        const byId = new Map(written.map((r) => [r.id, r]));
+        return rows.map((r) => {
+          const w = byId.get(r.id);
+          if (!w) return null;
+          return { allotmentId: w.allotment_id, allotmentHoldId: w.allotment_id ? w.hold_id : null, ranOut: w.allotment_id ? null : w.live_id };
+        });
+      },
     });
     this.settles = new GroupCommit({
       ...sizes,
@@ -158,8 +203,8 @@ export class UsageRecordWriter {
     });
   }
 
-  /** Opens the record; false when its Idempotency-Key was claimed in the last 24 hours (nothing written). */
-  open(record: RecordToOpen): Promise<boolean> {
+  /** Opens the record; null when its Idempotency-Key was claimed in the last 24 hours (nothing written). */
+  open(record: RecordToOpen): Promise<OpenedRecord | null> {
     return this.opens.submit(record);
   }
 

@@ -57,7 +57,7 @@ describe("settleCompleted", () => {
       }
       return {};
     };
-    expect(await settleCompleted(ctx, { id, holdId: "hold_1", tenantId: "ten_1", apiKeyId: null }, plan, usage)).toBe(19n);
+    expect(await settleCompleted(ctx, { id, holdId: "hold_1", tenantId: "ten_1", apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
     expect(captures.at(-1)).toEqual({ operation_id: `capture:${id}`, hold_id: "hold_1", units: "19", reason: `managed request ${id}` });
     expect(await status(id)).toMatchObject({ status: "completed", error_code: null, final_units: "19" });
     const events = (await t.outbox()).filter((e) => e.payload.request_id === id);
@@ -69,7 +69,7 @@ describe("settleCompleted", () => {
     captureImpl = async () => {
       throw new AppError("unavailable", "ledger is unavailable; try again later.");
     };
-    expect(await settleCompleted(ctx, { id, holdId: "hold_2", tenantId: "ten_1", apiKeyId: null }, plan, usage)).toBe(19n);
+    expect(await settleCompleted(ctx, { id, holdId: "hold_2", tenantId: "ten_1", apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
     const row = await status(id);
     expect(row).toMatchObject({ status: "review", error_code: "settlement_failed", final_units: null, settled_at: null });
     expect(JSON.parse(row.usage_json!)).toMatchObject({ prompt_tokens: 12, completion_tokens: 7 });
@@ -84,7 +84,7 @@ describe("settleCompleted", () => {
   it("charges a free request (no hold) without calling the ledger", async () => {
     const id = await reservedRecord();
     const before = captures.length;
-    expect(await settleCompleted(ctx, { id, holdId: null, tenantId: "ten_1", apiKeyId: null }, { ...plan, reservedUnits: 0n }, usageOf({ prompt_tokens: 0, completion_tokens: 0 })!)).toBe(0n);
+    expect(await settleCompleted(ctx, { id, holdId: null, tenantId: "ten_1", apiKeyId: null, allotment: null }, { ...plan, reservedUnits: 0n }, usageOf({ prompt_tokens: 0, completion_tokens: 0 })!)).toBe(0n);
     expect(captures.length).toBe(before);
     expect(await status(id)).toMatchObject({ status: "completed", final_units: "0" });
   });

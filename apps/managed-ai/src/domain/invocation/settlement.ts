@@ -4,6 +4,7 @@ import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
+import { carveReserve } from "../allotments/allotments.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -13,7 +14,14 @@ import type { Priced as Plan } from "./plan.js";
  * so a crash at any point leaves a record an operator can release (the hold
  * is found again by replaying the reservation) and no call can move money twice.
  */
-export type Opened = { id: string; holdId: string | null; tenantId: string; apiKeyId: string | null };
+export type Opened = {
+  id: string;
+  holdId: string | null;
+  tenantId: string;
+  apiKeyId: string | null;
+  /** The allotment the reservation was claimed from (docs/decisions/0028); null: a hold of its own, or none. */
+  allotment: { id: string; holdId: string } | null;
+};
 
 export type Usage = { promptTokens: bigint; completionTokens: bigint; raw: Record<string, unknown> };
 
@@ -70,9 +78,18 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
     event,
   });
   if (!written) throw new AppError("conflict", "This Idempotency-Key was already used in the last 24 hours; nothing was replayed.");
-  const opened: Opened = { id: input.requestId, holdId: null, tenantId: plan.tenantId, apiKeyId: input.apiKeyId };
+  const allotment = written.allotmentId && written.allotmentHoldId ? { id: written.allotmentId, holdId: written.allotmentHoldId } : null;
+  const opened: Opened = { id: input.requestId, holdId: null, tenantId: plan.tenantId, apiKeyId: input.apiKeyId, allotment };
   // A free request holds nothing; a byok request is recorded, never charged (docs/decisions/0025).
   if (plan.reservedUnits === 0n || plan.mode === "byok") return opened;
+  // Claimed from the tenant's allotment in the record's own statement: no ledger call now.
+  if (allotment) {
+    ctx.allotments.touch(allotment.id);
+    return opened;
+  }
+  // A hold of its own. The allotment that had no room gives its rest back first, so the
+  // ledger decides this request on the whole balance (402 is always the ledger's own).
+  if (written.ranOut) await ctx.allotments.freeze(written.ranOut);
   try {
     const res = await ctx.ledgerCalls.reserve({
       operation_id: reserveOperation(input.requestId),
@@ -81,6 +98,7 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
       expires_at: holdExpiresAt.toISOString(),
       reason: `managed request ${input.requestId}`,
     });
+    ctx.allotments.refill(plan.tenantId, BigInt(res.balance?.available_units ?? "0"), plan.reservedUnits);
     return { ...opened, holdId: res.hold_id };
   } catch (err) {
     if (isAppError(err) && err.code === "insufficient_balance") {
@@ -152,6 +170,14 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
   const finalUnits = over ? plan.reservedUnits : cost;
   const errorCode = over ? "usage_over_reservation" : null;
   const marked = markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
+  if (opened.allotment) {
+    // The record's statement gave back the unused part of the claim; the charge is posted
+    // with the next batch (a crash before that: the allotment's closing posts it).
+    await marked;
+    if (finalUnits > 0n) ctx.allotments.post({ requestId: opened.id, allotmentId: opened.allotment.id, holdId: opened.allotment.holdId, units: finalUnits });
+    else ctx.allotments.touch(opened.allotment.id);
+    return finalUnits;
+  }
   if (!opened.holdId) {
     await marked;
     return finalUnits;
@@ -200,8 +226,13 @@ async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan):
   ctx.sql.eventsWritten();
 }
 
-/** The provider failed: release the whole hold; the record is `failed` with the failure's code. */
+/** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */
 export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+  if (opened.allotment) {
+    await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n });
+    ctx.allotments.touch(opened.allotment.id);
+    return;
+  }
   if (opened.holdId) {
     try {
       await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: opened.holdId, reason: `managed request ${opened.id}: ${errorCode}` });
@@ -214,7 +245,23 @@ export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: 
   await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n });
 }
 
-/** Usage is unknown (a stream without usage, a client that left): the hold stays for an operator. */
+/**
+ * Usage is unknown (a stream without usage, the deadline): the hold stays for an
+ * operator. A claim on an allotment first becomes a hold of its own (carved out
+ * of the allotment in one ledger step), so the operator decides it as any other;
+ * if that fails the record waits in review without it, and the reconciler carves it.
+ */
 export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+  if (opened.allotment) {
+    let holdId: string | null = null;
+    try {
+      holdId = (await ctx.ledgerCalls.reserve(carveReserve({ id: opened.id, tenantId: opened.tenantId, reservedUnits: plan.reservedUnits }, opened.allotment.holdId))).hold_id;
+    } catch (err) {
+      ctx.logger.warn({ err, request_id: opened.id }, "carving the reservation out of its allotment failed; the reconciler will");
+    }
+    await markSettled(ctx, { ...opened, holdId }, plan, { status: "review", errorCode });
+    ctx.allotments.touch(opened.allotment.id);
+    return;
+  }
   await markSettled(ctx, opened, plan, { status: "review", errorCode });
 }

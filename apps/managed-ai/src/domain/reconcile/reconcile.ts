@@ -6,6 +6,7 @@ import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
 import { captureOperation, reserveOperation, usageOf, voidOperation } from "../invocation/settlement.js";
+import { carvedHold, recountAllotment } from "../allotments/allotments.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -185,6 +186,8 @@ async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: st
 async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string | null; state: HoldState }> {
   let holdId = row.holdId;
   let existed = true;
+  // Claimed from an allotment: the claim existed; its hold is carved out of the allotment now.
+  if (!holdId && row.allotmentId) holdId = (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
   if (!holdId) {
     try {
       const res = await ctx.ledgerCalls.reserve({
@@ -301,5 +304,6 @@ async function finish(ctx: ManagedAiContext, row: UsageRecord, holdId: string | 
   );
   if (changed.length === 0) return false;
   ctx.sql.eventsWritten();
+  await recountAllotment(ctx.sql, row.allotmentId);
   return true;
 }

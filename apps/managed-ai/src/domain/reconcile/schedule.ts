@@ -1,11 +1,20 @@
 import type { ManagedAiContext } from "../../db.js";
+import { closeAllotments } from "../allotments/close.js";
 import { sweepBudgetClaims } from "../budgets/settle.js";
 import { reconcileUsage, type ReconcileReport } from "./reconcile.js";
 
 export type ReconcilerOptions = {
   /** Connections for the advisory lock that makes one replica at a time do a pass. */
   pool: LockPool;
-  intervalMs: number; reservedAfterSeconds: number; settledAfterSeconds?: number; limit?: number; onPass?: (report: ReconcileReport | null) => void };
+  intervalMs: number;
+  reservedAfterSeconds: number;
+  settledAfterSeconds?: number;
+  limit?: number;
+  /** Allotments close when idle this long, or this old (docs/decisions/0028). */
+  allotmentIdleSeconds?: number;
+  allotmentMaxAgeSeconds?: number;
+  onPass?: (report: ReconcileReport | null) => void;
+};
 
 /**
  * Runs the reconciler once at start and then every `intervalMs` (never two
@@ -29,6 +38,10 @@ export function startReconciler(ctx: ManagedAiContext, options: ReconcilerOption
       });
       // Budget claims follow their records' end states, whoever set them (docs/decisions/0024).
       await sweepBudgetClaims({ ctx, input: {} }).catch((err: unknown) => ctx.logger.warn({ err }, "budget sweep failed; the next pass tries again"));
+      // After the records: their orphans have holds of their own by now (docs/decisions/0028).
+      await closeAllotments(ctx, { idleSeconds: options.allotmentIdleSeconds ?? 30, maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600 }).catch((err: unknown) =>
+        ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again"),
+      );
       return report;
     })
       .catch((err: unknown) => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
+import { carvedHold } from "../allotments/allotments.js";
 import { reserveOperation, voidOperation } from "../invocation/settlement.js";
 import { Actor, ResourceId } from "../schemas.js";
 
@@ -17,6 +18,8 @@ export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason
 export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
   if (row.holdId) return { holdId: row.holdId, existed: true };
   if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
+  // Claimed from an allotment: its hold is carved out of it (docs/decisions/0028); the claim existed.
+  if (row.allotmentId) return { holdId: (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId, existed: true };
   try {
     const res = await ctx.ledger.Reserve({
       operation_id: reserveOperation(row.id),
@@ -71,6 +74,7 @@ export async function recordDecision(
       },
     });
     if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
+    if (row.allotmentId) await tx.$queryRawUnsafe("SELECT allotment_recount($1)", row.allotmentId);
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
     if (d.verb === "captured") await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
     else await emit("managed_ai.request_released", { ...audit, refunded_units: d.refunded.toString() });

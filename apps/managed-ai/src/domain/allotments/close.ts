@@ -1,0 +1,115 @@
+import { isAppError } from "@gateway/errors";
+import { runWithContext } from "@gateway/logger";
+import type { ledger } from "@gateway/protos";
+import type { ManagedAiContext } from "../../db.js";
+import { allotmentReserve, closeOperation, postOperation } from "./allotments.js";
+
+export type CloseOptions = {
+  /** An open allotment without a claim for this long closes. */
+  idleSeconds: number;
+  /** Any open allotment older than this closes (a new one opens at the next request). */
+  maxAgeSeconds: number;
+  /** Allotments worked on per pass. */
+  limit?: number;
+};
+
+export type CloseReport = { closing: number; closed: number; reposted: number; abandoned: number; waiting: number };
+
+/** The ledger takes at most 500 movements per ApplyBatch. */
+const POSTS_PER_CALL = 500;
+
+/**
+ * The reconciler's part of allotments (docs/decisions/0028), once per pass:
+ *  1. open allotments idle for `idleSeconds` or older than `maxAgeSeconds` stop
+ *     taking claims (closing);
+ *  2. an allotment left `opening` (its process died while the ledger was asked)
+ *     is found in the ledger by replaying allot:<id>: taken → closing, refused →
+ *     the row goes;
+ *  3. a closing allotment whose records are all settled (none `reserved`, none in
+ *     review waiting for its hold to be carved: the reconciler's pass before this
+ *     one turns the orphans of a dead process into review records with holds of
+ *     their own) has its charges checked: the ledger's posts must add up to the
+ *     final charges of its completed records. Missing posts are replayed
+ *     (post:<id>, so a post that did land is not doubled); when they add up, the
+ *     rest of the hold is voided (close:<id>) and the allotment is closed.
+ * Every step is a replay of the allotment's own operation ids, so a pass that
+ * stops anywhere leaves nothing the next one cannot finish.
+ */
+export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptions): Promise<CloseReport> {
+  const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0 };
+  const limit = options.limit ?? 100;
+  const closing = await ctx.sql.query<{ id: string }>(
+    `UPDATE allotments SET state = 'closing', version = version + 1, updated_at = now()
+     WHERE state = 'open' AND (last_claim_at < now() - make_interval(secs => $1) OR created_at < now() - make_interval(secs => $2) OR expires_at < now() + interval '1 hour')
+     RETURNING id`,
+    [options.idleSeconds, options.maxAgeSeconds],
+  );
+  report.closing = closing.length;
+
+  const stale = await ctx.prisma.allotment.findMany({ where: { state: "opening", createdAt: { lt: new Date(Date.now() - 60_000) } }, take: limit });
+  for (const a of stale) {
+    try {
+      const res = await ctx.ledgerCalls.reserve(allotmentReserve(a));
+      await ctx.prisma.allotment.updateMany({ where: { id: a.id, state: "opening" }, data: { state: "closing", holdId: res.hold_id, updatedAt: new Date() } });
+    } catch (err) {
+      if (!(isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request"))) throw err;
+      await ctx.prisma.allotment.deleteMany({ where: { id: a.id, state: "opening" } });
+      report.abandoned++;
+    }
+  }
+
+  const candidates = await ctx.prisma.allotment.findMany({ where: { state: "closing" }, orderBy: { updatedAt: "asc" }, take: limit });
+  for (const a of candidates) {
+    const outcome = await runWithContext({ requestId: a.id, actor: "system:reconciler" }, () => closeOne(ctx, a.id, a.holdId!));
+    report[outcome]++;
+  }
+  if (report.closing + report.closed + report.reposted + report.abandoned > 0) ctx.logger.info({ allotments: report }, "allotments closed");
+  return report;
+}
+
+type Outcome = "closed" | "reposted" | "waiting";
+
+async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Promise<Outcome> {
+  const [busy] = await ctx.sql.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM usage_records WHERE allotment_id = $1 AND (status = 'reserved' OR (status = 'review' AND hold_id IS NULL))`,
+    [id],
+  );
+  if (Number(busy?.n ?? 0) > 0) return "waiting";
+  const charges = await ctx.sql.query<{ id: string; final_units: string }>(
+    `SELECT id, final_units::text FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL AND final_units > 0`,
+    [id],
+  );
+  const owed = charges.reduce((sum, c) => sum + BigInt(c.final_units), 0n);
+  const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+  if (hold.status !== "open") {
+    await markClosed(ctx, id);
+    return "closed";
+  }
+  const posted = BigInt(hold.captured_units || "0");
+  if (posted < owed) {
+    // Charges a crash kept from their batch: replayed, each under its own operation id.
+    for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
+      const items: ledger.Movement[] = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({
+        post: { operation_id: postOperation(c.id), hold_id: holdId, units: c.final_units, reason: `managed request ${c.id}` },
+        request_id: c.id,
+      }));
+      const { results } = await ctx.ledger.ApplyBatch({ items, reports: [] });
+      results.forEach((r, j) => {
+        if (r.error) ctx.logger.error({ allotment_id: id, request_id: charges[i + j]!.id, code: r.error.code, message: r.error.message }, "an allotment charge was refused");
+      });
+    }
+    ctx.logger.warn({ allotment_id: id, posted: posted.toString(), owed: owed.toString() }, "an allotment's posts were short of its charges; replayed");
+    return "reposted";
+  }
+  if (posted > owed) {
+    ctx.logger.error({ allotment_id: id, posted: posted.toString(), owed: owed.toString() }, "an allotment's posts exceed its records' charges; left open for an operator");
+    return "waiting";
+  }
+  await ctx.ledgerCalls.void({ operation_id: closeOperation(id), hold_id: holdId, reason: `allotment ${id} closed` });
+  await markClosed(ctx, id);
+  return "closed";
+}
+
+async function markClosed(ctx: ManagedAiContext, id: string): Promise<void> {
+  await ctx.prisma.allotment.updateMany({ where: { id, state: "closing" }, data: { state: "closed", closedAt: new Date(), updatedAt: new Date() } });
+}
