@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +37,7 @@ const run = randomBytes(4).toString("hex");
 const dbName = `gw_test_faults_${run}`;
 const logger = createLogger({ service: "faults-test", level: process.env.FAULTS_TEST_LOG ?? "silent" });
 
+const pgTarget = new URL(SERVER);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms = 45_000, what = "condition"): Promise<void> {
@@ -81,6 +82,7 @@ class NatsServer {
 
   async start(): Promise<void> {
     if (this.running) return;
+    if (!existsSync(NATS_SERVER)) throw new Error(`${NATS_SERVER} not found: apt-get install nats-server, or set NATS_SERVER_BIN`);
     this.port ||= await freePort();
     this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir], { stdio: "ignore" });
     await waitFor(() => portOpen(this.port), 10_000, "nats-server");
@@ -116,7 +118,7 @@ class TcpProxy {
   async start(): Promise<void> {
     this.server = createServer((client) => {
       if (this.blocked) return void client.destroy();
-      const upstream = createConnection(5432, "127.0.0.1");
+      const upstream = createConnection(Number(pgTarget.port || 5432), pgTarget.hostname.replace(/^\[|\]$/g, ""));
       this.upstreams.add(upstream);
       upstream.on("close", () => this.upstreams.delete(upstream));
       for (const s of [client, upstream]) {
@@ -157,7 +159,9 @@ const closers: (() => Promise<unknown> | unknown)[] = [];
 
 /** A service's pool, through the proxy (what a PostgreSQL restart cuts). */
 function servicePool() {
-  const pool = createPool(databaseUrl(`postgresql://postgres@127.0.0.1:${proxy.port}/postgres`, dbName), { poolSize: 4 });
+  const proxied = new URL(SERVER);
+  proxied.host = `127.0.0.1:${proxy.port}`;
+  const pool = createPool(databaseUrl(proxied.toString(), dbName), { poolSize: 4 });
   closers.push(() => pool.end().catch(() => undefined));
   return pool;
 }
