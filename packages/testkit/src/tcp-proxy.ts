@@ -8,8 +8,14 @@ import { freePort } from "./ports.js";
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly upstreams = new Set<Socket>();
   private blocked = false;
   port = 0;
+
+  /** The local ports of the open connections to the target (PostgreSQL's `client_port` of their sessions). */
+  get clientPorts(): number[] {
+    return [...this.upstreams].map((s) => s.localPort).filter((p): p is number => p !== undefined);
+  }
 
   constructor(
     private readonly targetHost: string,
@@ -24,6 +30,8 @@ export class TcpProxy {
         return;
       }
       const upstream = createConnection(this.targetPort, this.targetHost);
+      this.upstreams.add(upstream);
+      upstream.on("close", () => this.upstreams.delete(upstream));
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on("close", () => this.sockets.delete(s));

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { headers as natsHeaders, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { createPool, databaseUrl, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import {
   connectNats,
   ensureStream,
@@ -16,6 +16,7 @@ import {
   type RunningConsumer,
 } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
+import { TcpProxy } from "@gateway/testkit";
 import { recordAuditEvents } from "./record.js";
 
 // The audit consumer as jobs runs it (decision 0166): checkpointed, commits that do not wait
@@ -213,6 +214,85 @@ describe("the audit consumer", () => {
       expect(rows[0]!.occurred_at.getTime()).not.toBe(0); // the first copy stays
     } finally {
       await c.stop();
+    }
+  });
+
+  it("loses and doubles nothing across a NATS outage and a PostgreSQL restart (its sessions ended by the server, connections refused for a while)", { timeout: 90_000 }, async () => {
+    const subjects = await newStream();
+    const name = `audit-${n}`;
+    // The consumer's process reaches NATS and PostgreSQL through proxies this test can cut.
+    const natsTarget = new URL(NATS.replace(/^nats:/, "http:"));
+    const natsProxy = new TcpProxy(natsTarget.hostname, Number(natsTarget.port || 4222));
+    const pgTarget = new URL(SERVER);
+    const pgProxy = new TcpProxy(pgTarget.hostname, Number(pgTarget.port || 5432));
+    await Promise.all([natsProxy.start(), pgProxy.start()]);
+    const proxied = new URL(SERVER);
+    proxied.host = `127.0.0.1:${pgProxy.port}`;
+    const cpool = createPool(databaseUrl(proxied.toString(), dbName), { poolSize: 2 });
+    const cnc = await connectNats(`nats://127.0.0.1:${natsProxy.port}`, "audit-under-faults");
+    const c = await startCheckpointConsumer({
+      js: cnc.jetstream(),
+      jsm: await cnc.jetstreamManager(),
+      subjects,
+      name,
+      types: [],
+      runTx: pgTransactions(cpool, { synchronousCommit: false }),
+      logger,
+      handler: (events, tx) => recordAuditEvents({ tx, events }),
+      maxBatch: 10,
+      lingerMs: 20,
+      trustPayloads: true,
+    });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const publishSteadily = async (from: number, to: number) => {
+      const ids: string[] = [];
+      for (let i = from; i < to; i += 2) {
+        ids.push(...(await publish(subjects, i, Math.min(i + 2, to))));
+        await sleep(20);
+      }
+      return ids;
+    };
+    try {
+      const all = await publish(subjects, 0, 20);
+      await waitFor(async () => (await checkpoint(name)) === 20);
+      // A NATS outage as the consumer sees it: its connection dropped, reconnects refused for
+      // 1.5 s, while events keep arriving in the stream.
+      const during = publishSteadily(20, 50);
+      await sleep(50);
+      natsProxy.block();
+      await sleep(1_500);
+      natsProxy.unblock();
+      all.push(...(await during));
+      all.push(...(await publish(subjects, 50, 60)));
+      await waitFor(async () => (await checkpoint(name)) === 60, 30_000);
+      expect(await audited(subjects)).toEqual(sorted(all));
+      // A PostgreSQL restart while events arrive: its sessions ended by the server (as a fast
+      // shutdown ends them), then connections refused for 1.5 s.
+      const later = publishSteadily(60, 90);
+      await sleep(50);
+      const ended = await pool.query(
+        `WITH theirs AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2::int[]) AND pid <> pg_backend_pid())
+         SELECT pid FROM theirs WHERE pg_terminate_backend(pid)`,
+        [dbName, pgProxy.clientPorts],
+      );
+      pgProxy.block();
+      expect(ended.rowCount).toBeGreaterThan(0);
+      await sleep(1_500);
+      pgProxy.unblock();
+      all.push(...(await later));
+      all.push(...(await publish(subjects, 90, 100)));
+      await waitFor(async () => (await checkpoint(name)) === 100, 30_000);
+      await sleep(300);
+      // Every event once (the checkpoint moved over all 100 stream positions, one row each).
+      expect(await audited(subjects)).toEqual(sorted(all));
+      expect(await checkpoint(name)).toBe(100);
+    } finally {
+      natsProxy.unblock();
+      pgProxy.unblock();
+      await c.stop();
+      await cnc.close();
+      await cpool.end();
+      await Promise.all([natsProxy.close(), pgProxy.close()]);
     }
   });
 });
