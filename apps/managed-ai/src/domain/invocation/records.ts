@@ -67,7 +67,7 @@ export const OPEN = `WITH input AS (
     SELECT * FROM input WHERE idempotency_key IS NULL OR api_key_id IS NULL OR id IN (SELECT request_id FROM key_claim)),
   live AS (
     SELECT a.id, a.tenant_id, a.hold_id, a.units - a.claimed - a.carved - a.frozen AS free FROM allotments a
-    WHERE a.state = 'open' AND a.tenant_id IN (SELECT tenant_id FROM admitted WHERE mode = 'managed' AND reserved_units > 0)
+    WHERE a.state = 'open' AND a.tenant_id = ANY (ARRAY(SELECT tenant_id FROM admitted WHERE mode = 'managed' AND reserved_units > 0))
     ORDER BY a.id FOR UPDATE),
   wanted AS (
     SELECT d.id, l.id AS allotment_id, l.hold_id, l.free,
@@ -83,9 +83,9 @@ export const OPEN = `WITH input AS (
     FROM admitted d LEFT JOIN wanted w ON w.id = d.id
     RETURNING id, allotment_id, reserved_units),
   took AS (
-    UPDATE allotments a SET claimed = a.claimed + s.units, version = a.version + 1, last_claim_at = now(), updated_at = now()
-    FROM (SELECT allotment_id, sum(reserved_units) AS units FROM rec WHERE allotment_id IS NOT NULL GROUP BY allotment_id) s
-    WHERE a.id = s.allotment_id
+    UPDATE allotments a SET claimed = a.claimed + (SELECT sum(r.reserved_units) FROM rec r WHERE r.allotment_id = a.id),
+      version = a.version + 1, last_claim_at = now(), updated_at = now()
+    WHERE a.id = ANY (ARRAY(SELECT allotment_id FROM rec WHERE allotment_id IS NOT NULL))
     RETURNING a.id),
   ev AS (
     INSERT INTO outbox_events (id, type, payload, request_id)
@@ -98,7 +98,7 @@ export const SETTLE = `WITH input AS (
     AS i(id, status, error_code, hold_id, final_units, usage_json, evt_id, evt_type, evt_payload, evt_request_id)),
   locked AS (
     SELECT a.id FROM allotments a
-    WHERE a.id IN (SELECT r.allotment_id FROM usage_records r JOIN input i ON i.id = r.id WHERE r.allotment_id IS NOT NULL AND r.status = 'reserved')
+    WHERE a.id = ANY (ARRAY(SELECT r.allotment_id FROM usage_records r JOIN input i ON i.id = r.id WHERE r.allotment_id IS NOT NULL AND r.status = 'reserved'))
     ORDER BY a.id FOR UPDATE),
   upd AS (
     UPDATE usage_records u SET status = i.status, error_code = i.error_code, hold_id = i.hold_id,
@@ -107,13 +107,11 @@ export const SETTLE = `WITH input AS (
     FROM input i WHERE u.id = i.id AND u.status = 'reserved'
     RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units),
   back AS (
-    UPDATE allotments a SET claimed = a.claimed - s.returned, carved = a.carved + s.carved, version = a.version + 1, updated_at = now()
-    FROM (
-      SELECT allotment_id,
-        sum(upd.reserved_units - allotment_claim(upd.status, upd.hold_id, upd.reserved_units, upd.final_units)) AS returned,
-        sum(CASE WHEN upd.hold_id IS NOT NULL THEN upd.reserved_units ELSE 0 END) AS carved
-      FROM upd WHERE allotment_id IS NOT NULL AND allotment_id IN (SELECT id FROM locked) GROUP BY allotment_id) s
-    WHERE a.id = s.allotment_id
+    UPDATE allotments a SET
+      claimed = a.claimed - coalesce((SELECT sum(u.reserved_units - allotment_claim(u.status, u.hold_id, u.reserved_units, u.final_units)) FROM upd u WHERE u.allotment_id = a.id), 0),
+      carved = a.carved + coalesce((SELECT sum(CASE WHEN u.hold_id IS NOT NULL THEN u.reserved_units ELSE 0 END) FROM upd u WHERE u.allotment_id = a.id), 0),
+      version = a.version + 1, updated_at = now()
+    WHERE a.id = ANY (ARRAY(SELECT id FROM locked))
     RETURNING a.id),
   ev AS (
     INSERT INTO outbox_events (id, type, payload, request_id)

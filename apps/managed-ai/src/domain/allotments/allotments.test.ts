@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isAppError } from "@gateway/errors";
+import { createLogger } from "@gateway/logger";
+import type { ManagedAiContext } from "../../db.js";
+import { createTestContext, type TestContext } from "../../testing/context.js";
+import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
+import type { Priced } from "../invocation/plan.js";
+import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
+import { reconcileUsage } from "../reconcile/reconcile.js";
+import { Allotments } from "./allotments.js";
+import { closeAllotments } from "./close.js";
+
+/**
+ * Allotments on a real database with an in-memory ledger that behaves like the
+ * real one (posts, releases, reserves from an allotment, voids): requests claim
+ * from the tenant's allotment in their record's statement, charges are posted
+ * per request, 402 stays the ledger's own refusal, and closing posts whatever a
+ * crash kept from its batch before it gives the rest back.
+ */
+let t: TestContext;
+let ctx: ManagedAiContext;
+let ledger: MemoryLedger;
+beforeAll(async () => {
+  ledger = memoryLedger();
+  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
+  ctx = t.ctx;
+});
+afterAll(() => t?.close());
+
+// 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
+const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
+  ({
+    mode: "managed",
+    tenantId,
+    serviceAlias: "chat",
+    modelAlias: "small",
+    priceId: "price_1",
+    upstream: { id: "up_1" },
+    discountBps: 0,
+    inputTokensBound: 10n,
+    outputTokensCap: 10,
+    reservedUnits,
+    price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n },
+  }) as unknown as Priced;
+
+let n = 0;
+const open = (plan: Priced) => openReservation(ctx, plan, { requestId: `req_al_${++n}_${Date.now()}`, apiKeyId: null, idempotencyKey: null, stream: false });
+const usage = (tokens: number) => usageOf({ prompt_tokens: tokens, completion_tokens: 0 })!;
+const allotmentOf = async (tenantId: string, state = "open") => ctx.prisma.allotment.findFirst({ where: { tenantId, state } });
+/** Lets the background opening of an allotment finish. */
+const settle = async (tenantId: string) => {
+  for (let i = 0; i < 100 && !(await allotmentOf(tenantId)); i++) await new Promise((r) => setTimeout(r, 10));
+};
+const posts = () => ledger.operations().filter((o) => o.startsWith("post:"));
+
+describe("allotments", () => {
+  it("a tenant's first request holds for itself and opens an allotment; the next ones claim from it, each charge posted on its own", async () => {
+    ledger.credit("ten_a", 100_000n);
+    const first = await open(planFor("ten_a", 1_000n));
+    expect(first.holdId).not.toBeNull();
+    expect(first.allotment).toBeNull();
+    await settleCompleted(ctx, first, planFor("ten_a", 1_000n), usage(300));
+    await settle("ten_a");
+    const a = (await allotmentOf("ten_a"))!;
+    // A quarter of what was available after the first hold (99,000).
+    expect(a.units).toBe(24_750n);
+    const before = ledger.operations().length;
+    const opened: Opened[] = [];
+    for (let i = 0; i < 5; i++) opened.push(await open(planFor("ten_a", 1_000n)));
+    // No ledger call for the five reservations.
+    expect(ledger.operations().length).toBe(before);
+    expect(opened.every((o) => o.allotment?.id === a.id && o.holdId === null)).toBe(true);
+    expect((await allotmentOf("ten_a"))!.claimed).toBe(5_000n);
+    for (const [i, o] of opened.entries()) await settleCompleted(ctx, o, planFor("ten_a", 1_000n), usage(100 + i));
+    // Each completed record keeps only its charge claimed.
+    expect((await allotmentOf("ten_a"))!.claimed).toBe(100n + 101n + 102n + 103n + 104n);
+    await ctx.allotments.drain();
+    expect(posts().length).toBe(5);
+    const hold = ledger.holds.get(a.holdId!)!;
+    expect(hold.captured).toBe(510n);
+    expect(ledger.reports.get(a.holdId!)?.claimed).toBe(510n);
+    expect(ledger.invariant("ten_a")).toBe(true);
+  });
+
+  it("a failed request gives its whole claim back; a request in review is carved out into a hold of its own", async () => {
+    ledger.credit("ten_b", 100_000n);
+    await settleCompleted(ctx, await open(planFor("ten_b", 1_000n)), planFor("ten_b", 1_000n), usage(10));
+    await settle("ten_b");
+    const failed = await open(planFor("ten_b", 1_000n));
+    const review = await open(planFor("ten_b", 1_000n));
+    expect((await allotmentOf("ten_b"))!.claimed).toBe(2_000n);
+    await settleFailed(ctx, failed, planFor("ten_b", 1_000n), "provider_error");
+    await settleReview(ctx, review, planFor("ten_b", 1_000n), "usage_unavailable");
+    const a = (await allotmentOf("ten_b"))!;
+    expect(a.claimed).toBe(0n);
+    expect(a.carved).toBe(1_000n);
+    const record = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: review.id } });
+    expect(record.status).toBe("review");
+    const carved = ledger.holds.get(record.holdId!)!;
+    expect(carved.units).toBe(1_000n);
+    expect(carved.allotment).toBe(false);
+    // The allotment gave the reservation up in the same step.
+    expect(ledger.holds.get(a.holdId!)!.released).toBe(1_000n);
+    expect(ledger.invariant("ten_b")).toBe(true);
+  });
+
+  it("a request the allotment cannot cover gets the allotment's rest back first, so only the ledger refuses, and only when the money is not there", async () => {
+    ledger.credit("ten_c", 10_000n);
+    await settleCompleted(ctx, await open(planFor("ten_c", 400n)), planFor("ten_c", 400n), usage(0));
+    await settle("ten_c");
+    const a = (await allotmentOf("ten_c"))!;
+    expect(a.units).toBe(2_400n); // a quarter of 9,600
+    const inAllotment = await open(planFor("ten_c", 2_000n));
+    expect(inAllotment.allotment?.id).toBe(a.id);
+    // 8,000 needs the 7,600 available plus the 400 left in the allotment: taken, with the rest given back first.
+    const big = await open(planFor("ten_c", 8_000n));
+    expect(big.allotment).toBeNull();
+    expect(big.holdId).not.toBeNull();
+    expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: a.id } })).state).toBe("closing");
+    expect(ledger.balance("ten_c").available).toBe(0n);
+    // Nothing is left anywhere: the ledger refuses (402).
+    const refused = await open(planFor("ten_c", 1n)).catch((err: unknown) => err);
+    expect(isAppError(refused) && refused.code).toBe("insufficient_balance");
+    await settleCompleted(ctx, inAllotment, planFor("ten_c", 2_000n), usage(1_500));
+    await settleCompleted(ctx, big, planFor("ten_c", 8_000n), usage(8_000));
+    await ctx.allotments.drain();
+    expect(ledger.invariant("ten_c")).toBe(true);
+    // Closing gives back what the finished request left unused.
+    const report = await closeAllotments(ctx, { idleSeconds: 3_600, maxAgeSeconds: 3_600 });
+    expect(report.closed).toBeGreaterThanOrEqual(1);
+    expect(ledger.holds.get(a.holdId!)!.status).toBe("voided");
+    expect(ledger.balance("ten_c")).toEqual({ available: 500n, held: 0n });
+    expect(ledger.invariant("ten_c")).toBe(true);
+  });
+
+  it("concurrent requests never claim more than the allotment holds, and the journal equals the records after closing", async () => {
+    ledger.credit("ten_d", 40_000n);
+    await settleCompleted(ctx, await open(planFor("ten_d", 100n)), planFor("ten_d", 100n), usage(1));
+    await settle("ten_d");
+    const a = (await allotmentOf("ten_d"))!;
+    const results = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const plan = planFor("ten_d", BigInt(100 + (i % 7) * 50));
+        try {
+          const o = await open(plan);
+          await new Promise((r) => setTimeout(r, i % 5));
+          if (i % 9 === 0) await settleFailed(ctx, o, plan, "provider_error");
+          else await settleCompleted(ctx, o, plan, usage(i * 3));
+          return o;
+        } catch (err) {
+          if (isAppError(err) && err.code === "insufficient_balance") return null;
+          throw err;
+        }
+      }),
+    );
+    const row = (await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: a.id } }))!;
+    expect(row.claimed + row.carved + row.frozen).toBeLessThanOrEqual(row.units);
+    expect(results.some((o) => o?.allotment)).toBe(true);
+    await ctx.allotments.drain();
+    await ctx.prisma.allotment.updateMany({ where: { tenantId: "ten_d", state: "open" }, data: { lastClaimAt: new Date(0) } });
+    await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    const records = await ctx.prisma.usageRecord.findMany({ where: { tenantId: "ten_d" } });
+    const charged = records.reduce((sum, r) => sum + (r.status === "completed" ? (r.finalUnits ?? 0n) : 0n), 0n);
+    const journal = [...ledger.holds.values()].filter((h) => h.tenantId === "ten_d").reduce((sum, h) => sum + h.captured, 0n);
+    expect(journal).toBe(charged);
+    expect(ledger.balance("ten_d")).toEqual({ available: 40_000n - charged, held: 0n });
+    expect(ledger.invariant("ten_d")).toBe(true);
+  });
+
+  it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
+    ledger.credit("ten_e", 100_000n);
+    await settleCompleted(ctx, await open(planFor("ten_e", 1_000n)), planFor("ten_e", 1_000n), usage(10));
+    await settle("ten_e");
+    const a = (await allotmentOf("ten_e"))!;
+    // A second process's view of the same database: its posts never leave (it dies).
+    const doomed = new Allotments(
+      { sql: ctx.sql, ledger: { ApplyBatch: () => new Promise(() => undefined) } as never, ledgerCalls: ctx.ledgerCalls, logger: createLogger({ service: "t", level: "silent" }) },
+      { ...ctx.allotments.options, lingerMs: 60_000 },
+    );
+    const dying = { ...ctx, allotments: doomed };
+    const done = await openReservation(dying, planFor("ten_e", 1_000n), { requestId: "req_dies_done", apiKeyId: null, idempotencyKey: null, stream: false });
+    await settleCompleted(dying, done, planFor("ten_e", 1_000n), usage(700));
+    await openReservation(dying, planFor("ten_e", 1_000n), { requestId: "req_dies_inflight", apiKeyId: null, idempotencyKey: null, stream: false });
+    expect(doomed.pending).toBe(1);
+    // Long after: the in-flight record is an orphan; the allotment idles.
+    await ctx.prisma.usageRecord.update({ where: { id: "req_dies_inflight" }, data: { createdAt: new Date(Date.now() - 3_600_000) } });
+    await ctx.prisma.allotment.update({ where: { id: a.id }, data: { lastClaimAt: new Date(0) } });
+    const reconciled = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect(reconciled.toOperator).toBe(1);
+    const orphan = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: "req_dies_inflight" } });
+    expect(orphan.status).toBe("review");
+    expect(ledger.holds.get(orphan.holdId!)?.units).toBe(1_000n);
+    const first = await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    expect(first.reposted).toBe(1);
+    const second = await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    expect(second.closed).toBe(1);
+    expect(ledger.operations()).toContain("post:req_dies_done");
+    expect(ledger.holds.get(a.holdId!)!.captured).toBe(700n);
+    expect(ledger.holds.get(a.holdId!)!.status).toBe("voided");
+    // 10 + 700 charged, 1,000 held for the operator, the rest available.
+    expect(ledger.balance("ten_e")).toEqual({ available: 100_000n - 710n - 1_000n, held: 1_000n });
+    expect(ledger.invariant("ten_e")).toBe(true);
+  });
+});
