@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { listOrUndefined, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
-import type { Conversation, Participant } from "./inbox-data.js";
+import type { Channel, Conversation, Participant } from "./inbox-data.js";
 import { KeyGate } from "./key-gate.js";
 
 type Auth = { kind: "apiKey"; key: string };
@@ -23,6 +23,8 @@ type Delivery = {
 
 const KINDS = ["visitor", "agent", "bot", "external"];
 const ROLES = ["member", "owner", "observer"];
+type ChannelType = Channel["type"];
+const CHANNEL_TYPES: readonly ChannelType[] = ["external", "bot_chat", "socialops"];
 
 export function Conversations() {
   return (
@@ -99,6 +101,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
   const [rowError, setRowError] = useState<unknown>(null);
   const [participant, setParticipant] = useState({ kind: "agent", external_id: "", display_name: "", role: "member" });
   const [channel, setChannel] = useState({ type: "external", ref: "" });
+  const [editing, setEditing] = useState<{ id: string; type: ChannelType; ref: string } | null>(null);
   const [visitor, setVisitor] = useState({ visitor_id: "", display_name: "" });
   const base = `/v1/conversations/${id}`;
   const [changes, setChanges] = useState(0);
@@ -197,10 +200,61 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
             rowKey={(ch) => ch.id}
             empty="No channels."
             columns={[
-              ["Type", (ch) => ch.type],
-              ["Reference", (ch) => <code className="small">{ch.ref}</code>],
+              [
+                "Type",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <select aria-label={`New type of ${ch.ref}`} value={editing.type} onChange={(e) => setEditing({ ...editing, type: e.target.value as ChannelType })}>
+                      {CHANNEL_TYPES.map((t) => (
+                        <option key={t}>{t}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    ch.type
+                  ),
+              ],
+              [
+                "Reference",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <input aria-label={`New reference of ${ch.ref}`} value={editing.ref} onChange={(e) => setEditing({ ...editing, ref: e.target.value })} maxLength={256} />
+                  ) : (
+                    <code className="small">{ch.ref}</code>
+                  ),
+              ],
+              [
+                "",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <div className="row-actions">
+                      <button
+                        onClick={() =>
+                          void act(async () => {
+                            await api.data("PATCH", `${base}/channels/${ch.id}`, { auth, body: { type: editing.type, ref: editing.ref } });
+                            setEditing(null);
+                          })
+                        }
+                      >
+                        Save channel
+                      </button>
+                      <button className="secondary" onClick={() => setEditing(null)}>
+                        Cancel
+                      </button>
+                    </div>
+                  ) : (
+                    <div className="row-actions">
+                      <button className="secondary" onClick={() => setEditing({ id: ch.id, type: ch.type, ref: ch.ref })}>
+                        Change
+                      </button>
+                      <button className="danger" onClick={() => void act(() => api.send("DELETE", `${base}/channels/${ch.id}`, { auth }))}>
+                        Remove
+                      </button>
+                    </div>
+                  ),
+              ],
             ]}
           />
+          <p className="small muted">Changing or removing a bot_chat channel moves the chat out of this conversation: its later messages no longer appear here.</p>
           <ActionForm
             submit="Attach channel"
             onSubmit={async () => {
@@ -212,7 +266,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
             <div className="row">
               <Field label="Channel type">
                 <select value={channel.type} onChange={(e) => setChannel({ ...channel, type: e.target.value })}>
-                  {["external", "bot_chat", "socialops"].map((t) => (
+                  {CHANNEL_TYPES.map((t) => (
                     <option key={t}>{t}</option>
                   ))}
                 </select>
