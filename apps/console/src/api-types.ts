@@ -541,7 +541,23 @@ export type Api = {
           name: string;
           prefix: string;
         } | null;
-        usage: Record<string, unknown> | null;
+        usage: {
+          /** The gateway request id (X-Request-ID). */
+          id: string;
+          /** byok: recorded at the instance's own pricing, never charged to the balance. */
+          mode: "managed" | "byok";
+          /** The API key that made the request. */
+          api_key_id: string | null;
+          service_alias: string;
+          model_alias: string;
+          price_id: string;
+          status: "reserved" | "completed" | "failed" | "review";
+          reserved_units: number;
+          final_units: number | null;
+          usage_json: string | null;
+          error_code: string | null;
+          created_at: string;
+        } | null;
         audit: {
           event_id: string;
           type: string;
