@@ -2,24 +2,16 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { listOrUndefined, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 import type { Channel, Conversation, Participant } from "./inbox-data.js";
 import { KeyGate } from "./key-gate.js";
 
 type Auth = { kind: "apiKey"; key: string };
-type Webhook = { id: string; url: string; secret: string; event_types: string[]; status: "active" | "revoked"; created_at: string; revoked_at: string | null };
-type Delivery = {
-  id: string;
-  event_id: string;
-  event_type: string;
-  cursor: string;
-  state: string;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  replay: boolean;
-  next_attempt_at: string | null;
-  updated_at: string;
-};
+type Webhook = ItemOf<"GET /v1/conversations/webhooks">;
+type Delivery = ItemOf<"GET /v1/conversations/webhooks/{webhookId}/deliveries">;
+type WidgetGrant = DataOf<"POST /v1/conversations/{id}/widget-session">;
+type Replay = DataOf<"POST /v1/conversations/webhooks/{webhookId}/replay">;
+type WidgetSession = ItemOf<"GET /v1/conversations/{id}/widget-sessions">;
 
 const KINDS = ["visitor", "agent", "bot", "external"];
 const ROLES = ["member", "owner", "observer"];
@@ -285,7 +277,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           <ActionForm
             submit="Open widget session"
             onSubmit={async () => {
-              const grant = await api.data<{ chat_id: string; session_id: string; expires_in: number }>("POST", `${base}/widget-session`, {
+              const grant = await api.data<WidgetGrant>("POST", `${base}/widget-session`, {
                 auth,
                 body: { visitor_id: visitor.visitor_id, ...(visitor.display_name ? { display_name: visitor.display_name } : {}) },
               });
@@ -308,8 +300,6 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
     </Card>
   );
 }
-
-type WidgetSession = { id: string; chat_id: string; visitor_id: string; display_name: string | null; status: "live" | "ended"; ended_at: string | null; ended_reason: string | null; created_at: string };
 
 function WidgetSessions({ conversationId, auth, onChanged }: { conversationId: string; auth: Auth; onChanged: () => void }) {
   const sessions = useLoad(() => api.data<WidgetSession[]>("GET", `/v1/conversations/${conversationId}/widget-sessions`, { auth }), [conversationId, auth.key]);
@@ -395,7 +385,7 @@ function Webhooks({ auth }: { auth: Auth }) {
                       className="secondary"
                       onClick={() =>
                         void act(async () => {
-                          const r = await api.data<{ queued: number; from_cursor: string; next_cursor: string }>("POST", `/v1/conversations/webhooks/${w.id}/replay`, { auth, body: {} });
+                          const r = await api.data<Replay>("POST", `/v1/conversations/webhooks/${w.id}/replay`, { auth, body: {} });
                           setReplayed(`Replay of ${w.id}: ${r.queued} events queued (cursor ${r.from_cursor || "start"} → ${r.next_cursor}).`);
                           setOpen(w.id);
                         })
