@@ -2,7 +2,7 @@
 // the SDKs use. Sessions come from /auth/login; the access token is refreshed shortly
 // before it expires, and a 401 triggers one refresh and one retry. Response shapes come
 // from api-types.ts, generated from the edge's OpenAPI document (docs/decisions/0196).
-import type { BodyOf, ResponseOf } from "./api-types.js";
+import type { BodyOf, Components, ResponseOf } from "./api-types.js";
 
 export type Session = { token: string; refresh_token: string; expires_at: number };
 
@@ -109,7 +109,7 @@ export class ApiClient {
       }
     }
     if (res.status >= 400) {
-      const err = (body ?? {}) as { error?: string; message?: string; request_id?: string };
+      const err = (body ?? {}) as Partial<Components["Error"]>;
       if (res.status === 401 && auth.kind === "session") this.clear();
       throw new ApiError(res.status, err.error ?? "error", err.message ?? `HTTP ${res.status}`, err.request_id ?? res.headers.get("x-request-id"), body);
     }
