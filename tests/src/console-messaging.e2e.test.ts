@@ -351,6 +351,16 @@ describe("the chat widget and the inbox", () => {
     await page.getByLabel("Reference", { exact: true }).fill("crm:ticket:4711");
     await page.getByRole("button", { name: "Attach channel" }).click();
     await page.locator("td code", { hasText: "crm:ticket:4711" }).waitFor();
+    // A channel is changed in place (same id, new reference) and removed.
+    await page.locator("tr", { hasText: "crm:ticket:4711" }).getByRole("button", { name: "Change" }).click();
+    await page.getByLabel("New reference of crm:ticket:4711").fill("crm:ticket:4712");
+    await page.getByRole("button", { name: "Save channel" }).click();
+    await page.locator("td code", { hasText: "crm:ticket:4712" }).waitFor();
+    await page.getByLabel("Reference", { exact: true }).fill("crm:scratch");
+    await page.getByRole("button", { name: "Attach channel" }).click();
+    await page.locator("td code", { hasText: "crm:scratch" }).waitFor();
+    await page.locator("tr", { hasText: "crm:scratch" }).getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => page.locator("td code", { hasText: "crm:scratch" }).count()).toBe(0);
     await page.getByLabel("Visitor id", { exact: true }).fill("walk-in-7");
     await page.getByLabel("Visitor name", { exact: true }).fill("Walk-in Visitor");
     await page.getByRole("button", { name: "Open widget session" }).click();
@@ -384,6 +394,7 @@ describe("the chat widget and the inbox", () => {
       ["visitor", "walk-in-7", "member"],
     ]);
     expect(conv.channels.map((c) => c.type).sort()).toEqual(["bot_chat", "external"]);
+    expect(conv.channels.find((c) => c.type === "external")?.ref).toBe("crm:ticket:4712");
 
     // Every change went to the webhook; the deliveries show it, a replay queues them again.
     await expect.poll(() => receiver.received.length - hooksBefore, { timeout: 20_000 }).toBeGreaterThanOrEqual(6);

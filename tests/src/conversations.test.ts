@@ -181,6 +181,41 @@ describe("conversations", () => {
     expect(detail.body.data.channels.map((ch: { type: string }) => ch.type)).toEqual(["bot_chat", "external"]);
   });
 
+  it("changes and removes channels; a chat moved out stops reaching the conversation feed", async () => {
+    const c = await newConversation();
+    const [a, b] = [await widgetSession(stack, allKey, "hub-visitor-move-a"), await widgetSession(stack, allKey, "hub-visitor-move-b")];
+    const ch = (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: a.chat_id } })).body.data;
+    const path = `/v1/conversations/${c.id}/channels/${ch.id}`;
+    const moved = await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { ref: b.chat_id } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data).toEqual({ id: ch.id, conversation_id: c.id, type: "bot_chat", ref: b.chat_id, created_at: ch.created_at });
+
+    const before = (await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(readKey))).cursor;
+    await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: a.token, body: { text: "from the old chat" } });
+    await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: b.token, body: { text: "from the new chat" } });
+    const after = await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(readKey), before);
+    expect(after.events.map((e) => [e.type, e.chat_id])).toEqual([["message.created", b.chat_id]]);
+
+    const external = await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/7" } });
+    expect(external.body.data).toMatchObject({ id: ch.id, type: "external", ref: "crm:ticket/7" });
+    expect((await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { type: "fax", ref: "1" } })).status).toBe(400);
+    expect((await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { type: "external" } })).status).toBe(400);
+    expect((await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { ref: "x", extra: 1 } })).status).toBe(400);
+    expect((await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: "chat_nope" } })).status).toBe(404);
+    const taken = await newConversation();
+    await call(stack.edgeUrl, "POST", `/v1/conversations/${taken.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/8" } });
+    const conflict = await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { ref: "crm:ticket/8" } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ error: "conflict", request_id: expect.any(String) });
+    expect((await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/channels/chn_nope`, { ...withApiKey(writeKey), body: { ref: "y" } })).status).toBe(404);
+
+    expect((await call(stack.edgeUrl, "DELETE", path, withApiKey(writeKey))).status).toBe(204);
+    expect((await call(stack.edgeUrl, "DELETE", path, withApiKey(writeKey))).status).toBe(404);
+    expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data.channels).toEqual([]);
+    const feed = await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(readKey), before);
+    expect(feed.events.filter((e) => e.conversation_id === c.id).map((e) => e.type)).toEqual(["message.created", "channel.updated", "channel.removed"]);
+  });
+
   it("opens a widget session in a conversation: the chat becomes a channel and the visitor a participant", async () => {
     const c = await newConversation();
     const res = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/widget-session`, { ...withApiKey(writeKey), body: { visitor_id: "hub-visitor-2", display_name: "Lin" } });
@@ -382,6 +417,8 @@ describe("conversation scopes and tenancy", () => {
       [readKey, "PATCH", `/v1/conversations/${c.id}`, { status: "open" }],
       [readKey, "POST", `/v1/conversations/${c.id}/participants`, { kind: "bot", external_id: "b" }],
       [readKey, "POST", `/v1/conversations/${c.id}/channels`, { type: "external", ref: "r" }],
+      [readKey, "PATCH", `/v1/conversations/${c.id}/channels/chn_x`, { ref: "r" }],
+      [readKey, "DELETE", `/v1/conversations/${c.id}/channels/chn_x`, undefined],
       [readKey, "POST", `/v1/conversations/${c.id}/widget-session`, { visitor_id: "v" }],
       [writeKey, "GET", "/v1/conversations/inbox", undefined],
       [writeKey, "GET", `/v1/conversations/${c.id}`, undefined],
@@ -401,6 +438,7 @@ describe("conversation scopes and tenancy", () => {
   it("another tenant's conversations, participants, webhooks and events do not exist for it", async () => {
     const c = await newConversation(writeKey, { participants: [{ kind: "agent", external_id: "a-1" }] });
     const pid = c.participants[0].id;
+    const chid = (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "tenancy-ref" } })).body.data.id;
     const hook = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body: { url: `${hookBase}/tenancy`, secret: "0123456789abcdef" } });
     const notFound: [string, string, unknown][] = [
       ["GET", `/v1/conversations/${c.id}`, undefined],
@@ -409,6 +447,8 @@ describe("conversation scopes and tenancy", () => {
       ["PATCH", `/v1/conversations/${c.id}/participants/${pid}`, { role: "owner" }],
       ["DELETE", `/v1/conversations/${c.id}/participants/${pid}`, undefined],
       ["POST", `/v1/conversations/${c.id}/channels`, { type: "external", ref: "x" }],
+      ["PATCH", `/v1/conversations/${c.id}/channels/${chid}`, { ref: "theirs" }],
+      ["DELETE", `/v1/conversations/${c.id}/channels/${chid}`, undefined],
       ["POST", `/v1/conversations/${c.id}/widget-session`, { visitor_id: "v" }],
       ["DELETE", `/v1/conversations/webhooks/${hook.body.data.id}`, undefined],
       ["POST", `/v1/conversations/webhooks/${hook.body.data.id}/replay`, {}],
@@ -428,6 +468,6 @@ describe("conversation scopes and tenancy", () => {
     const { events } = await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(otherKey));
     expect(events.some((e) => e.conversation_id === c.id)).toBe(false);
     // Our conversation is untouched.
-    expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data).toMatchObject({ version: 1, participants: [{ id: pid, role: "member" }] });
+    expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data).toMatchObject({ version: 1, participants: [{ id: pid, role: "member" }], channels: [{ id: chid, ref: "tenancy-ref" }] });
   });
 });

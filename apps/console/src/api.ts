@@ -1,6 +1,8 @@
 // The console's only door to the gateway: its public HTTP API, the same one curl and
 // the SDKs use. Sessions come from /auth/login; the access token is refreshed shortly
-// before it expires, and a 401 triggers one refresh and one retry.
+// before it expires, and a 401 triggers one refresh and one retry. Response shapes come
+// from api-types.ts, generated from the edge's OpenAPI document (docs/decisions/0196).
+import type { BodyOf, Components, ResponseOf } from "./api-types.js";
 
 export type Session = { token: string; refresh_token: string; expires_at: number };
 
@@ -75,11 +77,11 @@ export class ApiClient {
   }
 
   async login(email: string, password: string): Promise<void> {
-    const res = await this.send<{ token: string; refresh_token: string; expires_in: number }>("POST", "/auth/login", { body: { email, password }, auth: { kind: "none" } });
+    const res = await this.send<ResponseOf<"POST /auth/login">>("POST", "/auth/login", { body: { email, password }, auth: { kind: "none" } });
     this.setSession(res.body);
   }
 
-  async register(input: { email: string; password: string; name?: string; tenant_name?: string }): Promise<void> {
+  async register(input: BodyOf<"POST /auth/register">): Promise<void> {
     await this.send("POST", "/auth/register", { body: input, auth: { kind: "none" } });
     await this.login(input.email, input.password);
   }
@@ -107,7 +109,7 @@ export class ApiClient {
       }
     }
     if (res.status >= 400) {
-      const err = (body ?? {}) as { error?: string; message?: string; request_id?: string };
+      const err = (body ?? {}) as Partial<Components["Error"]>;
       if (res.status === 401 && auth.kind === "session") this.clear();
       throw new ApiError(res.status, err.error ?? "error", err.message ?? `HTTP ${res.status}`, err.request_id ?? res.headers.get("x-request-id"), body);
     }
@@ -139,7 +141,7 @@ export class ApiClient {
           this.clear();
           return false;
         }
-        this.setSession((await res.json()) as { token: string; refresh_token: string; expires_in: number });
+        this.setSession((await res.json()) as ResponseOf<"POST /auth/refresh">);
         return true;
       } catch {
         return false;
@@ -165,7 +167,7 @@ export class ApiClient {
     return this.fetchImpl(`${this.base}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
   }
 
-  private setSession(pair: { token: string; refresh_token: string; expires_in: number }): void {
+  private setSession(pair: Pick<ResponseOf<"POST /auth/login">, "token" | "refresh_token" | "expires_in">): void {
     this.session = { token: pair.token, refresh_token: pair.refresh_token, expires_at: this.now() + pair.expires_in * 1000 };
     this.store.save(this.session);
   }

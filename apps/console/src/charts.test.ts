@@ -1,14 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { perDay, perModel, type UsageRecord } from "./charts.js";
 
-const record = (created_at: string, model_alias: string, final_units: number | null, status = "completed"): UsageRecord => ({
+const record = (created_at: string, model_alias: string, final_units: number | null, status: UsageRecord["status"] = "completed"): UsageRecord => ({
   id: `${created_at}-${model_alias}`,
+  mode: "managed",
+  api_key_id: null,
   service_alias: "demo",
   model_alias,
   price_id: "price_1",
   status,
   reserved_units: 100,
   final_units,
+  usage_json: null,
   error_code: null,
   created_at,
 });

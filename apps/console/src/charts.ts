@@ -1,18 +1,9 @@
 // Calls and spend per day and per model, computed from the usage list (GET
 // /console/services/managed-ai/usage). Spend counts what was charged: the final
 // cost of completed records; a record still reserved or in review counts as a call.
+import type { ItemOf } from "./api-types.js";
 
-export type UsageRecord = {
-  id: string;
-  service_alias: string;
-  model_alias: string;
-  price_id: string;
-  status: string;
-  reserved_units: number;
-  final_units: number | null;
-  error_code: string | null;
-  created_at: string;
-};
+export type UsageRecord = ItemOf<"GET /console/services/managed-ai/usage">;
 
 export type Bucket = { label: string; calls: number; spendUnits: number };
 

@@ -1,4 +1,5 @@
 // Money arrives as integer units of USD 0.0001 (CONTRACT §1); shown as USD with 4 decimals.
+import type { ItemOf } from "./api-types.js";
 
 export const UNITS_PER_USD = 10_000;
 
@@ -49,11 +50,11 @@ export function bytes(n: number | null | undefined): string {
 }
 
 /** A spend budget's current period, as keys and instances show it (CONTRACT §3b). */
-export type BudgetState = { limit_units: number; spent_units: number; reserved_units?: number; period: "day" | "month"; resets_at: string } | null;
+export type BudgetState = ItemOf<"GET /console/keys">["budget"];
 
 /** "$0.0070 of $0.0100 this day ($0.0030 left) · resets 2026-11-26 00:00:00 UTC"; null → "none". */
 export function budgetText(b: BudgetState | undefined): string {
   if (!b) return "none";
-  const left = Math.max(0, b.limit_units - b.spent_units - (b.reserved_units ?? 0));
+  const left = Math.max(0, b.limit_units - b.spent_units - b.reserved_units);
   return `${usd(b.spent_units)} of ${usd(b.limit_units)} this ${b.period} (${usd(left)} left) · resets ${when(b.resets_at)}`;
 }

@@ -2,27 +2,21 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { listOrUndefined, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
-import type { Conversation, Participant } from "./inbox-data.js";
+import type { DataOf, ItemOf } from "../api-types.js";
+import type { Channel, Conversation, Participant } from "./inbox-data.js";
 import { KeyGate } from "./key-gate.js";
 
 type Auth = { kind: "apiKey"; key: string };
-type Webhook = { id: string; url: string; secret: string; event_types: string[]; status: "active" | "revoked"; created_at: string; revoked_at: string | null };
-type Delivery = {
-  id: string;
-  event_id: string;
-  event_type: string;
-  cursor: string;
-  state: string;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  replay: boolean;
-  next_attempt_at: string | null;
-  updated_at: string;
-};
+type Webhook = ItemOf<"GET /v1/conversations/webhooks">;
+type Delivery = ItemOf<"GET /v1/conversations/webhooks/{webhookId}/deliveries">;
+type WidgetGrant = DataOf<"POST /v1/conversations/{id}/widget-session">;
+type Replay = DataOf<"POST /v1/conversations/webhooks/{webhookId}/replay">;
+type WidgetSession = ItemOf<"GET /v1/conversations/{id}/widget-sessions">;
 
 const KINDS = ["visitor", "agent", "bot", "external"];
 const ROLES = ["member", "owner", "observer"];
+type ChannelType = Channel["type"];
+const CHANNEL_TYPES: readonly ChannelType[] = ["external", "bot_chat", "socialops"];
 
 export function Conversations() {
   return (
@@ -99,6 +93,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
   const [rowError, setRowError] = useState<unknown>(null);
   const [participant, setParticipant] = useState({ kind: "agent", external_id: "", display_name: "", role: "member" });
   const [channel, setChannel] = useState({ type: "external", ref: "" });
+  const [editing, setEditing] = useState<{ id: string; type: ChannelType; ref: string } | null>(null);
   const [visitor, setVisitor] = useState({ visitor_id: "", display_name: "" });
   const base = `/v1/conversations/${id}`;
   const [changes, setChanges] = useState(0);
@@ -197,10 +192,61 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
             rowKey={(ch) => ch.id}
             empty="No channels."
             columns={[
-              ["Type", (ch) => ch.type],
-              ["Reference", (ch) => <code className="small">{ch.ref}</code>],
+              [
+                "Type",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <select aria-label={`New type of ${ch.ref}`} value={editing.type} onChange={(e) => setEditing({ ...editing, type: e.target.value as ChannelType })}>
+                      {CHANNEL_TYPES.map((t) => (
+                        <option key={t}>{t}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    ch.type
+                  ),
+              ],
+              [
+                "Reference",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <input aria-label={`New reference of ${ch.ref}`} value={editing.ref} onChange={(e) => setEditing({ ...editing, ref: e.target.value })} maxLength={256} />
+                  ) : (
+                    <code className="small">{ch.ref}</code>
+                  ),
+              ],
+              [
+                "",
+                (ch) =>
+                  editing?.id === ch.id ? (
+                    <div className="row-actions">
+                      <button
+                        onClick={() =>
+                          void act(async () => {
+                            await api.data("PATCH", `${base}/channels/${ch.id}`, { auth, body: { type: editing.type, ref: editing.ref } });
+                            setEditing(null);
+                          })
+                        }
+                      >
+                        Save channel
+                      </button>
+                      <button className="secondary" onClick={() => setEditing(null)}>
+                        Cancel
+                      </button>
+                    </div>
+                  ) : (
+                    <div className="row-actions">
+                      <button className="secondary" onClick={() => setEditing({ id: ch.id, type: ch.type, ref: ch.ref })}>
+                        Change
+                      </button>
+                      <button className="danger" onClick={() => void act(() => api.send("DELETE", `${base}/channels/${ch.id}`, { auth }))}>
+                        Remove
+                      </button>
+                    </div>
+                  ),
+              ],
             ]}
           />
+          <p className="small muted">Changing or removing a bot_chat channel moves the chat out of this conversation: its later messages no longer appear here.</p>
           <ActionForm
             submit="Attach channel"
             onSubmit={async () => {
@@ -212,7 +258,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
             <div className="row">
               <Field label="Channel type">
                 <select value={channel.type} onChange={(e) => setChannel({ ...channel, type: e.target.value })}>
-                  {["external", "bot_chat", "socialops"].map((t) => (
+                  {CHANNEL_TYPES.map((t) => (
                     <option key={t}>{t}</option>
                   ))}
                 </select>
@@ -231,7 +277,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           <ActionForm
             submit="Open widget session"
             onSubmit={async () => {
-              const grant = await api.data<{ chat_id: string; session_id: string; expires_in: number }>("POST", `${base}/widget-session`, {
+              const grant = await api.data<WidgetGrant>("POST", `${base}/widget-session`, {
                 auth,
                 body: { visitor_id: visitor.visitor_id, ...(visitor.display_name ? { display_name: visitor.display_name } : {}) },
               });
@@ -254,8 +300,6 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
     </Card>
   );
 }
-
-type WidgetSession = { id: string; chat_id: string; visitor_id: string; display_name: string | null; status: "live" | "ended"; ended_at: string | null; ended_reason: string | null; created_at: string };
 
 function WidgetSessions({ conversationId, auth, onChanged }: { conversationId: string; auth: Auth; onChanged: () => void }) {
   const sessions = useLoad(() => api.data<WidgetSession[]>("GET", `/v1/conversations/${conversationId}/widget-sessions`, { auth }), [conversationId, auth.key]);
@@ -341,7 +385,7 @@ function Webhooks({ auth }: { auth: Auth }) {
                       className="secondary"
                       onClick={() =>
                         void act(async () => {
-                          const r = await api.data<{ queued: number; from_cursor: string; next_cursor: string }>("POST", `/v1/conversations/webhooks/${w.id}/replay`, { auth, body: {} });
+                          const r = await api.data<Replay>("POST", `/v1/conversations/webhooks/${w.id}/replay`, { auth, body: {} });
                           setReplayed(`Replay of ${w.id}: ${r.queued} events queued (cursor ${r.from_cursor || "start"} → ${r.next_cursor}).`);
                           setOpen(w.id);
                         })

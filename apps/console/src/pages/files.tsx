@@ -3,10 +3,12 @@ import { api } from "../client.js";
 import { bytes, intOrUndefined, when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type FileItem = { id: string; filename: string; size: number; sha256?: string; expires_at: string | null; max_downloads: number | null; downloads?: number; share_url?: string; download_url?: string; created_at?: string };
+type FileItem = ItemOf<"GET /v1/apps/file/list">;
+type Uploaded = DataOf<"PUT /v1/apps/file/upload">;
 
-type StorageQuota = { bytes_limit: number; bytes_used: number; files_limit: number; files_used: number };
+type StorageQuota = DataOf<"GET /console/files/quota">;
 
 export function Files() {
   // The quota is the tenant's (read with the session), shown before any API key is given.
@@ -79,7 +81,7 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
             const headers: Record<string, string> = { "x-filename": `UTF-8''${encodeURIComponent(file.name)}` };
             if (intOrUndefined(expiresIn) !== undefined) headers["x-expires-in"] = expiresIn.trim();
             if (intOrUndefined(maxDownloads) !== undefined) headers["x-max-downloads"] = maxDownloads.trim();
-            const saved = await api.data<FileItem>("PUT", "/v1/apps/file/upload", { auth, raw: file, headers }).finally(onChange);
+            const saved = await api.data<Uploaded>("PUT", "/v1/apps/file/upload", { auth, raw: file, headers }).finally(onChange);
             files.reload();
             return (
               <>

@@ -3,27 +3,19 @@
 // instance, and the conversation hub's conversations. Each source needs its own scope; a
 // source the key may not read is reported, the others still show.
 import type { ApiClient } from "../api.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
 type Auth = { kind: "apiKey"; key: string };
 
-export type Chat = { id: string; bot_id: string | null; visitor_id: string; display_name: string | null; conversation_id: string | null; last_message_at: string | null; created_at: string };
-export type ChatMessage = { id: string; chat_id: string; author: "bot" | "visitor"; kind: string; text: string | null; file_id: string | null; deleted: boolean; edited_at: string | null; created_at: string };
-export type Thread = { id: string; provider: string; external_thread_id: string; subject: string; unread_count: number; message_count: number; last_activity_at: string; created_at: string };
-export type Delivery = { state: string; attempts: number; last_status: number | null; error: string | null; delivered_at: string | null };
-export type SocialMessage = { id: string; thread_id: string; direction: string; author: string | null; text: string; created_at: string; delivery: Delivery | null };
-export type Participant = { id: string; kind: string; external_id: string; display_name: string | null; role: string };
-export type Channel = { id: string; type: "bot_chat" | "socialops" | "external"; ref: string };
-export type Conversation = {
-  id: string;
-  subject: string | null;
-  status: "open" | "pending" | "closed";
-  version: number;
-  participants: Participant[];
-  channels: Channel[];
-  last_activity_at: string;
-  created_at: string;
-};
-export type FeedEvent = { id: string; cursor: string; type: string; chat_id: string | null; conversation_id: string | null; data: unknown; created_at: string };
+export type Chat = ItemOf<"GET /v1/apps/bot/chats">;
+export type ChatMessage = ItemOf<"GET /v1/apps/bot/chats/{chatId}/messages">;
+export type Thread = ItemOf<"GET /v1/apps/socialops/{alias}/inbox">;
+export type SocialMessage = ItemOf<"GET /v1/apps/socialops/{alias}/threads/{thread_id}/messages">;
+export type Delivery = NonNullable<SocialMessage["delivery"]>;
+export type Conversation = ItemOf<"GET /v1/conversations/inbox">;
+export type Participant = Conversation["participants"][number];
+export type Channel = Conversation["channels"][number];
+export type FeedEvent = DataOf<"GET /v1/apps/bot/widget/events">["events"][number];
 
 export type Item =
   | { key: string; kind: "chat"; title: string; source: string; state: string; activity: string; unread: number; chat: Chat }
@@ -51,7 +43,7 @@ export async function loadInbox(api: ApiClient, auth: Auth): Promise<Sources> {
       return null;
     }
   };
-  const instances = await guard("instances", () => api.data<{ service_id: string; alias: string; status: string }[]>("GET", "/console/services"));
+  const instances = await guard("instances", () => api.data<ItemOf<"GET /console/services">[]>("GET", "/console/services"));
   const aliases = (instances ?? []).filter((i) => i.service_id === "socialops").map((i) => i.alias);
   const [chats, conversations, ...threads] = await Promise.all([
     guard("widget chats", () => api.data<Chat[]>("GET", "/v1/apps/bot/chats?limit=100", { auth })),
@@ -110,7 +102,7 @@ export class FeedFollower {
   ) {}
 
   private page(cursor: string, limit: number) {
-    return this.api.data<{ events: FeedEvent[]; next_cursor: string }>("GET", `/v1/apps/bot/widget/events?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, {
+    return this.api.data<DataOf<"GET /v1/apps/bot/widget/events">>("GET", `/v1/apps/bot/widget/events?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, {
       auth: this.auth,
     });
   }

@@ -1,10 +1,11 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { budgetText, intOrUndefined, when, type BudgetState } from "../format.js";
+import { budgetText, intOrUndefined, when } from "../format.js";
 import { ActionForm, BudgetFields, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type Instance = { id: string; service_id: string; alias: string; status: string; config: Record<string, unknown>; budget?: BudgetState; version?: number; created_at: string };
-type Account = { id: string; provider: string; name: string; created_at: string };
+type Instance = ItemOf<"GET /console/services">;
+type Account = ItemOf<"GET /console/connected-accounts">;
 type Kind = "managed" | "byok" | "push" | "socialops";
 
 /** A config as short text; secrets arrive from the API as "[redacted]" and stay that way. */
@@ -126,7 +127,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
       <ActionForm
         submit="Save instance"
         onSubmit={async () => {
-          const saved = await api.data<Instance>("POST", "/console/services", { body: body() });
+          const saved = await api.data<DataOf<"POST /console/services">>("POST", "/console/services", { body: body() });
           // Secrets typed into the form are not kept once saved.
           setF((prev) => ({ ...prev, api_key: "", secret: "" }));
           onCreated();
@@ -285,7 +286,7 @@ function ConnectedAccounts() {
           <ActionForm
             submit="Connect account"
             onSubmit={async () => {
-              const created = await api.data<Account>("POST", "/console/connected-accounts", { body: f });
+              const created = await api.data<DataOf<"POST /console/connected-accounts">>("POST", "/console/connected-accounts", { body: f });
               setF({ ...f, name: "", secret: "" });
               accounts.reload();
               return `Connected ${created.name}.`;

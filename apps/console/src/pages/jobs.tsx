@@ -2,9 +2,10 @@ import { api } from "../client.js";
 import { when } from "../format.js";
 import { Badge, Card, ErrorBox, Table, useLoad } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
+import type { ItemOf } from "../api-types.js";
 
-type Job = { id: string; type: string; status: string; result: unknown; error: unknown; callback: { state: string; attempts: number; last_status: number | null }; created_at: string; updated_at: string };
-type Lease = { id?: string; lease_id?: string; job_id?: string; status?: string; receiver?: string; energy?: number; duration_seconds?: number; cost_units?: number; dry_run?: boolean; created_at?: string };
+type Job = ItemOf<"GET /v1/jobs">;
+type Lease = ItemOf<"GET /v1/apps/tron/leases">;
 
 export function Jobs() {
   return <KeyGate scopes="jobs:read (and tron:lease for leases)">{(key) => <JobLists apiKey={key} />}</KeyGate>;
@@ -36,16 +37,16 @@ function JobLists({ apiKey }: { apiKey: string }) {
         <ErrorBox error={leases.error} />
         <Table
           rows={leases.data ?? []}
-          rowKey={(l) => String(l.lease_id ?? l.id)}
+          rowKey={(l) => l.id}
           empty="No leases."
           columns={[
-            ["Lease", (l) => <code className="small">{l.lease_id ?? l.id}</code>],
-            ["Job", (l) => <code className="small">{l.job_id ?? "—"}</code>],
-            ["Status", (l) => (l.status ? <Badge value={l.status} /> : "—")],
-            ["Receiver", (l) => <span className="mono small">{l.receiver ?? "—"}</span>],
-            ["Energy", (l) => l.energy ?? "—"],
-            ["Seconds", (l) => l.duration_seconds ?? "—"],
-            ["Dry run", (l) => (l.dry_run === undefined ? "—" : l.dry_run ? "yes" : "no")],
+            ["Lease", (l) => <code className="small">{l.id}</code>],
+            ["Job", (l) => <code className="small">{l.job_id}</code>],
+            ["Status", (l) => <Badge value={l.status} />],
+            ["Receiver", (l) => <span className="mono small">{l.receiver}</span>],
+            ["Energy", (l) => l.energy],
+            ["Seconds", (l) => l.duration_seconds],
+            ["Dry run", (l) => (l.dry_run ? "yes" : "no")],
             ["Created", (l) => when(l.created_at)],
           ]}
         />

@@ -1,23 +1,11 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { budgetText, intOrUndefined, listOrUndefined, when, type BudgetState } from "../format.js";
+import { budgetText, intOrUndefined, listOrUndefined, when } from "../format.js";
 import { ActionForm, BudgetFields, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type Key = {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  service_aliases: string[] | null;
-  allowed_ips: string[] | null;
-  daily_quota: number | null;
-  rate_limit_per_minute: number | null;
-  concurrency_limit: number | null;
-  expires_at: string | null;
-  created_at: string;
-  budget: BudgetState;
-};
-type KeyWithSecret = Key & { key: string };
+type Key = ItemOf<"GET /console/keys">;
+type KeyWithSecret = DataOf<"POST /console/keys">;
 
 /** The scope table of spec section 5 (plus file:write); '*' allows every scope. */
 export const SCOPES = [

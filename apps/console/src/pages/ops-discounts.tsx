@@ -2,8 +2,9 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type Offer = { id: string; tenant_id: string; model_alias: string; discount_bps: number; expires_at: string | null; version: number; updated_at: string };
+type Offer = ItemOf<"GET /ops/ai/discounts">;
 
 export function Discounts({ canWrite }: { canWrite: boolean }) {
   const offers = useLoad(() => api.data<Offer[]>("GET", "/ops/ai/discounts"));
@@ -31,7 +32,7 @@ export function Discounts({ canWrite }: { canWrite: boolean }) {
           <ActionForm
             submit="Save discount"
             onSubmit={async () => {
-              const saved = await api.data<{ id: string; version: number }>("PUT", "/ops/ai/discounts", {
+              const saved = await api.data<DataOf<"PUT /ops/ai/discounts">>("PUT", "/ops/ai/discounts", {
                 body: {
                   tenant_id: f.tenant_id.trim(),
                   model_alias: f.model_alias.trim(),

@@ -2,9 +2,10 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type Price = { id: string; model_alias: string; version: number; input_units_per_mtok: number; output_units_per_mtok: number; created_at: string };
-type Model = { alias: string; upstream_id: string; upstream_model: string; enabled: boolean; max_output_tokens: number; version: number; price: Price | null; updated_at: string };
+type Price = ItemOf<"GET /ops/ai/models/{alias}/prices">;
+type Model = ItemOf<"GET /ops/ai/models">;
 
 export function Models({ canWrite }: { canWrite: boolean }) {
   const models = useLoad(() => api.data<Model[]>("GET", "/ops/ai/models"));
@@ -36,7 +37,7 @@ export function Models({ canWrite }: { canWrite: boolean }) {
             submit="Save model"
             onSubmit={async () => {
               const max = intOrUndefined(f.max_output);
-              const saved = await api.data<Model>("PUT", `/ops/ai/models/${encodeURIComponent(f.alias.trim())}`, {
+              const saved = await api.data<DataOf<"PUT /ops/ai/models/{alias}">>("PUT", `/ops/ai/models/${encodeURIComponent(f.alias.trim())}`, {
                 body: { upstream_id: f.upstream_id.trim(), upstream_model: f.upstream_model.trim(), enabled: f.enabled, ...(max !== undefined ? { max_output_tokens: max } : {}) },
               });
               models.reload();
@@ -90,7 +91,7 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
         <ActionForm
           submit="Publish new price"
           onSubmit={async () => {
-            const model = await api.data<Model>("POST", `/ops/ai/models/${encodeURIComponent(alias)}/prices`, {
+            const model = await api.data<DataOf<"POST /ops/ai/models/{alias}/prices">>("POST", `/ops/ai/models/${encodeURIComponent(alias)}/prices`, {
               body: { input_units_per_mtok: intOrUndefined(input) ?? Number.NaN, output_units_per_mtok: intOrUndefined(output) ?? Number.NaN },
             });
             prices.reload();

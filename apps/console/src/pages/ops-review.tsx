@@ -2,21 +2,9 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { usd, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type OpsRecord = {
-  id: string;
-  tenant_id: string;
-  service_alias: string;
-  model_alias: string;
-  status: string;
-  reserved_units: number;
-  final_units: number | null;
-  error_code: string | null;
-  hold_expires_at: string | null;
-  refunded_units: number | null;
-  release_reason: string | null;
-  created_at: string;
-};
+type OpsRecord = ItemOf<"GET /ops/ai/requests">;
 
 /** A record an operator may release or capture: in review, or reserved past its hold's expiry (CONTRACT §6). */
 const releasable = (r: OpsRecord, now: number) => r.status === "review" || (r.status === "reserved" && r.hold_expires_at !== null && Date.parse(r.hold_expires_at) <= now);
@@ -90,7 +78,7 @@ export function Review({ canWrite }: { canWrite: boolean }) {
             submit="Release and refund"
             onSubmit={async () => {
               if (!reason.trim()) throw new Error("A reason is required.");
-              const res = await api.data<{ id: string; refunded: number }>("POST", `/ops/ai/requests/${releasing.id}/release`, { body: { reason: reason.trim() } });
+              const res = await api.data<DataOf<"POST /ops/ai/requests/{id}/release">>("POST", `/ops/ai/requests/${releasing.id}/release`, { body: { reason: reason.trim() } });
               setReleasing(null);
               setDone(`Released ${res.id}: refunded ${usd(res.refunded)}.`);
               records.reload();
@@ -113,7 +101,7 @@ export function Review({ canWrite }: { canWrite: boolean }) {
             onSubmit={async () => {
               if (!/^\d+$/.test(units.trim())) throw new Error("Units must be a whole number (units of USD 0.0001).");
               if (!reason.trim()) throw new Error("A reason is required.");
-              const res = await api.data<{ id: string; final_units: number; refunded: number }>("POST", `/ops/ai/requests/${capturing.id}/capture`, {
+              const res = await api.data<DataOf<"POST /ops/ai/requests/{id}/capture">>("POST", `/ops/ai/requests/${capturing.id}/capture`, {
                 body: { units: Number(units.trim()), reason: reason.trim() },
               });
               setCapturing(null);

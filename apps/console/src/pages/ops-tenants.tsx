@@ -2,9 +2,10 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type User = { id: string; email: string; name: string | null; tenant_id: string; tenant_name: string; tenant_role: string; platform_role: string | null; created_at: string };
-type TenantBalance = { tenant_id: string; currency: string; available_units: number; reserved_units: number };
+type User = ItemOf<"GET /ops/users">;
+type TenantBalance = DataOf<"GET /ops/ledger/tenants/{tenant_id}">;
 
 /** Tenants and their users, balances and credits, and platform roles. */
 export function Tenants({ canWrite }: { canWrite: boolean }) {
@@ -67,7 +68,7 @@ function Credits({ tenant, setTenant, canWrite }: { tenant: string; setTenant: (
         <ActionForm
           submit="Credit"
           onSubmit={async () => {
-            const res = await api.data<{ entry_id: string; available_units: number }>("POST", `/ops/ledger/tenants/${encodeURIComponent(tenant)}/credits`, {
+            const res = await api.data<DataOf<"POST /ops/ledger/tenants/{tenant_id}/credits">>("POST", `/ops/ledger/tenants/${encodeURIComponent(tenant)}/credits`, {
               body: { units: intOrUndefined(units) ?? Number.NaN, reason: reason.trim() },
               headers: { "Idempotency-Key": idem },
             });
@@ -99,7 +100,7 @@ function Roles({ onChanged }: { onChanged: () => void }) {
       <ActionForm
         submit="Set role"
         onSubmit={async () => {
-          const res = await api.data<{ user_id: string; platform_role: string | null }>("PUT", `/ops/users/${encodeURIComponent(userId.trim())}/platform-role`, {
+          const res = await api.data<DataOf<"PUT /ops/users/{id}/platform-role">>("PUT", `/ops/users/${encodeURIComponent(userId.trim())}/platform-role`, {
             body: { role: role === "none" ? null : role },
           });
           onChanged();

@@ -2,9 +2,10 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { when } from "../format.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 
-type Upstream = { id: string; provider: string; base_url: string; enabled: boolean; key_configured: boolean; version: number; updated_at: string };
-type TestResult = { reachable: boolean; authenticated: boolean; upstream_status: number | null };
+type Upstream = ItemOf<"GET /ops/ai/upstreams">;
+type TestResult = DataOf<"POST /ops/ai/upstreams/{id}/test">;
 
 export function Upstreams({ canWrite }: { canWrite: boolean }) {
   const upstreams = useLoad(() => api.data<Upstream[]>("GET", "/ops/ai/upstreams"));
@@ -50,7 +51,7 @@ export function Upstreams({ canWrite }: { canWrite: boolean }) {
           <ActionForm
             submit="Save upstream"
             onSubmit={async () => {
-              const saved = await api.data<{ id: string; version: number }>("PUT", `/ops/ai/upstreams/${encodeURIComponent(f.id.trim())}`, {
+              const saved = await api.data<DataOf<"PUT /ops/ai/upstreams/{id}">>("PUT", `/ops/ai/upstreams/${encodeURIComponent(f.id.trim())}`, {
                 body: { provider: "openai", base_url: f.base_url.trim(), enabled: f.enabled, ...(f.api_key ? { api_key: f.api_key } : {}) },
               });
               setF({ ...f, api_key: "" });

@@ -2,8 +2,9 @@ import { perDay, perModel, type UsageRecord } from "../charts.js";
 import { api, type Me } from "../client.js";
 import { usd } from "../format.js";
 import { BarChart, Card, ErrorBox, useLoad } from "../ui.js";
+import type { DataOf } from "../api-types.js";
 
-type Balance = { currency: string; available_units: number; reserved_units: number };
+type Balance = DataOf<"GET /console/balance">;
 
 export function Overview({ me }: { me: Me }) {
   const balance = useLoad(() => api.data<Balance>("GET", "/console/balance"));

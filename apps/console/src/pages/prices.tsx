@@ -1,8 +1,9 @@
 import { api } from "../client.js";
 import { usd } from "../format.js";
 import { Card, ErrorBox, Table, useLoad } from "../ui.js";
+import type { ItemOf } from "../api-types.js";
 
-type ModelPrice = { alias: string; enabled: boolean; price_id: string; input_units_per_mtok: number; output_units_per_mtok: number; discount_bps: number };
+type ModelPrice = ItemOf<"GET /console/services/managed-ai/models">;
 
 /** What a million tokens cost this tenant: list price less its discount (CONTRACT §6). */
 const effective = (units: number, bps: number) => Math.ceil((units * (10_000 - bps)) / 10_000);

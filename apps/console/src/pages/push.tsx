@@ -3,16 +3,19 @@ import { ApiError } from "../api.js";
 import { api } from "../client.js";
 import { usd, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import type { DataOf, ItemOf } from "../api-types.js";
 import { KeyGate } from "./key-gate.js";
 
 type Target =
   | { id: string; type: "webhook"; url: string; secret: string | null; enabled: boolean }
   | { id: string; type: "telegram"; bot_token: string | null; connected_account_id: string | null; chat_id: string | number; enabled: boolean };
-type PushInstance = { id: string; service_id: string; alias: string; status: string; config: { targets: Target[] }; created_at: string };
-type TargetResult = { target_id: string; ok: boolean; status: number | null; error: string | null };
+/** The API types `config` loosely (each service has its own); a webhook-push instance's holds its targets. */
+type PushInstance = ItemOf<"GET /console/services"> & { config: { targets: Target[] } };
+type Sent = DataOf<"POST /v1/apps/webhook-push/{alias}/send">;
+type TargetResult = Sent["results"][number];
+/** What the page shows of a send: the HTTP status and its meaning, and the answer (or the error's body). */
 type Outcome = { status: number; message: string; results: TargetResult[]; charged_units: number | null; message_id: string | null };
-type Delivery = { target_id: string; type: string; ok: boolean | null; status: number | null; error: string | null; finished_at: string | null };
-type PushMessage = { id: string; status: string; charged_units: number; created_at: string; settled_at: string | null; deliveries: Delivery[] };
+type PushMessage = ItemOf<"GET /console/services/webhook-push/{alias}/messages">;
 
 const OUTCOME: Record<number, string> = {
   200: "delivered to every enabled target",
@@ -84,7 +87,7 @@ function SendTest({ alias, apiKey }: { alias: string; apiKey: string }) {
   const send = async () => {
     setOutcome(null);
     try {
-      const res = await api.send<{ data: { message_id: string; results: TargetResult[]; charged_units: number } }>("POST", `/v1/apps/webhook-push/${encodeURIComponent(alias)}/send`, {
+      const res = await api.send<{ data: Sent }>("POST", `/v1/apps/webhook-push/${encodeURIComponent(alias)}/send`, {
         auth: { kind: "apiKey", key: apiKey },
         body: { title, text },
       });

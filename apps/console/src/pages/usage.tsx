@@ -1,16 +1,12 @@
 import { useState } from "react";
+import type { DataOf } from "../api-types.js";
 import type { UsageRecord } from "../charts.js";
 import { api } from "../client.js";
 import { toCsv, type CsvColumn } from "../csv.js";
 import { usd, when } from "../format.js";
 import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 
-type RequestView = {
-  request_id: string;
-  key: { id: string; name: string; prefix: string } | null;
-  usage: UsageRecord | null;
-  audit: { type: string; occurred_at?: string; data?: unknown; [k: string]: unknown }[];
-};
+type RequestView = DataOf<"GET /console/requests/{request_id}">;
 
 const PAGE = 100;
 
@@ -154,11 +150,11 @@ function RequestLookup() {
           <h3>Audit trail</h3>
           <Table
             rows={view.audit}
-            rowKey={(e) => `${e.type}-${String(e.id ?? e.occurred_at ?? Math.random())}`}
+            rowKey={(e) => e.event_id}
             empty="No events."
             columns={[
               ["Event", (e) => <code>{e.type}</code>],
-              ["When", (e) => when((e.occurred_at as string | undefined) ?? (e.created_at as string | undefined))],
+              ["When", (e) => when(e.occurred_at)],
               ["Details", (e) => <Fields data={e.data} />],
             ]}
           />

@@ -2,9 +2,12 @@
 // (which holds the API key), a short-lived widget token refreshed before it expires,
 // and the visitor's chat read from the widget feed with its cursor. No dependencies.
 
-export type Grant = { token: string; refresh_token: string; expires_in: number; chat_id: string };
-export type WidgetMessage = { id: string; author: "bot" | "visitor"; kind: string; text: string | null; deleted: boolean; created_at: string };
-type FeedEvent = { cursor: string; type: string; data: unknown };
+import type { DataOf, ItemOf } from "../api-types.js";
+
+/** What the widget needs of a grant (the host page's server may pass on just these). */
+export type Grant = Pick<DataOf<"POST /v1/apps/bot/widget/refresh">, "token" | "refresh_token" | "expires_in" | "chat_id">;
+export type WidgetMessage = Pick<ItemOf<"GET /v1/apps/bot/widget/messages">, "id" | "author" | "kind" | "text" | "deleted" | "created_at">;
+type FeedEvent = Pick<DataOf<"GET /v1/apps/bot/widget/events">["events"][number], "cursor" | "type" | "data">;
 
 export type SessionOptions = {
   /** The gateway's origin (where widget.js came from). */

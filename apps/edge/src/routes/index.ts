@@ -48,11 +48,13 @@ import { getUsers } from "./ops/users/list-users.js";
 import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
 import { getWidgetEvents, getWidgetMessages, postWidgetAuth, postWidgetMessage, postWidgetRefresh, postWidgetRevoke, postWidgetToken } from "./v1/bot/widget.js";
 import {
+  deleteChannel,
   deleteParticipant,
   getConversation,
   getConversationEvents,
   getInbox,
   patchConversation,
+  patchChannel,
   patchParticipant,
   postChannel,
   postConversation,
@@ -159,6 +161,8 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   patchParticipant,
   deleteParticipant,
   postChannel,
+  patchChannel,
+  deleteChannel,
   postWidgetSession,
   getWidgetSessions,
   postTronQuote,

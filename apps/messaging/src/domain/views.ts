@@ -81,6 +81,8 @@ export const CONVERSATION_EVENT_TYPES = [
   "participant.updated",
   "participant.removed",
   "channel.added",
+  "channel.updated",
+  "channel.removed",
   "widget_session.created",
   "message.created",
   "message.updated",

@@ -4,7 +4,7 @@ import type { conversationsV1 } from "@gateway/protos";
 import { createBot } from "../domain/bots/create.js";
 import { chatAction } from "../domain/chats/action.js";
 import { listChats } from "../domain/chats/list.js";
-import { addChannel } from "../domain/conversations/channels.js";
+import { addChannel, removeChannel, updateChannel } from "../domain/conversations/channels.js";
 import { createConversation } from "../domain/conversations/create.js";
 import { getConversation, listInbox } from "../domain/conversations/find.js";
 import { addParticipant, removeParticipant, updateParticipant } from "../domain/conversations/participants.js";
@@ -163,6 +163,15 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
     },
     async AddChannel(req) {
       return encodeChannel(await addChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, type: req.type, ref: req.ref } }));
+    },
+    async UpdateChannel(req) {
+      return encodeChannel(
+        await updateChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id, type: req.type, ref: req.ref } }),
+      );
+    },
+    async RemoveChannel(req) {
+      await removeChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id } });
+      return {};
     },
     async RegisterWebhook(req) {
       return encodeWebhook(await registerWebhook({ ctx, input: { tenantId: req.tenant_id, url: req.url, secret: req.secret, eventTypes: req.event_types } }));

@@ -5,6 +5,7 @@ import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
 import { PathId } from "../../http/units.js";
 import { usageJson } from "../ops/ai/requests.js";
+import { UsageRecord } from "../ops/ai/requests.types.js";
 
 const RequestParams = z.object({ request_id: PathId });
 type RequestParams = z.infer<typeof RequestParams>;
@@ -13,7 +14,7 @@ export const RequestViewResponse = z.object({
   data: z.object({
     request_id: z.string(),
     key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).nullable(),
-    usage: z.record(z.string(), z.unknown()).nullable(),
+    usage: UsageRecord.nullable(),
     audit: z.array(z.object({ event_id: z.string(), type: z.string(), source: z.string(), occurred_at: z.string(), data: z.record(z.string(), z.unknown()) })),
   }),
 });

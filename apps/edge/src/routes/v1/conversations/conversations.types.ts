@@ -15,6 +15,8 @@ export const ConversationEventTypes = z.enum([
   "participant.updated",
   "participant.removed",
   "channel.added",
+  "channel.updated",
+  "channel.removed",
   "widget_session.created",
   "message.created",
   "message.updated",
@@ -85,6 +87,12 @@ export const AddChannelRequest = z.strictObject({
 });
 export type AddChannelRequest = z.infer<typeof AddChannelRequest>;
 
+export const UpdateChannelRequest = z.strictObject({
+  type: AddChannelRequest.shape.type.optional().describe("Absent: the channel keeps its type."),
+  ref: AddChannelRequest.shape.ref,
+});
+export type UpdateChannelRequest = z.infer<typeof UpdateChannelRequest>;
+
 export const WidgetSessionRequest = z.strictObject({ visitor_id: VisitorId, display_name: DisplayName.optional() });
 export type WidgetSessionRequest = z.infer<typeof WidgetSessionRequest>;
 
@@ -98,6 +106,8 @@ export const ConversationParams = z.object({ id: PathId });
 export type ConversationParams = z.infer<typeof ConversationParams>;
 export const ParticipantParams = z.object({ id: PathId, participantId: PathId });
 export type ParticipantParams = z.infer<typeof ParticipantParams>;
+export const ChannelParams = z.object({ id: PathId, channelId: PathId });
+export type ChannelParams = z.infer<typeof ChannelParams>;
 export const WebhookParams = z.object({ webhookId: PathId });
 export type WebhookParams = z.infer<typeof WebhookParams>;
 
