@@ -19,6 +19,8 @@ export type RecordRow = {
   hold_id: string | null;
   stream: boolean;
   usage_json: string | null;
+  /** The allotment the reservation was claimed from (docs/decisions/0028). */
+  allotment_id: string | null;
 };
 
 type HoldRow = { operation_id: string; hold_id: string; status: string; units: string; captured_units: string | null; tenant_id: string };
@@ -47,7 +49,7 @@ export type MoneyAudit = {
 export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<MoneyAudit> {
   const records = await stack.sql<RecordRow>(
     "managed-ai",
-    "SELECT id, tenant_id, status, error_code, reserved_units::text, final_units::text, hold_id, stream, usage_json FROM usage_records WHERE tenant_id = ANY($1)",
+    "SELECT id, tenant_id, status, error_code, reserved_units::text, final_units::text, hold_id, stream, usage_json, allotment_id FROM usage_records WHERE tenant_id = ANY($1)",
     [tenantIds],
   );
   const holds = await stack.sql<HoldRow>(
@@ -57,6 +59,16 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
     [tenantIds],
   );
   const byOperation = new Map(holds.map((h) => [h.operation_id, h]));
+  // Charges posted from allotments: one transfer per request, post:<request id>.
+  const posts = new Map(
+    (
+      await stack.sql<{ operation_id: string; units: string }>(
+        "ledger",
+        "SELECT operation_id, units::text FROM transfers WHERE kind = 'post' AND tenant_id = ANY($1)",
+        [tenantIds],
+      )
+    ).map((p) => [p.operation_id, p.units]),
+  );
   const problems: string[] = [];
   const byStatus: Record<string, number> = {};
   let waiting = 0;
@@ -72,6 +84,12 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
     if (r.status === "completed") {
       charged += BigInt(r.final_units ?? "0");
       if (BigInt(r.reserved_units) === 0n) continue;
+      if (r.allotment_id && !r.hold_id) {
+        // Spent from an allotment: its charge is its own posted transfer (none for a zero charge).
+        const posted = posts.get(`post:${r.id}`) ?? "0";
+        if (posted !== (r.final_units ?? "0")) problems.push(`${where}: final ${r.final_units} but posted ${posted} from allotment ${r.allotment_id}`);
+        continue;
+      }
       if (!hold || hold.status !== "captured") problems.push(`${where}: completed but the hold is not captured`);
       else if (hold.captured_units !== r.final_units) problems.push(`${where}: final ${r.final_units} but captured ${hold.captured_units}`);
     } else if (r.status === "failed") {
@@ -89,7 +107,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
       problems.push(`${where}: still ${r.status}`);
     }
   }
-  for (const h of holds) if (!explained.has(h.operation_id)) problems.push(`hold ${h.hold_id} (${h.operation_id}, ${h.status}) belongs to no usage record`);
+  for (const h of holds) if (!explained.has(h.operation_id) && !h.operation_id.startsWith("allot:")) problems.push(`hold ${h.hold_id} (${h.operation_id}, ${h.status}) belongs to no usage record`);
   const captured = holds.reduce((sum, h) => sum + BigInt(h.captured_units ?? "0"), 0n);
   if (captured !== charged) problems.push(`final charges ${charged} != captured ${captured}`);
 
