@@ -106,6 +106,11 @@ for (const mode of ["json", "stream"] as Mode[]) {
   const added = row(mode, 1, "gateway").p50 - row(mode, 1, "direct").p50;
   targetRows.push(`| ${mode}: added p50 at 1 connection over direct | ≤ 2.00 ms | ${added.toFixed(2)} ms | ${added <= 2 ? "met" : "not met"} |`);
 }
+for (const mode of ["json", "stream"] as Mode[]) {
+  const runs = results.filter((r) => r.audit && r.mode === mode && r.connections === 32);
+  const calls = avg(runs.map((r) => r.audit!.ledgerCallsPerRequest));
+  targetRows.push(`| ${mode}: ledger calls per metered request at 32 connections | ≤ 0.10 | ${calls.toFixed(3)} | ${calls <= 0.1 ? "met" : "not met"} |`);
+}
 const failures = results.filter((r) => !runOk(r)).length;
 targetRows.push(`| errors and accounting drift, every run | 0 | ${failures} runs with either | ${failures === 0 ? "met" : "not met"} |`);
 
@@ -120,7 +125,7 @@ const audits = results
   .filter((r) => r.audit)
   .map((r) => {
     const a = r.audit!;
-    return `| ${r.mode} | ${r.connections} | ${a.okAnswers} | ${a.completed} | ${a.charged} | ${a.balanceDrop} | ${a.reservedAfter} | ${a.otherRecords} | ${a.invariantOk ? "ok" : "VIOLATED"} | ${auditOk(r) ? "ok" : "**DRIFT**"} |`;
+    return `| ${r.mode} | ${r.connections} | ${a.okAnswers} | ${a.completed} | ${a.charged} | ${a.balanceDrop} | ${a.reservedAfter} | ${a.otherRecords} | ${a.ledgerCallsPerRequest.toFixed(3)} | ${a.invariantOk ? "ok" : "VIOLATED"} | ${auditOk(r) ? "ok" : "**DRIFT**"} |`;
   });
 
 const report = `# Benchmarks
@@ -173,9 +178,12 @@ ${gatewayCpu.join("\n")}
 A fast run that loses money is a failed run: after each run, the completed usage records must
 equal the 200 answers, the sum of their final units must equal the tenant's balance drop,
 nothing may stay reserved, no other record may appear, and the ledger's invariant must hold.
+The balance drop is read from the ledger's balance view after the run's charges were posted
+(decision 0028): it equals the journal's posted charges. Ledger calls are every call the
+ledger answered during the run (its gRPC server histogram), per answered request.
 
-| mode | connections | 200 answers | completed records | charged units | balance drop | reserved after | other records | invariant | result |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |
+| mode | connections | 200 answers | completed records | charged units | balance drop | reserved after | other records | ledger calls / request | invariant | result |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |
 ${audits.join("\n")}
 
 ## Ledger: reserve + capture pairs

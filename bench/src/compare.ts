@@ -40,7 +40,17 @@ export type Measured = LoadResult & {
   mode: Mode;
   cpu: Map<string, number>;
   /** Gateway runs only: the money of the run checked against its answers. */
-  audit?: { completed: number; okAnswers: number; charged: bigint; balanceDrop: bigint; reservedAfter: bigint; otherRecords: number; invariantOk: boolean };
+  audit?: {
+    completed: number;
+    okAnswers: number;
+    charged: bigint;
+    balanceDrop: bigint;
+    reservedAfter: bigint;
+    otherRecords: number;
+    invariantOk: boolean;
+    /** Ledger calls during the run (and its settling moment), per answered request. */
+    ledgerCallsPerRequest: number;
+  };
 };
 
 /**
@@ -77,6 +87,8 @@ export async function measure(target: Target, mode: Mode, connections: number, a
       reservedAfter: after.reserved,
       otherRecords: after.otherRecords - before.otherRecords,
       invariantOk: after.invariantOk,
+      // The two GetBalance and CheckInvariant calls of the first reading are counted in the second.
+      ledgerCallsPerRequest: (after.ledgerCalls - before.ledgerCalls - 2) / Math.max(1, result.ok),
     };
   }
   return measured;

@@ -90,6 +90,13 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
         [tenant.tenantId],
       );
       const completed = rows.find((r) => r.status === "completed");
+      // Calls the ledger has answered so far (its gRPC server histogram), read before the
+      // balance and invariant calls below so they are not counted in a run.
+      const metrics = await (await fetch(stack.metricsUrl("ledger"))).text();
+      const ledgerCalls = metrics
+        .split("\n")
+        .filter((l) => l.startsWith("grpc_server_handling_seconds_count"))
+        .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
       const balance = await ledger.GetBalance({ tenant_id: tenant.tenantId });
       const check = await ledger.CheckInvariant({ tenant_id: tenant.tenantId });
       return {
@@ -99,6 +106,7 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
         available: BigInt(balance.available_units),
         reserved: BigInt(balance.reserved_units),
         invariantOk: check.ok,
+        ledgerCalls,
       };
     },
     groups() {
