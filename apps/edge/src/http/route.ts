@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Access } from "./access.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
