@@ -8,8 +8,8 @@ case "${1:-}" in
 Usage: ./scripts/test.sh        (also: pnpm test)
 
 Sets this machine up (pnpm, PostgreSQL, NATS, Redis, Chromium, dependencies, build;
-see scripts/setup.sh), checks for import cycles (pnpm cycles), type-checks everything, runs every package's tests (unit,
-stack-level integration and the console's browser tests, which save screenshots to
+see scripts/setup.sh), lints (pnpm lint) and checks for import cycles (pnpm cycles),
+type-checks everything, runs every package's tests (unit, stack-level integration and the console's browser tests, which save screenshots to
 docs/screenshots/), and validates docker-compose.yml. Takes several minutes.
 
 Environment (all optional):
@@ -25,7 +25,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 # The console's end-to-end tests drive Debian's Chromium (tests/src/console.e2e.test.ts).
 if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
 
-log "import cycles"
+log "lint (biome) and import cycles"
+pnpm lint
 pnpm cycles
 
 log "type-checking sources and tests"
