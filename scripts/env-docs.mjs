@@ -28,7 +28,7 @@ const SERVICES = [
   ["files", "FilesEnv"],
 ];
 
-const escape = (s) => String(s).replaceAll("|", "\\|").replaceAll("\n", " ");
+const escapeCell = (s) => String(s).replaceAll("|", "\\|").replaceAll("\n", " ");
 
 async function rowsByService() {
   const out = [];
@@ -42,8 +42,8 @@ async function rowsByService() {
 function table(rows) {
   const lines = ["| Variable | Default | Description |", "| --- | --- | --- |"];
   for (const r of rows) {
-    const def = r.required ? "**required**" : r.default === "" ? "(unset)" : `\`${escape(r.default)}\``;
-    lines.push(`| \`${r.name}\` | ${def} | ${escape(r.description)} |`);
+    const def = r.required ? "**required**" : r.default === "" ? "(unset)" : `\`${escapeCell(r.default)}\``;
+    lines.push(`| \`${r.name}\` | ${def} | ${escapeCell(r.description)} |`);
   }
   return lines.join("\n");
 }
@@ -54,7 +54,7 @@ export async function render() {
   const grpc = services.filter(([s]) => s !== "edge");
   const shared = grpc[0][1].filter((row) => grpc.every(([, rows]) => rows.some((r) => r.name === row.name && r.description === row.description)));
   const sharedNames = new Set(shared.map((r) => r.name));
-  let doc = "### Edge (`apps/edge`)\n\n" + table(services[0][1]) + "\n\n";
+  let doc = `### Edge (\`apps/edge\`)\n\n${table(services[0][1])}\n\n`;
   doc +=
     "### Every gRPC service (ledger, managed-ai, jobs, messaging, files)\n\n" +
     table(shared.map((r) => (["GRPC_PORT", "METRICS_PORT", "DATABASE_NAME"].includes(r.name) ? { ...r, default: "per service, below" } : r))) +

@@ -8,9 +8,11 @@ case "${1:-}" in
 Usage: ./scripts/test.sh        (also: pnpm test)
 
 Sets this machine up (pnpm, PostgreSQL, NATS, Redis, Chromium, dependencies, build;
-see scripts/setup.sh), type-checks everything, runs every package's tests (unit,
-stack-level integration and the console's browser tests, which save screenshots to
-docs/screenshots/), and validates docker-compose.yml. Takes several minutes.
+see scripts/setup.sh), lints (pnpm lint) and checks for import cycles (pnpm cycles),
+type-checks everything, runs every package's tests (unit, stack-level integration,
+the console's browser tests) and the fault suite, and validates docker-compose.yml.
+It leaves the working tree as it found it: the screenshots and docs/reliability.md
+are written only by ./scripts/docs.sh (pnpm docs). Takes several minutes.
 
 Environment (all optional):
   DATABASE_URL / NATS_URL / REDIS_URL   use servers elsewhere instead of local ones
@@ -25,6 +27,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 # The console's end-to-end tests drive Debian's Chromium (tests/src/console.e2e.test.ts).
 if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
 
+log "lint (biome) and import cycles"
+pnpm lint
+pnpm cycles
+
 log "type-checking sources and tests"
 pnpm exec turbo run typecheck --output-logs=errors-only
 
@@ -32,7 +38,8 @@ export TEST_LOG_DIR="${TEST_LOG_DIR:-$ROOT/.test-logs}"
 log "tests (process logs of stack tests in $TEST_LOG_DIR)"
 pnpm exec turbo run test --concurrency=1 --output-logs=new-only
 
-# The fault suite's bounded profile: faults under load, then hostile input (docs/reliability.md).
+# The fault suite's bounded profile: faults under load, then hostile input. Its report goes to
+# tests/.reliability/ci.md; docs/reliability.md is written only by pnpm docs.
 log "reliability suite (profile ci: faults under load, hostile input)"
 pnpm reliability --profile=ci
 

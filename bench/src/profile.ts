@@ -44,7 +44,9 @@ function bucket(url: string): string {
 for (const file of readdirSync(dir)) {
   const p = JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile;
   const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
   const byNode = new Map(p.nodes.map((n) => [n.id, n]));
   const perBucket = new Map<string, number>();
   const perFn = new Map<string, number>();

@@ -28,7 +28,7 @@ let stack: Stack;
 let provider: MockProvider;
 let broken: MockProvider;
 let op: Operator;
-let customers: Customer[] = [];
+const customers: Customer[] = [];
 let edges: string[] = [];
 const planned: Partial<Record<ServiceName, number>> = {};
 const secrets: string[] = [PROVIDER_KEY];

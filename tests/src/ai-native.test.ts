@@ -20,7 +20,9 @@ let provider: MockProvider;
 let op: Operator;
 let model: ManagedModel;
 const metered = meteredStack();
-beforeAll(() => void ({ stack, provider, op, model } = metered));
+beforeAll(() => {
+  ({ stack, provider, op, model } = metered);
+});
 
 const messages = [
   { role: "system" as const, content: "You are terse." },

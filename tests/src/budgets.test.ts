@@ -12,7 +12,9 @@ let op: Operator;
 let model: ManagedModel;
 // byok instances and push targets point at local mock servers.
 const metered = meteredStack({ env: { "managed-ai": { ALLOW_PRIVATE_TARGETS: "true" }, messaging: { ALLOW_PRIVATE_TARGETS: "true" } } });
-beforeAll(() => void ({ stack, provider, op, model } = metered));
+beforeAll(() => {
+  ({ stack, provider, op, model } = metered);
+});
 
 const messages = [{ role: "user" as const, content: "Spend a little" }];
 const MAX_TOKENS = 20n;

@@ -1,4 +1,4 @@
-import { call, newTenant, type Stack } from "@gateway/testkit";
+import { call, type newTenant, type Stack } from "@gateway/testkit";
 
 export type Tenant = Awaited<ReturnType<typeof newTenant>>;
 

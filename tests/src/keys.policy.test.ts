@@ -135,7 +135,7 @@ describe("per-minute rate: 429 with Retry-After", () => {
   it("allows the rate in any 60 s and tells when to retry", async () => {
     const key = await createKey(stack, owner, { rate_limit_per_minute: 5 });
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof get>> | undefined;
     for (let i = 0; i < 7; i++) {
       last = await get("/v1/key", key.key, {}, i % 2 ? edge2 : stack.edgeUrl);
       statuses.push(last.status);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MockProvider } from "@gateway/mock-provider";
 import { call, startStack, type Stack } from "@gateway/testkit";
-import { balance, customer, managedModel, mockProvider, operator, upstream, usageRecord, type Customer, type ManagedModel, type Operator } from "./support/managed-ai.js";
+import { balance, customer, managedModel, mockProvider, operator, upstream, usageRecord, type Customer, type Operator } from "./support/managed-ai.js";
 import { eventually } from "./support/operators.js";
-import { auditMoney, settledBooks } from "./support/money-audit.js";
+import { settledBooks } from "./support/money-audit.js";
 
 /*
  * Issue 10: unknown outcomes resolve themselves once the ledger answers again.
@@ -14,7 +14,6 @@ import { auditMoney, settledBooks } from "./support/money-audit.js";
 let stack: Stack;
 let provider: MockProvider;
 let op: Operator;
-let model: ManagedModel;
 
 beforeAll(async () => {
   provider = await mockProvider();
@@ -24,7 +23,7 @@ beforeAll(async () => {
   });
   op = await operator(stack);
   await upstream(stack, op, provider, "mock");
-  model = await managedModel(stack, op, { alias: "small", upstreamId: "mock", inputPerMtok: 1_000_000, outputPerMtok: 2_000_000 });
+  await managedModel(stack, op, { alias: "small", upstreamId: "mock", inputPerMtok: 1_000_000, outputPerMtok: 2_000_000 });
 });
 afterAll(async () => {
   await stack?.shutdown();
@@ -153,7 +152,7 @@ describe("the reconciler", () => {
   it("takes an operator's release reason of exactly 240 characters whole into the ledger (issue 16)", async () => {
     const c = await customer(stack, op, { units: 100_000, alias: "rel", defaultModel: "small" });
     const id = await reviewWithOpenHold(c, "rel");
-    const reason = "r".repeat(120) + " " + "s".repeat(119);
+    const reason = `${"r".repeat(120)} ${"s".repeat(119)}`;
     expect(reason).toHaveLength(240);
     const res = await call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/release`, { token: op.token, body: { reason } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -100,7 +100,7 @@ export class ApiClient {
       if (await this.refresh()) res = await this.once(method, path, options, auth);
     }
     const text = await res.text();
-    let body: unknown = undefined;
+    let body: unknown;
     if (text) {
       try {
         body = JSON.parse(text);

@@ -44,7 +44,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): Loaded
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [tick, ...deps]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
@@ -85,6 +84,7 @@ export function ActionForm({ onSubmit, submit, children, busyText = "Working…"
 export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
   return (
     <div className="field">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: the control is the child passed in (an input, select or textarea) */}
       <label>
         <span>{label}</span>
         {children}

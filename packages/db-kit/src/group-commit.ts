@@ -74,6 +74,8 @@ export class GroupCommit<I, O> {
       for (const w of batch) await this.commit([w]); // in submission order: the first of two rivals wins
       return;
     }
-    batch.forEach((w, i) => w.resolve(results[i]!));
+    batch.forEach((w, i) => {
+      w.resolve(results[i]!);
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AppError } from "./index.js";
+import { AppError } from "./app-error.js";
 
 /** The first issue of a failed parse, as "field: message". */
 export function describeIssue(error: z.ZodError): string {

@@ -169,7 +169,7 @@ describe("outbox and consumer", () => {
     const c = await consumer();
     try {
       await runWithContext({ requestId: "req_commit1" }, () =>
-        transact(async (tx, emit) => {
+        transact(async (_tx, emit) => {
           await emit("ledger.credited", credit(1), { id: "evt_commit_1" });
         }),
       );

@@ -62,7 +62,10 @@ function freePort(): Promise<number> {
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = createConnection(port, "127.0.0.1");
-    s.once("connect", () => (s.destroy(), resolve(true)));
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once("error", () => resolve(false));
   });
 

@@ -84,20 +84,31 @@ export class JetStreamPublisher implements JsPublish {
     const p = token === undefined ? undefined : this.pending.get(token);
     if (!p || token === undefined) return; // timed out already
     this.pending.delete(token);
-    if (err) return p.reject(err);
+    if (err) {
+      p.reject(err);
+      return;
+    }
     if (msg.data.length === 0) {
       // A status without a body: 503 is "no responders" (no stream takes the subject).
       const code = String(msg.headers?.code ?? "unknown");
-      return p.reject(new PublishError(`publish to ${p.subject}: ${code === "503" ? "no responders" : `status ${code}`}`, code));
+      p.reject(new PublishError(`publish to ${p.subject}: ${code === "503" ? "no responders" : `status ${code}`}`, code));
+      return;
     }
     let ack: PubAck & { error?: { code: number; err_code?: number; description: string } };
     try {
       ack = JSON.parse(decoder.decode(msg.data)) as typeof ack;
     } catch {
-      return p.reject(new PublishError(`publish to ${p.subject}: unreadable ack`, "invalid_ack"));
+      p.reject(new PublishError(`publish to ${p.subject}: unreadable ack`, "invalid_ack"));
+      return;
     }
-    if (ack.error) return p.reject(new PublishError(`publish to ${p.subject}: ${ack.error.description}`, String(ack.error.code)));
-    if (!ack.stream) return p.reject(new PublishError(`publish to ${p.subject}: invalid ack`, "invalid_ack"));
+    if (ack.error) {
+      p.reject(new PublishError(`publish to ${p.subject}: ${ack.error.description}`, String(ack.error.code)));
+      return;
+    }
+    if (!ack.stream) {
+      p.reject(new PublishError(`publish to ${p.subject}: invalid ack`, "invalid_ack"));
+      return;
+    }
     ack.duplicate = ack.duplicate ?? false;
     p.resolve(ack);
   }

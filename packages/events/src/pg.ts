@@ -30,7 +30,10 @@ const preparedOn = new WeakMap<object, Set<string>>();
  */
 export function preparedStatement(client: object, name: string, text: string): string {
   let names = preparedOn.get(client);
-  if (!names) preparedOn.set(client, (names = new Set()));
+  if (!names) {
+    names = new Set();
+    preparedOn.set(client, names);
+  }
   if (names.has(name)) return `EXECUTE ${name}`;
   names.add(name);
   return `PREPARE ${name} AS ${text}; EXECUTE ${name}`;

@@ -20,7 +20,7 @@ if (process.argv[2] === "server") {
     Unary: (call, cb) => cb(null, Buffer.concat([call.request.subarray(0, 4), answer])),
     Bidi: (call) => call.on("data", (m) => call.write(Buffer.concat([m.subarray(0, 4), answer]))).on("end", () => call.end()),
   });
-  server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => process.send({ port }));
+  server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (_err, port) => process.send({ port }));
 } else {
   const calls = Number(process.argv[2] ?? 20000);
   const concurrency = Number(process.argv[3] ?? 32);

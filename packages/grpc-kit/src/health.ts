@@ -36,7 +36,10 @@ export class HealthService {
       const send: Watcher = (status) => call.write({ status });
       send(this.statuses.get(service) ?? "SERVICE_UNKNOWN");
       let set = this.watchers.get(service);
-      if (!set) this.watchers.set(service, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        this.watchers.set(service, set);
+      }
       set.add(send);
       this.streams.add(call as grpc.ServerWritableStream<unknown, unknown>);
       call.on("cancelled", () => {

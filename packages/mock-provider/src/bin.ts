@@ -7,17 +7,15 @@ import { startMockProvider } from "./server.js";
 
 const usage = "usage: gateway-mock-provider --api-key <key> [--port <port>] [--host <host>] [--models <id,id>]";
 
-let values;
+const options = {
+  "api-key": { type: "string" },
+  port: { type: "string", default: "0" },
+  host: { type: "string", default: "127.0.0.1" },
+  models: { type: "string" },
+} as const;
+let values: ReturnType<typeof parseArgs<{ options: typeof options; strict: true }>>["values"];
 try {
-  ({ values } = parseArgs({
-    options: {
-      "api-key": { type: "string" },
-      port: { type: "string", default: "0" },
-      host: { type: "string", default: "127.0.0.1" },
-      models: { type: "string" },
-    },
-    strict: true,
-  }));
+  ({ values } = parseArgs({ options, strict: true }));
 } catch (err) {
   console.error(`${(err as Error).message}\n${usage}`);
   process.exit(2);

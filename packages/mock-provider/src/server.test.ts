@@ -15,7 +15,6 @@ const chat = (body: unknown, key = KEY) =>
   fetch(`${provider.url}/chat/completions`, { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) });
 
 /** A JSON body, untyped (tests look into it). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (res: Response): Promise<any> => res.json();
 
 /** The `data:` payloads of an SSE body, in order. */

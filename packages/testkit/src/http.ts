@@ -1,6 +1,8 @@
 /** Small helpers for talking to the edge in tests. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read answers loosely and assert their shape; a typed default would cast in every test
 export type JsonResponse<T = any> = { status: number; headers: Headers; body: T };
 
+// biome-ignore lint/suspicious/noExplicitAny: as JsonResponse above
 export async function call<T = any>(
   baseUrl: string,
   method: string,

@@ -236,7 +236,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async waitForLog(service, match, timeoutMs = 10_000) {
       const proc = processes.get(service)!;
       let found: LogLine | undefined;
-      await waitUntil(`log line of ${service}`, async () => (found = proc.lines.find(match)) !== undefined, timeoutMs);
+      await waitUntil(
+        `log line of ${service}`,
+        async () => {
+          found = proc.lines.find(match);
+          return found !== undefined;
+        },
+        timeoutMs,
+      );
       return found!;
     },
     async sql(service, text, values = []) {

@@ -35,6 +35,7 @@ export type UploadOptions = {
   abortAfter?: number;
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read answers loosely and assert their shape (as JsonResponse)
 export type UploadResult = { status: number; body: any; headers: IncomingHttpHeaders } | { aborted: true; error?: string };
 
 /**

@@ -57,7 +57,14 @@ type Figures = { profile: string; at: string; faults?: FaultFigures; fuzz?: Fuzz
 
 const stateFile = join(REPO_ROOT, "tests", ".reliability", `${PROFILE}.json`);
 
-/** Records a section's figures and rewrites docs/reliability.md from everything this run measured so far. */
+/**
+ * Where the report goes: docs/reliability.md only under `pnpm docs` (WRITE_DOCS=1); otherwise
+ * tests/.reliability/<profile>.md (ignored by git), so a test run leaves the working tree as it found it.
+ */
+export const REPORT_FILE =
+  process.env.WRITE_DOCS === "1" ? join(REPO_ROOT, "docs", "reliability.md") : join(REPO_ROOT, "tests", ".reliability", `${PROFILE}.md`);
+
+/** Records a section's figures and rewrites the report (REPORT_FILE) from everything this run measured so far. */
 export function saveFigures(section: "faults", data: FaultFigures): void;
 export function saveFigures(section: "fuzz", data: FuzzFigures): void;
 export function saveFigures(section: "faults" | "fuzz", data: FaultFigures | FuzzFigures): void {
@@ -67,7 +74,7 @@ export function saveFigures(section: "faults" | "fuzz", data: FaultFigures | Fuz
   figures.at = new Date().toISOString();
   figures.profile = PROFILE;
   writeFileSync(stateFile, JSON.stringify(figures, null, 2));
-  writeFileSync(join(REPO_ROOT, "docs", "reliability.md"), render(figures));
+  writeFileSync(REPORT_FILE, render(figures));
 }
 
 const table = (rows: [string, string | number][]) => ["| Figure | Value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");

@@ -6,6 +6,8 @@ import { REPO_ROOT } from "@gateway/testkit";
 /** Debian's Chromium (apt-get install -y chromium; scripts/test.sh installs it when missing). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const SCREENSHOTS = join(REPO_ROOT, "docs", "screenshots");
+/** Set by `pnpm docs` (scripts/docs.sh): the documents a run writes are written only when asked. */
+export const WRITE_DOCS = process.env.WRITE_DOCS === "1";
 
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/test.sh installs it)`);
@@ -25,7 +27,15 @@ export async function openPage(browser: Browser, errors: string[]): Promise<Page
   return page;
 }
 
+/**
+ * Takes a full-page screenshot (the page must render whole); saved to docs/screenshots/ only
+ * under `pnpm docs` (WRITE_DOCS=1), so a test run leaves the working tree as it found it.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!WRITE_DOCS) {
+    await page.screenshot({ fullPage: true });
+    return;
+  }
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }

@@ -90,7 +90,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
         if (posted !== (r.final_units ?? "0")) problems.push(`${where}: final ${r.final_units} but posted ${posted} from allotment ${r.allotment_id}`);
         continue;
       }
-      if (!hold || hold.status !== "captured") problems.push(`${where}: completed but the hold is not captured`);
+      if (hold?.status !== "captured") problems.push(`${where}: completed but the hold is not captured`);
       else if (hold.captured_units !== r.final_units) problems.push(`${where}: final ${r.final_units} but captured ${hold.captured_units}`);
     } else if (r.status === "failed") {
       if (hold && hold.status !== "voided") problems.push(`${where}: failed but the hold is ${hold.status}`);

@@ -146,16 +146,14 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
           </Field>
         </div>
         {kind === "managed" ? (
-          <>
-            <div className="row">
-              <Field label="Default model" hint="A model alias from Prices.">
-                <input name="default_model" value={f.default_model} onChange={set("default_model")} required />
-              </Field>
-              <Field label="Models served" hint="Aliases; empty: every enabled model.">
-                <input name="models" value={f.models} onChange={set("models")} />
-              </Field>
-            </div>
-          </>
+          <div className="row">
+            <Field label="Default model" hint="A model alias from Prices.">
+              <input name="default_model" value={f.default_model} onChange={set("default_model")} required />
+            </Field>
+            <Field label="Models served" hint="Aliases; empty: every enabled model.">
+              <input name="models" value={f.models} onChange={set("models")} />
+            </Field>
+          </div>
         ) : null}
         {kind === "byok" ? (
           <>

@@ -55,10 +55,21 @@ export function Review({ canWrite }: { canWrite: boolean }) {
               (r) =>
                 canWrite && releasable(r, now) ? (
                   <span className="row-actions">
-                    <button className="secondary" onClick={() => (setReleasing(r), setCapturing(null), setReason(""), setDone(null))}>
+                    <button className="secondary" onClick={() => {
+                        setReleasing(r);
+                        setCapturing(null);
+                        setReason("");
+                        setDone(null);
+                      }}>
                       Release…
                     </button>
-                    <button className="secondary" onClick={() => (setCapturing(r), setReleasing(null), setReason(""), setUnits(""), setDone(null))}>
+                    <button className="secondary" onClick={() => {
+                        setCapturing(r);
+                        setReleasing(null);
+                        setReason("");
+                        setUnits("");
+                        setDone(null);
+                      }}>
                       Capture…
                     </button>
                   </span>

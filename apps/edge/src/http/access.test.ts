@@ -2,7 +2,7 @@ import type { Request } from "express";
 import { describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
 import { authorize, type Access, type Authenticators } from "./access.js";
-import type { PlatformRole, SessionPrincipal, TenantRole } from "./principal.js";
+import type { PlatformRole, SessionPrincipal, TenantRole } from "../domain/principal.js";
 
 function principal(tenantRole: TenantRole, platformRole: PlatformRole | null): SessionPrincipal {
   return { kind: "session", userId: "usr_1", sessionId: "ses_1", tenantId: "ten_1", tenantRole, platformRole };

@@ -1,8 +1,17 @@
 import { AppError } from "@gateway/errors";
 import type { Request } from "express";
 import type { KeyRequirement } from "../domain/keys/authenticate-key.js";
+import { bearerToken } from "../domain/keys/key-request.js";
 import type { Scope, ServiceType } from "../domain/keys/scopes.js";
-import type { ApiKeyPrincipal, Principal, SessionPrincipal, TenantRole, WidgetPrincipal } from "./principal.js";
+import type {
+  ApiKeyPrincipal,
+  Principal,
+  SessionAuthenticator,
+  SessionPrincipal,
+  TenantRole,
+  WidgetAuthenticator,
+  WidgetPrincipal,
+} from "../domain/principal.js";
 
 /**
  * What a route requires of its caller, declared once on the route. The one
@@ -32,16 +41,6 @@ export type Access =
    */
   | { kind: "widget"; orApiKeyScope?: Scope };
 
-export type SessionAuthenticator = {
-  /** The principal of a valid, live session access token, else null. */
-  authenticate(token: string): Promise<SessionPrincipal | null>;
-};
-
-export type WidgetAuthenticator = {
-  /** The principal of a valid widget token of a live session, else null. */
-  authenticate(token: string): Promise<WidgetPrincipal | null>;
-};
-
 export type Authenticators = {
   sessions: SessionAuthenticator;
   widgets?: WidgetAuthenticator;
@@ -50,13 +49,6 @@ export type Authenticators = {
 };
 
 export const ADMIN_TENANT_ROLES: readonly TenantRole[] = ["owner", "admin"];
-
-export function bearerToken(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
 
 async function sessionOf(req: Request, sessions: SessionAuthenticator): Promise<SessionPrincipal> {
   const token = bearerToken(req);

@@ -7,7 +7,15 @@ import { clientErrorHandler } from "./client-error.js";
 const server = createServer((_req, res) => res.end("ok"));
 server.on("clientError", clientErrorHandler(createLogger({ service: "edge-test", level: "silent" })));
 let port = 0;
-beforeAll(() => new Promise<void>((r) => server.listen(0, "127.0.0.1", () => ((port = (server.address() as AddressInfo).port), r()))));
+beforeAll(
+  () =>
+    new Promise<void>((r) =>
+      server.listen(0, "127.0.0.1", () => {
+        port = (server.address() as AddressInfo).port;
+        r();
+      }),
+    ),
+);
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 function raw(request: string): Promise<string> {

@@ -107,7 +107,9 @@ export function leanPath(options: {
       }
       const params: Record<string, string> = {};
       try {
-        hot.names.forEach((name, k) => (params[name] = decodeURIComponent(values[k + 1]!)));
+        hot.names.forEach((name, k) => {
+          params[name] = decodeURIComponent(values[k + 1]!);
+        });
       } catch (cause) {
         // As the router answers an undecodable parameter: a 400.
         errorHandler(Object.assign(new URIError(`Failed to decode param '${values[1]}'`), { status: 400, cause }), req, res, () => undefined);

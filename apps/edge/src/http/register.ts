@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from "express";
-import { z } from "zod";
+import type { z } from "zod";
 import { AppError, describeIssue } from "@gateway/errors";
 import { setActor } from "@gateway/logger";
 import { authorize, type Authenticators } from "./access.js";

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Access } from "./access.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -63,7 +63,7 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
 };
 
 // A route with its own parameter types, stored in a list of routes of any types.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a list of routes of different parameter types; each route is checked where it is defined
 export type AnyRoute<Deps> = RouteDef<Deps, any, any, any>;
 
 /** Declares a route; the schemas type the handler and feed validation and OpenAPI alike. */

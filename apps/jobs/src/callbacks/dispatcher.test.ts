@@ -77,7 +77,9 @@ describe("CallbackDispatcher", () => {
       } else expect(r.state).toBe("exhausted");
     }
     // base 1000 ms × 2^(n-1) (jitter factor 1): 1 s, 2 s, 4 s, ... 64 s, give or take the test's own time.
-    delays.forEach((delay, i) => expect(Math.abs(delay - 1_000 * 2 ** i)).toBeLessThan(1_000));
+    delays.forEach((delay, i) => {
+      expect(Math.abs(delay - 1_000 * 2 ** i)).toBeLessThan(1_000);
+    });
     await dueNow(eventId).catch(() => undefined);
     expect(await d.runOnce()).toBe(0);
     expect(new Set(receiver.received.map((r) => r.headers["x-service-event-id"]))).toEqual(new Set([eventId]));

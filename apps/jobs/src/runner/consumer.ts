@@ -59,7 +59,7 @@ export async function startJobRunner(options: JobRunnerOptions): Promise<JobRunn
   let stopping = false;
 
   async function handle(msg: JsMsg): Promise<void> {
-    let event;
+    let event: ReturnType<typeof parseEnvelope>;
     try {
       event = parseEnvelope(JSON.parse(decoder.decode(msg.data)));
     } catch (err) {

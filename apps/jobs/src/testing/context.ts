@@ -66,7 +66,7 @@ export class FakeLedger {
       async Capture(req: { operation_id: string; hold_id: string; units: string }) {
         return self.once("Capture", req.operation_id, () => {
           const hold = self.holds.get(req.hold_id);
-          if (!hold || hold.status !== "open") throw new AppError("conflict", "hold settled");
+          if (hold?.status !== "open") throw new AppError("conflict", "hold settled");
           hold.status = "captured";
           self.available.set(hold.tenantId, (self.available.get(hold.tenantId) ?? 0n) + hold.units - BigInt(req.units));
           return {};
@@ -75,7 +75,7 @@ export class FakeLedger {
       async Void(req: { operation_id: string; hold_id: string }) {
         return self.once("Void", req.operation_id, () => {
           const hold = self.holds.get(req.hold_id);
-          if (!hold || hold.status !== "open") throw new AppError("conflict", "hold settled");
+          if (hold?.status !== "open") throw new AppError("conflict", "hold settled");
           hold.status = "voided";
           self.available.set(hold.tenantId, (self.available.get(hold.tenantId) ?? 0n) + hold.units);
           return {};

@@ -105,7 +105,7 @@ export class ItrxEnergyProvider implements EnergyProvider {
     const failure = httpFailure(answer);
     if (failure) return failure;
     const { body } = answer as Extract<Answer, { kind: "answer" }>;
-    if (!body || body.errno !== 0) return { kind: "unreachable", reason: `order query answered errno ${String(body?.errno)}` };
+    if (body?.errno !== 0) return { kind: "unreachable", reason: `order query answered errno ${String(body?.errno)}` };
     return { kind: "found", order: body as ItrxOrder };
   }
 

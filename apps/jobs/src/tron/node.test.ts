@@ -46,7 +46,9 @@ describe("HttpTronNode.delegatedByTransactions", () => {
     const check = await node.delegatedByTransactions(cases.map(([t]) => t), RECEIVER);
     expect(check).toMatchObject({ kind: "energy", energy: 0, confirmed: [] });
     const rejected = (check as { rejected: { txid: string; reason: string }[] }).rejected;
-    cases.forEach(([t, why], i) => expect(rejected[i]).toEqual({ txid: t, reason: expect.stringContaining(why) }));
+    cases.forEach(([t, why], i) => {
+      expect(rejected[i]).toEqual({ txid: t, reason: expect.stringContaining(why) });
+    });
   });
 
   it("tells two leases to the same receiver apart, which the delegator's sum cannot", async () => {

@@ -1,4 +1,3 @@
-import { AppError } from "@gateway/errors";
 import type { CallContext, Implementation } from "@gateway/grpc-kit";
 import type { managedAi, managedAiV1 } from "@gateway/protos";
 import type { ManagedAiContext } from "../db.js";

@@ -103,7 +103,7 @@ export class ProviderClient {
   private readonly guarded: Agent;
 
   constructor(
-    private readonly timeouts: ProviderTimeouts,
+    timeouts: ProviderTimeouts,
     private readonly egressPolicy: EgressPolicy = { allowPrivate: false },
   ) {
     const options = { keepAliveTimeout: 30_000, connections: 256, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs };

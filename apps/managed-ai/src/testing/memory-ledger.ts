@@ -30,7 +30,10 @@ export function memoryLedger() {
   let n = 0;
   const account = (tenantId: string) => {
     let a = accounts.get(tenantId);
-    if (!a) accounts.set(tenantId, (a = { available: 0n, held: 0n, credited: 0n }));
+    if (!a) {
+      a = { available: 0n, held: 0n, credited: 0n };
+      accounts.set(tenantId, a);
+    }
     return a;
   };
   const view = (h: Hold) => ({

@@ -1,4 +1,4 @@
-import type { PlatformRole, TenantRole } from "../../http/principal.js";
+import type { PlatformRole, TenantRole } from "../principal.js";
 import type { IdentityContext } from "./context.js";
 
 export type UserListItem = {

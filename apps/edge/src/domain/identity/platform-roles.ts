@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import type { Logger } from "@gateway/logger";
-import type { PlatformRole } from "../../http/principal.js";
+import type { PlatformRole } from "../principal.js";
 import type { IdentityContext } from "./context.js";
 import { registerUser } from "./register-user.js";
 

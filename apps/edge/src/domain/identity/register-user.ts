@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import { isUniqueViolation } from "@gateway/db-kit";
 import { newId } from "@gateway/ids";
 import type { Tx } from "../../db.js";
-import type { PlatformRole } from "../../http/principal.js";
+import type { PlatformRole } from "../principal.js";
 import type { IdentityContext } from "./context.js";
 import { hashPassword } from "./passwords.js";
 

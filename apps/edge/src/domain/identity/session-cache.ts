@@ -1,5 +1,4 @@
-import type { SessionAuthenticator } from "../../http/access.js";
-import type { PlatformRole, SessionPrincipal, TenantRole } from "../../http/principal.js";
+import type { PlatformRole, SessionAuthenticator, SessionPrincipal, TenantRole } from "../principal.js";
 import type { PrismaClient } from "../../db.js";
 import type { Broadcast } from "@gateway/events";
 import { verifyAccessToken } from "./tokens.js";

@@ -1,9 +1,9 @@
-import type { Request } from "express";
 import { AppError } from "@gateway/errors";
-import type { ApiKeyPrincipal } from "../../http/principal.js";
+import type { ApiKeyPrincipal } from "../principal.js";
 import type { KeysContext } from "./context.js";
 import { expireKey } from "./expire-key.js";
 import { hashKey, keyFromRequest, looksLikeKey } from "./key-format.js";
+import type { KeyRequest } from "./key-request.js";
 import type { KeyRecord } from "./key-store.js";
 import type { Admission } from "./limits.js";
 import type { Scope, ServiceType } from "./scopes.js";
@@ -45,7 +45,7 @@ const unauthorized = (message = "The API key is invalid, revoked or expired.") =
  * The cached key is checked against its version in Redis in the same round
  * trip that applies the limits, and reloaded when another replica changed it.
  */
-export async function authenticateKey(ctx: KeysContext, req: Request, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
+export async function authenticateKey(ctx: KeysContext, req: KeyRequest, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
   const presented = keyFromRequest(req);
   if (!presented) throw unauthorized("Send an API key: X-API-Key: <key>, or Authorization: Bearer <key>.");
   if (!looksLikeKey(presented)) throw unauthorized();
@@ -104,7 +104,7 @@ export async function authenticateKey(ctx: KeysContext, req: Request, requiremen
 }
 
 /** The concurrency slot is held until the response or stream ends (or the client goes), renewed while it lasts. */
-function holdLease(ctx: KeysContext, req: Request, keyId: string): void {
+function holdLease(ctx: KeysContext, req: KeyRequest, keyId: string): void {
   const leaseId = req.requestId;
   const renew = setInterval(() => {
     ctx.limits.renew(keyId, leaseId).catch((err: unknown) => ctx.logger.warn({ err, key_id: keyId }, "lease renewal failed"));
@@ -116,7 +116,7 @@ function holdLease(ctx: KeysContext, req: Request, keyId: string): void {
   });
 }
 
-async function recordDenial(ctx: KeysContext, key: KeyRecord, reason: LocalDenial | "daily_quota" | "rate_limit" | "concurrency", req: Request, ip: string) {
+async function recordDenial(ctx: KeysContext, key: KeyRecord, reason: LocalDenial | "daily_quota" | "rate_limit" | "concurrency", req: KeyRequest, ip: string) {
   await publishQuietly(ctx, () =>
     ctx.publish("key.policy_denied", { key_id: key.id, tenant_id: key.tenantId, reason, method: req.method, path: req.path, client_ip: ip }),
   );

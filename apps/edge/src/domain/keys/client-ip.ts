@@ -1,5 +1,5 @@
 import { BlockList, isIP } from "node:net";
-import type { Request } from "express";
+import type { KeyRequest } from "./key-request.js";
 
 /** `::ffff:1.2.3.4` → `1.2.3.4`; zone ids dropped. */
 export function normalizeIp(ip: string): string {
@@ -56,7 +56,7 @@ export class ClientIpResolver {
     this.header = header.toLowerCase();
   }
 
-  resolve(req: Request): string {
+  resolve(req: Pick<KeyRequest, "headers" | "socket">): string {
     const peer = normalizeIp(req.socket.remoteAddress ?? "");
     if (!ipAllowed(this.trusted, peer)) return peer;
     const raw = req.headers[this.header];

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Request } from "express";
-import { bearerToken } from "../../http/access.js";
+import { bearerToken, type KeyRequest } from "./key-request.js";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -35,7 +34,7 @@ export function hashKey(plaintext: string): string {
 const KEY_SHAPE = /^gw_[0-9A-Za-z]{10}_[0-9A-Za-z]{32}$/;
 
 /** The presented key: `X-API-Key`, or `Authorization: Bearer <key>` (for OpenAI-compatible SDKs). */
-export function keyFromRequest(req: Request): string | undefined {
+export function keyFromRequest(req: Pick<KeyRequest, "headers">): string | undefined {
   const header = req.headers["x-api-key"];
   const value = (Array.isArray(header) ? header[0] : header)?.trim() || bearerToken(req);
   return value || undefined;

@@ -5,7 +5,7 @@ import type { ApiKey } from "../../generated/prisma/client.js";
 import type { Broadcast } from "@gateway/events";
 import { parseCidrs } from "./client-ip.js";
 import type { LimitedKey } from "./limits.js";
-import type { KeyBudget } from "../../http/principal.js";
+import type { KeyBudget } from "../principal.js";
 
 /** The stored budget, when both halves are set. */
 export function keyBudgetOf(row: Pick<ApiKey, "budgetUnits" | "budgetPeriod">): KeyBudget | null {

@@ -108,8 +108,12 @@ type PendingRelease = { leases: string[]; sent: { resolve(): void; reject(err: u
 
 function settle(sent: Promise<unknown>, entry: PendingRelease): void {
   sent.then(
-    () => entry.sent.forEach((w) => w.resolve()),
-    (err: unknown) => entry.sent.forEach((w) => w.reject(err)),
+    () => {
+      for (const w of entry.sent) w.resolve();
+    },
+    (err: unknown) => {
+      for (const w of entry.sent) w.reject(err);
+    },
   );
 }
 
@@ -186,7 +190,10 @@ export class KeyLimits {
   release(keyId: string, leaseId: string): Promise<void> {
     return new Promise((resolve, reject) => {
       let entry = this.pending.get(keyId);
-      if (!entry) this.pending.set(keyId, (entry = { leases: [], sent: [] }));
+      if (!entry) {
+        entry = { leases: [], sent: [] };
+        this.pending.set(keyId, entry);
+      }
       entry.leases.push(leaseId);
       entry.sent.push({ resolve, reject });
       if (!this.flushScheduled) {

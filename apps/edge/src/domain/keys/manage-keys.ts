@@ -4,7 +4,7 @@ import type { ApiKey } from "../../generated/prisma/client.js";
 import type { KeysContext } from "./context.js";
 import { generateKey } from "./key-format.js";
 import { keyBudgetOf } from "./key-store.js";
-import type { KeyBudget } from "../../http/principal.js";
+import type { KeyBudget } from "../principal.js";
 
 export type KeyView = {
   id: string;

@@ -2,7 +2,7 @@ import { AppError, isAppError } from "@gateway/errors";
 import type { Broadcast } from "@gateway/events";
 import type { Client } from "@gateway/grpc-kit";
 import type { conversationsV1 } from "@gateway/protos";
-import type { WidgetPrincipal } from "../../http/principal.js";
+import type { WidgetPrincipal } from "../principal.js";
 import type { WidgetRateLimiter } from "./rate-limit.js";
 import { signWidgetToken, verifyWidgetToken, type WidgetTokenSettings } from "./tokens.js";
 

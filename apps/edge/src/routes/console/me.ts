@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
-import { PLATFORM_ROLES, TENANT_ROLES } from "../../http/principal.js";
+import { PLATFORM_ROLES, TENANT_ROLES } from "../../domain/principal.js";
 import { defineRoute } from "../../http/route.js";
 
 export const MeResponse = z.object({

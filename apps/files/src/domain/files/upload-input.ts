@@ -9,6 +9,7 @@ export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 export const MAX_DOWNLOADS_LIMIT = 1_000_000;
 
 // C0 and C1 controls, DEL, and the bidirectional overrides that make a name read differently than it is.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 
 /**

@@ -99,7 +99,8 @@ describe("uploadFile", () => {
     async function* slow() {
       let n = 0;
       for await (const c of pattern(800_000)) {
-        if ((n += c.length) > 300_000) controller.abort();
+        n += c.length;
+        if (n > 300_000) controller.abort();
         yield c;
       }
     }

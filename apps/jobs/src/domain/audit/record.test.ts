@@ -87,7 +87,8 @@ function tracedPool(trace: Trace): PoolLike {
             release: (err?: Error | boolean) => raw.release(err),
           },
         };
-        wrappers.set(raw, (wrapped = w));
+        wrapped = w;
+        wrappers.set(raw, w);
       }
       wrapped.messages = [];
       trace.transactions.push(wrapped.messages);

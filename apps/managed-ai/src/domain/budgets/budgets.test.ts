@@ -219,7 +219,10 @@ describe("spend budgets", () => {
 
   it("reserves concurrent requests in batches, each all or none, later ones seeing earlier ones of the same batch", async () => {
     let statements = 0;
-    const sql = { query: <R>(text: string, values: unknown[]) => (statements++, t.ctx.sql.query<R>(text, values)), eventsWritten: () => undefined };
+    const sql = { query: <R>(text: string, values: unknown[]) => {
+        statements++;
+        return t.ctx.sql.query<R>(text, values);
+      }, eventsWritten: () => undefined };
     const writer = new BudgetReservations(sql);
     const now = new Date();
     const key = keyBudget("key_batch", 50n);

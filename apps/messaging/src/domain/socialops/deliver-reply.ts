@@ -14,13 +14,13 @@ export type ReplyDelivery = { done: true } | { done: false; retryInMs: number };
  */
 export async function deliverSocialReply({ ctx, input }: { ctx: AppContext; input: { message_id: string } }): Promise<ReplyDelivery> {
   const message = await ctx.prisma.socialMessage.findUnique({ where: { id: input.message_id }, include: { thread: true } });
-  if (!message || message.direction !== "outbound" || message.deliveryState !== "queued") return { done: true };
+  if (message?.direction !== "outbound" || message.deliveryState !== "queued") return { done: true };
   const instance = await ctx.prisma.appInstance.findUnique({ where: { id: message.instanceId } });
   const config = instance?.config as StoredSocialOpsConfig | undefined;
   const attempt = message.deliveryAttempts + 1;
 
   let outcome: { ok: boolean; status: number | null; error: string | null; final?: boolean };
-  if (!instance || instance.status !== "active" || !config?.reply_webhook_url) {
+  if (instance?.status !== "active" || !config?.reply_webhook_url) {
     outcome = { ok: false, status: null, error: "no_reply_target", final: true };
   } else {
     const body = JSON.stringify({

@@ -88,7 +88,7 @@ export class WebhookDispatcher {
       ctx.prisma.conversationWebhook.findUnique({ where: { id: row.webhook_id } }),
       ctx.prisma.feedEvent.findUnique({ where: { id: row.event_id } }),
     ]);
-    if (!webhook || webhook.status !== "active" || !event) {
+    if (webhook?.status !== "active" || !event) {
       await ctx.prisma.webhookDelivery.updateMany({ where: { id: row.id, state: "pending" }, data: { state: "canceled" } });
       return;
     }

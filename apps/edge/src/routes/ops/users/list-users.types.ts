@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PLATFORM_ROLES, TENANT_ROLES } from "../../../http/principal.js";
+import { PLATFORM_ROLES, TENANT_ROLES } from "../../../domain/principal.js";
 
 export const ListUsersQuery = z.strictObject({
   email: z.string().trim().min(1).max(254).optional().describe("Only users whose email contains this text (case-insensitive)."),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PLATFORM_ROLES } from "../../../http/principal.js";
+import { PLATFORM_ROLES } from "../../../domain/principal.js";
 import { PathId } from "../../../http/units.js";
 
 export const PlatformRoleParams = z.object({ id: PathId });

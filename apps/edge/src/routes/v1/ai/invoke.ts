@@ -4,7 +4,7 @@ import { AppError } from "@gateway/errors";
 import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
-import type { Principal } from "../../../http/principal.js";
+import type { Principal } from "../../../domain/principal.js";
 import { unitsToUsdString } from "@gateway/money";
 import { IdempotencyKey } from "../../../http/units.js";
 

@@ -39,3 +39,13 @@ export type WidgetPrincipal = {
 };
 
 export type Principal = { kind: "anonymous" } | SessionPrincipal | ApiKeyPrincipal | WidgetPrincipal;
+
+export type SessionAuthenticator = {
+  /** The principal of a valid, live session access token, else null. */
+  authenticate(token: string): Promise<SessionPrincipal | null>;
+};
+
+export type WidgetAuthenticator = {
+  /** The principal of a valid widget token of a live session, else null. */
+  authenticate(token: string): Promise<WidgetPrincipal | null>;
+};

@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+// pnpm cycles: fails when the relative imports of any apps/*/src or packages/*/src form a cycle.
+// Type-only imports count: a cycle of types is still two modules that cannot be read apart.
+// Imports between workspace packages are not followed (turbo's ^build already refuses a cycle there).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+if (process.argv.includes("-h") || process.argv.includes("--help")) {
+  console.log(`Usage: node scripts/cycles.mjs   (also: pnpm cycles)
+
+Reads every source file under apps/*/src and packages/*/src (TypeScript's own import
+scanner: static imports, type-only imports, export ... from, import()), follows the
+relative imports and fails, listing each cycle, when any modules import each other in a
+cycle. ALLOWED below lists the cycles known and being removed; a listed cycle that is gone
+is reported so the entry can be deleted. Needs the workspace's dependencies installed.`);
+  process.exit(0);
+}
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Known cycles, as the set of files in them; each has an issue that removes it. Add none. */
+const ALLOWED = [
+  // issue 25: the ledger's db.ts → domain/movement-queue.ts → domain/movement.ts → db.ts (being removed).
+  ["apps/ledger/src/db.ts", "apps/ledger/src/domain/movement-queue.ts", "apps/ledger/src/domain/movement.ts"],
+];
+
+const SOURCE = /\.(ts|tsx|mts|cts|js|mjs)$/;
+const SKIP_DIRS = new Set(["node_modules", "dist", "generated"]);
+
+function sourceFiles(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (!SKIP_DIRS.has(name)) sourceFiles(path, out);
+    } else if (SOURCE.test(name) && !name.endsWith(".d.ts")) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+const roots = ["apps", "packages"].flatMap((top) =>
+  existsSync(join(ROOT, top))
+    ? readdirSync(join(ROOT, top))
+        .map((name) => join(ROOT, top, name, "src"))
+        .filter((src) => existsSync(src))
+    : [],
+);
+const files = roots.flatMap((src) => sourceFiles(src));
+const known = new Set(files);
+
+/** `./x.js` written for `./x.ts` (NodeNext), a directory's index, or the file as named. */
+function resolveImport(from, specifier) {
+  if (!specifier.startsWith(".")) return undefined;
+  const base = resolve(dirname(from), specifier);
+  const stem = base.replace(/\.(js|mjs|cjs|jsx)$/, "");
+  const candidates = [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${stem}.cts`, join(base, "index.ts"), join(base, "index.tsx")];
+  return candidates.find((c) => known.has(c));
+}
+
+const graph = new Map();
+for (const file of files) {
+  const info = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
+  const targets = new Set();
+  for (const { fileName } of info.importedFiles) {
+    const target = resolveImport(file, fileName);
+    if (target) targets.add(target);
+  }
+  graph.set(file, [...targets]);
+}
+
+// Tarjan's strongly connected components: every cycle lies inside one.
+const index = new Map();
+const low = new Map();
+const onStack = new Set();
+const stack = [];
+const components = [];
+let next = 0;
+function connect(v) {
+  index.set(v, next);
+  low.set(v, next);
+  next++;
+  stack.push(v);
+  onStack.add(v);
+  for (const w of graph.get(v)) {
+    if (!index.has(w)) {
+      connect(w);
+      low.set(v, Math.min(low.get(v), low.get(w)));
+    } else if (onStack.has(w)) {
+      low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+  }
+  if (low.get(v) === index.get(v)) {
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v).includes(v)) components.push(component);
+  }
+}
+for (const file of files) if (!index.has(file)) connect(file);
+
+/** One cycle through the component's first file, for the message: a → b → … → a. */
+function cycleThrough(component) {
+  const members = new Set(component);
+  const start = [...component].sort()[0];
+  const previous = new Map([[start, null]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift();
+    for (const w of graph.get(v)) {
+      if (w === start) {
+        const path = [];
+        for (let x = v; x !== null; x = previous.get(x)) path.unshift(x);
+        return [...path, start];
+      }
+      if (members.has(w) && !previous.has(w)) {
+        previous.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start, start];
+}
+
+const rel = (file) => relative(ROOT, file);
+const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
+const found = components.map((c) => c.map(rel).sort());
+const failures = components.filter((c) => !ALLOWED.some((allowed) => sameSet(c.map(rel), allowed)));
+
+for (const allowed of ALLOWED) {
+  if (found.some((c) => sameSet(c, allowed))) console.log(`allowed (being removed): ${allowed.join(", ")}`);
+  else console.log(`an allowed cycle is gone; delete it from ALLOWED in scripts/cycles.mjs: ${allowed.join(", ")}`);
+}
+if (failures.length > 0) {
+  console.error(`${failures.length} import cycle(s):`);
+  for (const c of failures) console.error(`  ${cycleThrough(c).map(rel).join(" → ")}${c.length > 2 ? ` (${c.length} files in the cycle's component)` : ""}`);
+  process.exit(1);
+}
+console.log(`no import cycles in ${files.length} files of ${roots.length} source trees`);
