@@ -4,7 +4,7 @@ import type { Client } from "@gateway/grpc-kit";
 import { newId } from "@gateway/ids";
 import type { Logger } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
-import type { ManagedAiContext } from "../../db.js";
+import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { LedgerCalls } from "../invocation/ledger-calls.js";
 
 /**
@@ -294,7 +294,7 @@ export function carveReserve(row: { id: string; tenantId: string; reservedUnits:
  * allows (it waits for such records): an error, not a decision.
  */
 export async function carvedHold(
-  ctx: { prisma: ManagedAiContext["prisma"]; ledgerCalls: LedgerCalls },
+  ctx: { prisma: PrismaClient; ledgerCalls: LedgerCalls },
   row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string },
 ): Promise<{ holdId: string; replayed: boolean }> {
   const allotment = await ctx.prisma.allotment.findUnique({ where: { id: row.allotmentId } });
