@@ -44,6 +44,7 @@ describe("LedgerService over gRPC", () => {
       expires_at: r.expires_at,
       created_at: expect.stringMatching(/Z$/),
       settled_at: "",
+      allotment: false,
     });
 
     const cap = await client.Capture({ operation_id: "g:c1", hold_id: r.hold_id, units: "123" });

@@ -39,6 +39,7 @@ describe("checkInvariant", () => {
       journalFunding: -1000n,
       journalRevenue: 250n,
       openHolds: 100n,
+      badAllotments: 0n,
       ok: true,
     });
     const one = await checkInvariant({ ctx: ledger.ctx, input: { tenant_id: "i2" } });
