@@ -235,6 +235,10 @@ describe("LedgerService over gRPC", () => {
     expect((await refusal(client.ApplyBatch({}))).code).toBe("invalid_request");
     const tooMany = Array.from({ length: 501 }, (_, i) => ({ hold_id: a.hold_id, claimed_units: "1", version: String(i) }));
     expect((await refusal(client.ApplyBatch({ reports: tooMany }))).code).toBe("invalid_request");
+    // A malformed report refuses the whole call before its items move.
+    const bad = client.ApplyBatch({ items: [{ post: { operation_id: "g5:p-bad", hold_id: a.hold_id, units: "1" } }], reports: [{ hold_id: "bad id", claimed_units: "1", version: "9" }] });
+    expect((await refusal(bad)).code).toBe("invalid_request");
+    expect((await client.GetHold({ hold_id: a.hold_id })).captured_units).toBe("150");
 
     const v = await client.Void({ operation_id: "g5:v", hold_id: a.hold_id }, { requestId });
     expect(v.hold).toMatchObject({ status: "voided", allotment: true, captured_units: "150", released_units: "450" });

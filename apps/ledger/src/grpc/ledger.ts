@@ -6,7 +6,7 @@ import type { ledger, ledgerV1 } from "@gateway/protos";
 import type { LedgerContext } from "../db.js";
 import { postAllotment } from "../domain/allotment/post.js";
 import { releaseAllotment } from "../domain/allotment/release.js";
-import { MAX_REPORTS, reportAllotments } from "../domain/allotment/report.js";
+import { MAX_REPORTS, parseReports, reportAllotments } from "../domain/allotment/report.js";
 import { getBalance } from "../domain/balance/get.js";
 import { createCredit } from "../domain/credit/create.js";
 import { listEntries } from "../domain/entry/list.js";
@@ -80,10 +80,12 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
       if (req.items.length > MAX_BATCH_ITEMS) throw new AppError("invalid_request", `items: at most ${MAX_BATCH_ITEMS} movements`);
       if (req.reports.length > MAX_REPORTS) throw new AppError("invalid_request", `reports: at most ${MAX_REPORTS}`);
       if (req.items.length === 0 && req.reports.length === 0) throw new AppError("invalid_request", "a batch needs items or reports");
+      // Reports are checked first: a malformed one refuses the call before any item moves.
+      const reports = parseReports({ reports: req.reports });
       // Submitted together, the movements meet in the ledger's queue and commit as batches;
       // the allotments' claims follow them, in one statement.
       const results = await Promise.all(req.items.map(applyOne));
-      await reportAllotments({ ctx, input: { reports: req.reports } });
+      await reportAllotments({ ctx, input: reports });
       return { results };
     },
     async GetHold(req) {

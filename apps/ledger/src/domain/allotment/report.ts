@@ -35,6 +35,12 @@ UPDATE allotments a SET claimed = r.claimed, claimed_version = r.version, update
 FROM r, locked l
 WHERE a.hold_id = r.hold_id AND l.hold_id = a.hold_id AND a.claimed_version < r.version`;
 
+/** Checks reports before anything else of their batch is applied (invalid_request). */
+export function parseReports(input: ReportAllotmentsInput): ReportAllotmentsInput {
+  const { reports } = parseInput(ReportAllotmentsInput, input);
+  return { reports: reports.map((r) => ({ hold_id: r.hold_id, claimed_units: r.claimed_units.toString(), version: r.version.toString() })) };
+}
+
 /** Stores the reports that are newer than what is stored; answers how many were. */
 export async function reportAllotments({ ctx, input }: { ctx: LedgerContext; input: ReportAllotmentsInput }): Promise<number> {
   const { reports } = parseInput(ReportAllotmentsInput, input);
