@@ -41,13 +41,15 @@ try {
     return Number((await c.query("SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS n FROM pg_stat_user_tables")).rows[0].n);
   };
   for (let t = 0; t < tenants; t++) await c.query("SELECT * FROM ledger_credit($1, 'h', $2, 1000000000000, 'x', $3, $4, NULL)", [`fund${t}`, `t${t}`, `trf_f${t}`, `evt_f${t}`]);
-  const apply = "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])";
+  const apply = "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[])";
   const run = async (from, to) => {
     for (let b = from; b < to; b += batch) {
       const ids = Array.from({ length: Math.min(batch, to - b) }, (_, k) => b + k);
       const col = (f) => ids.map(f);
-      await c.query(apply, [col(() => "reserve"), col((i) => `r${i}`), col(() => "h"), col((i) => `t${i % tenants}`), col(() => null), col(() => "100"), col(() => null), col(() => 900), col(() => ""), col((i) => `hold_${i}`), col((i) => `trf_r${i}`), col((i) => `evt_r${i}`), col(() => null)]);
-      await c.query(apply, [col(() => "capture"), col((i) => `c${i}`), col(() => "h"), col(() => null), col((i) => `hold_${i}`), col(() => "61"), col(() => null), col(() => null), col(() => ""), col(() => null), col((i) => `trf_c${i}`), col((i) => `evt_c${i}`), col(() => null)]);
+      // Not allotments, no release first (arguments 14-19).
+      const none = [col(() => false), ...Array.from({ length: 5 }, () => col(() => null))];
+      await c.query(apply, [col(() => "reserve"), col((i) => `r${i}`), col(() => "h"), col((i) => `t${i % tenants}`), col(() => null), col(() => "100"), col(() => null), col(() => 900), col(() => ""), col((i) => `hold_${i}`), col((i) => `trf_r${i}`), col((i) => `evt_r${i}`), col(() => null), ...none]);
+      await c.query(apply, [col(() => "capture"), col((i) => `c${i}`), col(() => "h"), col(() => null), col((i) => `hold_${i}`), col(() => "61"), col(() => null), col(() => null), col(() => ""), col(() => null), col((i) => `trf_c${i}`), col((i) => `evt_c${i}`), col(() => null), ...none]);
     }
   };
   await run(0, 500); // warm-up

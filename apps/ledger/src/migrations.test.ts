@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseUrl, dropDatabase, ensureDatabase, Migrator } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
 import { createDatabase, type LedgerContext, type LedgerDatabase } from "./db.js";
+import { postAllotment } from "./domain/allotment/post.js";
 import { createCredit } from "./domain/credit/create.js";
 import { captureHold } from "./domain/hold/capture.js";
 import { getHold } from "./domain/hold/get.js";
@@ -163,6 +164,16 @@ describe("migrations", () => {
       expect(await q("SELECT position::int AS p FROM relay_checkpoints WHERE name = 'ledger_events'")).toEqual([{ p: 6 }]);
       expect(await q("SELECT count(*)::int AS n FROM ledger_events WHERE seq > 6")).toEqual([{ n: 1 }]);
       expect((await listEntries({ ctx, input: { tenant_id: "m1" } })).entries.map((e) => e.operationId)).toEqual(["new:c3", "old:v2", "old:c1", "old:r3", "old:r2", "old:r1", "old:credit"]);
+      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
+      // Holds converted before allotments existed are none; allotments work beside them.
+      expect(await getHold({ ctx, input: { hold_id: "hold_o1" } })).toMatchObject({ allotment: false, releasedUnits: 180n });
+      const allotment = await reserveHold({ ctx, input: { operation_id: "new:a", tenant_id: "m1", units: "500", ttl_seconds: 60, allotment: true } });
+      expect(await postAllotment({ ctx, input: { operation_id: "new:p", hold_id: allotment.holdId, units: "80" } })).toMatchObject({
+        balance: { available: 340n, held: 420n },
+        hold: { allotment: true, capturedUnits: 80n },
+      });
+      await expect(postAllotment({ ctx, input: { operation_id: "new:p2", hold_id: "hold_o3", units: "1" } })).rejects.toMatchObject({ code: "invalid_request" });
+      await expect(postAllotment({ ctx, input: { operation_id: "new:p3", hold_id: "hold_o9", units: "1" } })).rejects.toMatchObject({ code: "not_found" });
       expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
     } finally {
       await db2?.prisma.$disconnect();

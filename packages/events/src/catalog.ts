@@ -161,6 +161,26 @@ export const EVENT_CATALOG = {
     available_units: units,
     reserved_units: units,
   }),
+  /** A charge drawn from an open allotment (docs/decisions/0027): `units` held → revenue; the allotment stays open. */
+  "ledger.posted": z.object({
+    tenant_id: z.string(),
+    hold_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    units,
+    available_units: units,
+    reserved_units: units,
+  }),
+  /** Units of an open allotment given back: `units` held → available; the allotment stays open. */
+  "ledger.released": z.object({
+    tenant_id: z.string(),
+    hold_id: z.string(),
+    entry_id: z.string(),
+    operation_id: z.string(),
+    units,
+    available_units: units,
+    reserved_units: units,
+  }),
   "managed_ai.instance_changed": z.object({
     actor,
     instance_id: z.string(),

@@ -11,7 +11,7 @@ export type AccountName = (typeof ACCOUNTS)[number];
 
 export type TenantBalance = { tenantId: string; available: bigint; held: bigint };
 
-export type TransferKind = "credit" | "reserve" | "capture" | "void";
+export type TransferKind = "credit" | "reserve" | "capture" | "void" | "post" | "release";
 
 /** One signed leg of a transfer. */
 export type Leg = { account: AccountName; units: bigint };
@@ -24,10 +24,12 @@ export type HoldView = {
   tenantId: string;
   units: bigint;
   status: HoldStatus;
-  /** Units moved to revenue (0 unless captured). */
+  /** Units moved to revenue (0 unless captured; an allotment: its posts so far). */
   capturedUnits: bigint;
-  /** Units returned to available (0 while open). */
+  /** Units returned to available (0 while open; an allotment: its releases so far, and at its void what was left). */
   releasedUnits: bigint;
+  /** An allotment (docs/decisions/0027): spent by posts and releases, closed by a void. */
+  allotment: boolean;
   expiresAt: Date;
   createdAt: Date;
   settledAt: Date | null;
@@ -43,6 +45,9 @@ export type HoldRow = {
   expires_at: Date;
   created_at: Date;
   settled_at: Date | null;
+  /** Absent from rows of older shapes: then derived from the status. */
+  released_units?: bigint | null;
+  allotment?: boolean | null;
 };
 
 export function toHoldView(row: HoldRow): HoldView {
@@ -54,7 +59,8 @@ export function toHoldView(row: HoldRow): HoldView {
     units: row.units,
     status,
     capturedUnits: captured,
-    releasedUnits: status === "open" ? 0n : row.units - captured,
+    releasedUnits: row.released_units ?? (status === "open" ? 0n : row.units - captured),
+    allotment: row.allotment ?? false,
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     settledAt: row.settled_at,

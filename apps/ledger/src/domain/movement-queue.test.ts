@@ -110,6 +110,8 @@ describe("MovementQueue (group commit)", () => {
       ttlSeconds: 60,
       reason: "",
       newHoldId: newId("hold"),
+      allotment: false,
+      from: null,
       transferId: newId("trf"),
       eventId: newId("evt"),
       requestId: null,

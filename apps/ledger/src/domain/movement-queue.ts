@@ -3,7 +3,10 @@ import { createLogger, type Logger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind, tracingEnabled, type Context, type Link } from "@gateway/telemetry";
 import type { Outcome } from "./movement.js";
 
-/** One reserve, capture or void, with the ids it may create and the request it belongs to. */
+/** Where a reserve first releases from (an open allotment of its tenant), with the ids of that release row. */
+export type ReserveFrom = { holdId: string; units: bigint; operationId: string; transferId: string; eventId: string };
+
+/** One reserve, capture, void, post or release, with the ids it may create and the request it belongs to. */
 export type QueuedMovement =
   | {
       kind: "reserve";
@@ -15,16 +18,19 @@ export type QueuedMovement =
       ttlSeconds: number;
       reason: string;
       newHoldId: string;
+      /** The new hold is an allotment (docs/decisions/0027). */
+      allotment: boolean;
+      from: ReserveFrom | null;
       transferId: string;
       eventId: string;
       requestId: string | null;
     }
   | {
-      kind: "capture" | "void";
+      kind: "capture" | "void" | "post" | "release";
       operationId: string;
       hash: string;
       holdId: string;
-      /** The charge of a capture; null for a void. */
+      /** The charge of a capture, the units of a post or release; null for a void. */
       units: bigint | null;
       reason: string;
       transferId: string;
@@ -50,6 +56,9 @@ export type MovementRow = {
   expires_at: Date | null;
   created_at: Date | null;
   settled_at: Date | null;
+  /** settle, post, release: units returned to available (an allotment: its releases, and at its void what was left). */
+  released_units: bigint | null;
+  allotment: boolean | null;
 };
 
 /** `name`: the statement's name, for a named prepared statement (docs/decisions/0167). */
@@ -72,7 +81,7 @@ export type MovementQueueOptions = {
 };
 
 const APPLY =
-  "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])";
+  "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[])";
 
 /**
  * Group commit for the ledger's movements (docs/decisions/0011): what waits for a
@@ -164,5 +173,11 @@ function columns(movements: QueuedMovement[]): unknown[] {
     movements.map((m) => m.transferId),
     movements.map((m) => m.eventId),
     movements.map((m) => m.requestId),
+    movements.map((m) => reserve(m)?.allotment ?? null),
+    movements.map((m) => reserve(m)?.from?.holdId ?? null),
+    movements.map((m) => reserve(m)?.from?.units.toString() ?? null),
+    movements.map((m) => reserve(m)?.from?.operationId ?? null),
+    movements.map((m) => reserve(m)?.from?.transferId ?? null),
+    movements.map((m) => reserve(m)?.from?.eventId ?? null),
   ];
 }

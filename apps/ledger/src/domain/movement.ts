@@ -11,7 +11,17 @@ import type { LedgerContext } from "../db.js";
  * or refuses without writing anything. One round trip per operation, through
  * the shared pg pool (int64 as bigint, timestamps as Date).
  */
-export type Outcome = "ok" | "replayed" | "conflict" | "insufficient_balance" | "not_found" | "settled" | "over_hold" | "invalid_expiry";
+export type Outcome =
+  | "ok"
+  | "replayed"
+  | "conflict"
+  | "insufficient_balance"
+  | "not_found"
+  | "settled"
+  | "over_hold"
+  | "invalid_expiry"
+  | "not_allotment"
+  | "allotment_capture";
 
 /** Fresh ids for what a movement may create, and the request it belongs to. */
 export function movementIds(): { transferId: string; eventId: string; requestId: string | null } {
@@ -39,6 +49,10 @@ export function refuse(outcome: Outcome, details: { status?: string | null; unit
       throw new AppError("conflict", `The hold is already ${details.status ?? "settled"}.`);
     case "over_hold":
       throw new AppError("invalid_request", `units exceed the hold (${details.units ?? "?"})`);
+    case "not_allotment":
+      throw new AppError("invalid_request", "The hold is not an allotment.");
+    case "allotment_capture":
+      throw new AppError("invalid_request", "An allotment is settled by posts and a void, not captured.");
     case "invalid_expiry":
       throw new AppError("invalid_request", "expires_at must be in the future, at most a year ahead");
     default:

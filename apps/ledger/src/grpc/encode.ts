@@ -20,6 +20,7 @@ export function toHold(h: HoldView): ledger.Hold {
     expires_at: h.expiresAt.toISOString(),
     created_at: h.createdAt.toISOString(),
     settled_at: h.settledAt?.toISOString() ?? "",
+    allotment: h.allotment,
   };
 }
 

@@ -44,6 +44,7 @@ describe("LedgerService over gRPC", () => {
       expires_at: r.expires_at,
       created_at: expect.stringMatching(/Z$/),
       settled_at: "",
+      allotment: false,
     });
 
     const cap = await client.Capture({ operation_id: "g:c1", hold_id: r.hold_id, units: "123" });
@@ -195,5 +196,74 @@ describe("LedgerService over gRPC", () => {
     expect(byOperation.has(`g4:r${lost + 1}`)).toBe(false);
 
     expect((await refusal(client.ApplyBatch({ items: [] }))).code).toBe("invalid_request");
+  });
+
+  it("spends from an allotment in batches: posts, releases and claim reports; the views and the relay's events follow", async () => {
+    const { client } = ledger;
+    const requestId = "req_ledgerallotment00001";
+    await client.Credit({ operation_id: "g5:credit", tenant_id: "g5", units: "1000", reason: "funds" });
+    const a = await client.Reserve({ operation_id: "g5:a", tenant_id: "g5", units: "600", ttl_seconds: 3600, allotment: true });
+    expect(await client.GetHold({ hold_id: a.hold_id })).toMatchObject({ status: "open", allotment: true, units: "600" });
+    // Unclaimed, the allotment counts as available in the views.
+    expect(await client.GetBalance({ tenant_id: "g5" })).toMatchObject({ available_units: "1000", reserved_units: "0" });
+
+    const { results } = await client.ApplyBatch(
+      {
+        items: [
+          { post: { operation_id: "g5:p1", hold_id: a.hold_id, units: "100", reason: "req 1" } },
+          { post: { operation_id: "g5:p2", hold_id: a.hold_id, units: "50", reason: "req 2" } },
+          { release: { operation_id: "g5:l1", hold_id: a.hold_id, units: "200" } },
+          { post: { operation_id: "g5:p3", hold_id: a.hold_id, units: "251" } },
+          { capture: { operation_id: "g5:c", hold_id: a.hold_id, units: "1" } },
+        ],
+        reports: [{ hold_id: a.hold_id, claimed_units: "190", version: "1" }],
+      },
+      { requestId },
+    );
+    expect(results.map((r) => r.result)).toEqual(["posted", "posted", "released", "error", "error"]);
+    const last = results[2]!.released!;
+    expect(last.hold).toMatchObject({ hold_id: a.hold_id, status: "open", allotment: true, captured_units: "150", released_units: "200" });
+    expect(last.balance).toMatchObject({ available_units: "600", reserved_units: "250" });
+    expect(results[3]!.error).toMatchObject({ code: "invalid_request" });
+    expect(results[4]!.error).toMatchObject({ code: "invalid_request" });
+    // Left 250, claimed 190 of which 150 posted: 40 in use, 210 shown as available.
+    expect(await client.GetBalance({ tenant_id: "g5" })).toMatchObject({ available_units: "810", reserved_units: "40" });
+    // Reports alone are a batch; an older version is ignored; nothing at all is not.
+    expect(await client.ApplyBatch({ reports: [{ hold_id: a.hold_id, claimed_units: "150", version: "2" }] })).toEqual({ results: [] });
+    await client.ApplyBatch({ reports: [{ hold_id: a.hold_id, claimed_units: "400", version: "1" }] });
+    expect(await client.GetBalance({ tenant_id: "g5" })).toMatchObject({ available_units: "850", reserved_units: "0" });
+    expect((await refusal(client.ApplyBatch({}))).code).toBe("invalid_request");
+    const tooMany = Array.from({ length: 501 }, (_, i) => ({ hold_id: a.hold_id, claimed_units: "1", version: String(i) }));
+    expect((await refusal(client.ApplyBatch({ reports: tooMany }))).code).toBe("invalid_request");
+    // A malformed report refuses the whole call before its items move.
+    const bad = client.ApplyBatch({ items: [{ post: { operation_id: "g5:p-bad", hold_id: a.hold_id, units: "1" } }], reports: [{ hold_id: "bad id", claimed_units: "1", version: "9" }] });
+    expect((await refusal(bad)).code).toBe("invalid_request");
+    expect((await client.GetHold({ hold_id: a.hold_id })).captured_units).toBe("150");
+
+    const v = await client.Void({ operation_id: "g5:v", hold_id: a.hold_id }, { requestId });
+    expect(v.hold).toMatchObject({ status: "voided", allotment: true, captured_units: "150", released_units: "450" });
+    expect(await client.GetBalance({ tenant_id: "g5" })).toMatchObject({ available_units: "850", reserved_units: "0" });
+    expect((await client.CheckInvariant({ tenant_id: "g5" })).tenants[0]).toMatchObject({ ok: true, captured: "150", open_holds: "0", journal_revenue: "150" });
+    const entries = await client.ListEntries({ tenant_id: "g5", limit: 10 });
+    expect(entries.entries.map((e) => [e.kind, e.units])).toEqual([
+      ["void", "250"],
+      ["release", "200"],
+      ["post", "50"],
+      ["post", "100"],
+      ["reserve", "600"],
+      ["credit", "1000"],
+    ]);
+
+    const consumer = await (await ledger.nats()).jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
+    const seen: { type: string; requestId: string | undefined; data: Record<string, unknown> }[] = [];
+    for (const until = Date.now() + 20_000; Date.now() < until && seen.length < 6; ) {
+      const msg = await consumer.next({ expires: 1_000 });
+      const envelope = msg?.json<{ type: string; data: Record<string, unknown> }>();
+      if (msg && envelope?.data.tenant_id === "g5") seen.push({ type: envelope.type, requestId: msg.headers?.get("X-Request-ID"), data: envelope.data });
+    }
+    expect(seen.map((s) => s.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.posted", "ledger.posted", "ledger.released", "ledger.voided"]);
+    expect(seen[2]!.data).toMatchObject({ hold_id: a.hold_id, operation_id: "g5:p1", units: "100", available_units: "400", reserved_units: "500" });
+    expect(seen[4]!.data).toMatchObject({ hold_id: a.hold_id, operation_id: "g5:l1", units: "200", available_units: "600", reserved_units: "250" });
+    expect(seen[4]!.requestId).toBe(requestId);
   });
 });

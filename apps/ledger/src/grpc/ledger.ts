@@ -4,13 +4,17 @@ import { newId } from "@gateway/ids";
 import { currentContext, currentRequestId, runWithContext } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
 import type { LedgerContext } from "../db.js";
+import { postAllotment } from "../domain/allotment/post.js";
+import { releaseAllotment } from "../domain/allotment/release.js";
+import { MAX_REPORTS, parseReports, reportAllotments } from "../domain/allotment/report.js";
 import { getBalance } from "../domain/balance/get.js";
 import { createCredit } from "../domain/credit/create.js";
 import { listEntries } from "../domain/entry/list.js";
-import { captureHold} from "../domain/hold/capture.js";
+import { captureHold } from "../domain/hold/capture.js";
 import { getHold, getHolds } from "../domain/hold/get.js";
-import { reserveHold} from "../domain/hold/reserve.js";
-import { voidHold} from "../domain/hold/void.js";
+import { reserveHold } from "../domain/hold/reserve.js";
+import type { SettleHoldResult } from "../domain/hold/settle.js";
+import { voidHold } from "../domain/hold/void.js";
 import { checkInvariant } from "../domain/invariant/check.js";
 import { toBalance, toEntry, toHold, toTenantInvariant } from "./encode.js";
 
@@ -31,13 +35,10 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
     };
   };
   const capture = async (req: ledger.CaptureRequest__Output): Promise<ledger.CaptureResponse> => {
-    const r = await captureHold({ ctx, input: req });
-    return { hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId };
+    return settled(await captureHold({ ctx, input: req }));
   };
-  const release = async (req: ledger.VoidRequest__Output): Promise<ledger.VoidResponse> => {
-    const r = await voidHold({ ctx, input: req });
-    return { hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId };
-  };
+  const settled = (r: SettleHoldResult) => ({ hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId });
+  const release = async (req: ledger.VoidRequest__Output): Promise<ledger.VoidResponse> => settled(await voidHold({ ctx, input: req }));
 
   /** One item of a batch, as its single call would answer it, in its own request's context. */
   const applyOne = (item: ledger.Movement__Output): Promise<ledger.MovementResult> => {
@@ -47,7 +48,9 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
         if (item.kind === "reserve" && item.reserve) return { reserved: await reserve(item.reserve) };
         if (item.kind === "capture" && item.capture) return { captured: await capture(item.capture) };
         if (item.kind === "void" && item.void) return { voided: await release(item.void) };
-        throw new AppError("invalid_request", "each item needs one of reserve, capture or void");
+        if (item.kind === "post" && item.post) return { posted: settled(await postAllotment({ ctx, input: item.post })) };
+        if (item.kind === "release" && item.release) return { released: settled(await releaseAllotment({ ctx, input: item.release })) };
+        throw new AppError("invalid_request", "each item needs one of reserve, capture, void, post or release");
       } catch (err) {
         if (isAppError(err)) return { error: { code: err.code, message: err.message } };
         ctx.logger.error({ err }, "a batched movement failed");
@@ -74,11 +77,16 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
       return release(req);
     },
     async ApplyBatch(req) {
-      if (req.items.length === 0 || req.items.length > MAX_BATCH_ITEMS) {
-        throw new AppError("invalid_request", `items: 1 to ${MAX_BATCH_ITEMS} movements`);
-      }
-      // Submitted together, the movements meet in the ledger's queue and commit as batches.
-      return { results: await Promise.all(req.items.map(applyOne)) };
+      if (req.items.length > MAX_BATCH_ITEMS) throw new AppError("invalid_request", `items: at most ${MAX_BATCH_ITEMS} movements`);
+      if (req.reports.length > MAX_REPORTS) throw new AppError("invalid_request", `reports: at most ${MAX_REPORTS}`);
+      if (req.items.length === 0 && req.reports.length === 0) throw new AppError("invalid_request", "a batch needs items or reports");
+      // Reports are checked first: a malformed one refuses the call before any item moves.
+      const reports = parseReports({ reports: req.reports });
+      // Submitted together, the movements meet in the ledger's queue and commit as batches;
+      // the allotments' claims follow them, in one statement.
+      const results = await Promise.all(req.items.map(applyOne));
+      await reportAllotments({ ctx, input: reports });
+      return { results };
     },
     async GetHold(req) {
       return toHold(await getHold({ ctx, input: req }));

@@ -22,7 +22,7 @@ export async function captureHold({ ctx, input }: { ctx: LedgerContext; input: C
     operationId: req.operation_id,
     holdId: req.hold_id,
     hash: requestHash(["capture", req.hold_id, req.units.toString(), req.reason]),
-    captured: req.units,
+    units: req.units,
     reason: req.reason,
   });
 }

@@ -4,7 +4,7 @@ import type { LedgerContext } from "../../db.js";
 import { toHoldView, type HoldRow, type HoldView } from "../accounts.js";
 import { HoldId } from "../schemas.js";
 
-const HOLD_COLUMNS = "id, tenant_id, units, status, captured_units, expires_at, created_at, settled_at";
+const HOLD_COLUMNS = "id, tenant_id, units, status, captured_units, expires_at, created_at, settled_at, released_units, allotment";
 
 export const GetHoldInput = z.object({ hold_id: HoldId });
 export type GetHoldInput = z.input<typeof GetHoldInput>;

@@ -6,24 +6,25 @@ import type { MovementRow } from "../movement-queue.js";
 export type SettleHoldResult = { hold: HoldView; balance: TenantBalance; entryId: string; replayed: boolean };
 
 export type Settlement = {
-  kind: "capture" | "void";
+  kind: "capture" | "void" | "post" | "release";
   operationId: string;
   holdId: string;
   hash: string;
-  /** The charge for a capture; null for a void. */
-  captured: bigint | null;
+  /** The charge for a capture, the units of a post or release; null for a void. */
+  units: bigint | null;
   reason: string;
 };
 
 /**
- * Second phase of a two-phase transfer, shared by capture and void: under the
- * hold's row lock, a replay returns the stored result; an open hold settles
+ * Second phase of a two-phase transfer, shared by capture and void (and by the
+ * partial posts and releases of an allotment, which leave it open): under the
+ * tenant's account lock, a replay returns the stored result; an open hold settles
  * exactly once (held → revenue for the charge, held → available for the
  * rest); a settled one refuses any other operation with conflict.
  */
 export async function settleHold(ctx: LedgerContext, s: Settlement): Promise<SettleHoldResult> {
   const ids = movementIds();
-  const row = await ctx.movements.run({ kind: s.kind, operationId: s.operationId, hash: s.hash, holdId: s.holdId, units: s.captured, reason: s.reason, ...ids });
+  const row = await ctx.movements.run({ kind: s.kind, operationId: s.operationId, hash: s.hash, holdId: s.holdId, units: s.units, reason: s.reason, ...ids });
   if (row.outcome !== "ok" && row.outcome !== "replayed") refuse(row.outcome, { status: row.status, units: row.units });
   const hold = holdOf(row);
   return {
@@ -37,7 +38,7 @@ export async function settleHold(ctx: LedgerContext, s: Settlement): Promise<Set
 /** The hold columns of a settle row (present on ok and replayed). */
 function holdOf(row: MovementRow): HoldRow {
   if (!row.id || !row.tenant_id || row.units === null || !row.status || !row.expires_at || !row.created_at) {
-    throw new Error(`ledger_settle returned no hold for outcome ${row.outcome}`);
+    throw new Error(`ledger_apply returned no hold for outcome ${row.outcome}`);
   }
   return {
     id: row.id,
@@ -48,5 +49,7 @@ function holdOf(row: MovementRow): HoldRow {
     expires_at: row.expires_at,
     created_at: row.created_at,
     settled_at: row.settled_at,
+    released_units: row.released_units,
+    allotment: row.allotment,
   };
 }

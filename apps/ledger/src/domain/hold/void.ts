@@ -12,7 +12,7 @@ export const VoidHoldInput = z.object({
 });
 export type VoidHoldInput = z.input<typeof VoidHoldInput>;
 
-/** Releases a whole hold (held → available). */
+/** Releases a whole hold (held → available); of an allotment, what its posts and releases left (and closes it). */
 export async function voidHold({ ctx, input }: { ctx: LedgerContext; input: VoidHoldInput }): Promise<SettleHoldResult> {
   const req = parseInput(VoidHoldInput, input);
   return settleHold(ctx, {
@@ -20,7 +20,7 @@ export async function voidHold({ ctx, input }: { ctx: LedgerContext; input: Void
     operationId: req.operation_id,
     holdId: req.hold_id,
     hash: requestHash(["void", req.hold_id, req.reason]),
-    captured: null,
+    units: null,
     reason: req.reason,
   });
 }

@@ -4,6 +4,7 @@ import { createCredit } from "../credit/create.js";
 import { captureHold } from "../hold/capture.js";
 import { reserveHold } from "../hold/reserve.js";
 import { voidHold } from "../hold/void.js";
+import { postAllotment } from "../allotment/post.js";
 import { checkInvariant } from "./check.js";
 
 let ledger: TestLedger;
@@ -39,6 +40,7 @@ describe("checkInvariant", () => {
       journalFunding: -1000n,
       journalRevenue: 250n,
       openHolds: 100n,
+      badAllotments: 0n,
       ok: true,
     });
     const one = await checkInvariant({ ctx: ledger.ctx, input: { tenant_id: "i2" } });
@@ -114,5 +116,35 @@ describe("the database's own defences", () => {
     const [open] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE status = 'open' LIMIT 1");
     await fails(`DELETE FROM holds WHERE id = '${open!.id}'`, /cannot delete from view "holds"/);
     expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
+  });
+
+  it("keeps an allotment's posts within it, on it alone, and its totals equal to its transfers", async () => {
+    const ctx = ledger.ctx;
+    await createCredit({ ctx, input: { operation_id: "i3:credit", tenant_id: "i3", units: "1000", reason: "funds" } });
+    const a = await reserveHold({ ctx, input: { operation_id: "i3:a", tenant_id: "i3", units: "300", ttl_seconds: 60, allotment: true } });
+    await postAllotment({ ctx, input: { operation_id: "i3:p", hold_id: a.holdId, units: "100" } });
+    const [plain] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE tenant_id = 'i1' AND status = 'open' LIMIT 1");
+    const post = (over: Record<string, string>) =>
+      insert({ kind: "'post'", tenant_id: "'i3'", hold_id: `'${a.holdId}'`, units: "10", pending_units: "NULL", credit_account: "'revenue'", ...over });
+    // A post names an allotment of its tenant, has no pending units, moves something, and goes to revenue.
+    await fails(post({ hold_id: `'${plain!.id}'`, tenant_id: "'i1'" }), /does not draw on an open allotment/);
+    await fails(post({ tenant_id: "'i1'" }), /does not draw on an open allotment/);
+    await fails(post({ pending_units: "10" }), /transfers_pending_valid/);
+    await fails(post({ units: "0" }), /transfers_pending_valid/);
+    await fails(post({ credit_account: "'available'" }), /transfers_accounts_valid/);
+    // An allotment is never captured, and its void settles exactly what is left (200).
+    await fails(insert({ kind: "'capture'", tenant_id: "'i3'", hold_id: `'${a.holdId}'`, credit_account: "'revenue'", units: "300", pending_units: "300" }), /not a void of what is left/);
+    await fails(insert({ tenant_id: "'i3'", hold_id: `'${a.holdId}'`, units: "300", pending_units: "300" }), /not a void of what is left/);
+    // Its running totals stay within it.
+    await fails(`UPDATE allotments SET posted = 301 WHERE hold_id = '${a.holdId}'`, /allotments_totals_valid/);
+    expect((await checkInvariant({ ctx, input: { tenant_id: "i3" } })).ok).toBe(true);
+    // Totals that disagree with the transfers are noticed.
+    await ledger.sql(`UPDATE allotments SET posted = 99 WHERE hold_id = '${a.holdId}'`);
+    try {
+      expect((await checkInvariant({ ctx, input: { tenant_id: "i3" } })).tenants[0]).toMatchObject({ ok: false, badAllotments: 1n, captured: 100n, openHolds: 200n });
+    } finally {
+      await ledger.sql(`UPDATE allotments SET posted = 100 WHERE hold_id = '${a.holdId}'`);
+    }
+    expect((await checkInvariant({ ctx, input: { tenant_id: "i3" } })).tenants[0]).toMatchObject({ ok: true, captured: 100n, openHolds: 200n, held: 200n });
   });
 });

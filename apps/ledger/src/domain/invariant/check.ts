@@ -13,7 +13,7 @@ export type TenantInvariant = {
   tenantId: string;
   /** Sum of credit transfers. */
   credits: bigint;
-  /** Sum of captured_units of captured holds. */
+  /** Sum of captured_units of captured holds, plus the posts of allotments. */
   captured: bigint;
   /** Running balances (the accounts row). */
   available: bigint;
@@ -24,8 +24,10 @@ export type TenantInvariant = {
   /** Sum of the legs on the system accounts for this tenant's transfers. */
   journalFunding: bigint;
   journalRevenue: bigint;
-  /** Sum of the units of open holds. */
+  /** Sum of the units of open holds (of an allotment: what its posts and releases left). */
   openHolds: bigint;
+  /** Allotments whose running totals differ from their transfers, exceed their units, or whose closing disagrees with their void. */
+  badAllotments: bigint;
   ok: boolean;
 };
 
@@ -54,6 +56,7 @@ type Row = {
   credits_posted: bigint;
   debits_posted: bigint;
   debits_pending: bigint;
+  bad_allotments: bigint;
 };
 
 /**
@@ -65,18 +68,19 @@ type Row = {
  */
 const CHECK_SQL = `
 WITH scope AS (
-  SELECT id, tenant_id, kind, units FROM transfers WHERE $1 = '' OR tenant_id = $1
+  SELECT id, tenant_id, kind, units, hold_id FROM transfers WHERE $1 = '' OR tenant_id = $1
 ),
 legs AS (
   SELECT s.tenant_id, e.transfer_id, e.account, e.units FROM scope s JOIN entries e ON e.transfer_id = s.id
 ),
 per_transfer AS (
-  SELECT s.id, coalesce(sum(l.units), 0) AS total, count(l.units) AS n
-  FROM scope s LEFT JOIN legs l ON l.transfer_id = s.id GROUP BY s.id
+  SELECT s.id, s.kind, s.units, coalesce(sum(l.units), 0) AS total, count(l.units) AS n
+  FROM scope s LEFT JOIN legs l ON l.transfer_id = s.id GROUP BY s.id, s.kind, s.units
 ),
 totals AS (
   SELECT (SELECT coalesce(sum(units), 0) FROM legs)::bigint AS journal_sum,
-         (SELECT count(*) FROM per_transfer WHERE total <> 0 OR n < 2)::bigint AS unbalanced
+         -- (The void of an allotment its posts and releases used up moves nothing: no legs.)
+         (SELECT count(*) FROM per_transfer WHERE total <> 0 OR (n < 2 AND NOT (kind = 'void' AND units = 0)))::bigint AS unbalanced
 ),
 tenants AS (
   SELECT tenant_id FROM accounts WHERE $1 = '' OR tenant_id = $1
@@ -92,33 +96,52 @@ journal AS (
   FROM legs GROUP BY tenant_id
 ),
 credits AS (
-  SELECT tenant_id, sum(units) AS credits FROM scope WHERE kind = 'credit' GROUP BY tenant_id
+  SELECT tenant_id, sum(units) FILTER (WHERE kind = 'credit') AS credits,
+         sum(units) FILTER (WHERE kind IN ('capture', 'post')) AS captured
+  FROM scope GROUP BY tenant_id
+),
+-- The posts and releases of each allotment, from its transfers.
+moves AS (
+  SELECT hold_id, coalesce(sum(units) FILTER (WHERE kind = 'post'), 0) AS posted, coalesce(sum(units) FILTER (WHERE kind = 'release'), 0) AS released
+  FROM scope WHERE kind IN ('post', 'release') GROUP BY hold_id
 ),
 holds_by_tenant AS (
-  SELECT tenant_id,
-         coalesce(sum(captured_units) FILTER (WHERE status = 'captured'), 0) AS captured,
-         coalesce(sum(units) FILTER (WHERE status = 'open'), 0) AS open_holds
-  FROM holds WHERE $1 = '' OR tenant_id = $1 GROUP BY tenant_id
+  SELECT h.tenant_id,
+         coalesce(sum(h.units - coalesce(m.posted, 0) - coalesce(m.released, 0)) FILTER (WHERE h.status = 'open'), 0) AS open_holds
+  FROM holds h LEFT JOIN moves m ON m.hold_id = h.id
+  WHERE $1 = '' OR h.tenant_id = $1 GROUP BY h.tenant_id
+),
+allotments_by_tenant AS (
+  SELECT al.tenant_id,
+         count(*) FILTER (WHERE al.posted <> coalesce(m.posted, 0) OR al.released <> coalesce(m.released, 0)
+           OR al.posted + al.released > al.units OR h.id IS NULL OR h.units <> al.units OR h.tenant_id <> al.tenant_id
+           OR (al.closed_at IS NULL) <> (h.status = 'open')) AS bad
+  FROM allotments al LEFT JOIN moves m ON m.hold_id = al.hold_id LEFT JOIN holds h ON h.id = al.hold_id
+  WHERE $1 = '' OR al.tenant_id = $1 GROUP BY al.tenant_id
 )
 SELECT totals.journal_sum, totals.unbalanced, t.tenant_id,
-       coalesce(c.credits, 0)::bigint AS credits, coalesce(h.captured, 0)::bigint AS captured,
+       coalesce(c.credits, 0)::bigint AS credits, coalesce(c.captured, 0)::bigint AS captured,
        coalesce(a.available, 0)::bigint AS available, coalesce(a.held, 0)::bigint AS held,
        coalesce(j.j_available, 0)::bigint AS j_available, coalesce(j.j_held, 0)::bigint AS j_held,
        coalesce(j.j_funding, 0)::bigint AS j_funding, coalesce(j.j_revenue, 0)::bigint AS j_revenue,
        coalesce(h.open_holds, 0)::bigint AS open_holds,
        coalesce(a.credits_posted, 0)::bigint AS credits_posted, coalesce(a.debits_posted, 0)::bigint AS debits_posted,
-       coalesce(a.debits_pending, 0)::bigint AS debits_pending
+       coalesce(a.debits_pending, 0)::bigint AS debits_pending,
+       coalesce(al.bad, 0)::bigint AS bad_allotments
 FROM totals
 LEFT JOIN tenants t ON true
 LEFT JOIN accounts a ON a.tenant_id = t.tenant_id
 LEFT JOIN journal j ON j.tenant_id = t.tenant_id
 LEFT JOIN credits c ON c.tenant_id = t.tenant_id
 LEFT JOIN holds_by_tenant h ON h.tenant_id = t.tenant_id
+LEFT JOIN allotments_by_tenant al ON al.tenant_id = t.tenant_id
 ORDER BY t.tenant_id`;
 
 /**
- * Per tenant: credits − captured = available + held; the running balances
- * equal the journal's; held equals the open holds; funding and revenue legs
+ * Per tenant: credits − captured (captures and posts) = available + held; the
+ * running balances equal the journal's; held equals the open holds (an allotment
+ * counting what its posts and releases left); each allotment's running totals equal
+ * its transfers and stay within its units; funding and revenue legs
  * equal the credits and captures; nothing negative. Globally: every transfer
  * balances and the journal sums to zero.
  */
@@ -141,6 +164,7 @@ export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input
       journalFunding: r.j_funding,
       journalRevenue: r.j_revenue,
       openHolds: r.open_holds,
+      badAllotments: r.bad_allotments,
       ok:
         r.credits - r.captured === r.available + r.held &&
         r.available === r.j_available &&
@@ -152,6 +176,7 @@ export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input
         r.debits_pending === r.open_holds &&
         -r.j_funding === r.credits &&
         r.j_revenue === r.captured &&
+        r.bad_allotments === 0n &&
         r.available >= 0n &&
         r.held >= 0n,
     }));
