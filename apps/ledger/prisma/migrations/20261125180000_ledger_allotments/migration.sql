@@ -103,24 +103,25 @@ FROM "transfers" t;
 --    written before the batch's transfers, so it holds the batch's totals).
 CREATE OR REPLACE FUNCTION "ledger_settlement_valid"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  v_pending BIGINT;
-  v_allotment BOOLEAN;
-  v_left BIGINT;
+  al "allotments";
 BEGIN
-  -- One lookup for every kind: the pending transfer, and its allotment row if it is one.
-  SELECT r."units", a."hold_id" IS NOT NULL, a."units" - a."posted" - a."released" INTO v_pending, v_allotment, v_left
-  FROM "transfers" r LEFT JOIN "allotments" a ON a."hold_id" = r."hold_id" AND a."tenant_id" = r."tenant_id"
-  WHERE r."kind" = 'reserve' AND r."hold_id" = NEW."hold_id" AND r."tenant_id" = NEW."tenant_id" AND r."seq" < NEW."seq";
+  SELECT * INTO al FROM "allotments" a WHERE a."hold_id" = NEW."hold_id";
   IF NEW."kind" IN ('post', 'release') THEN
-    IF v_allotment IS NOT TRUE
+    IF al."hold_id" IS NULL OR al."tenant_id" <> NEW."tenant_id"
+       OR NOT EXISTS (SELECT 1 FROM "transfers" r WHERE r."kind" = 'reserve' AND r."hold_id" = NEW."hold_id" AND r."tenant_id" = NEW."tenant_id" AND r."seq" < NEW."seq")
        OR EXISTS (SELECT 1 FROM "transfers" s WHERE s."kind" IN ('capture', 'void') AND s."hold_id" = NEW."hold_id" AND s."seq" < NEW."seq") THEN
       RAISE EXCEPTION 'ledger: % % does not draw on an open allotment %', NEW."kind", NEW."id", NEW."hold_id" USING ERRCODE = 'check_violation';
     END IF;
-  ELSIF v_allotment THEN
-    IF NEW."kind" <> 'void' OR NEW."pending_units" <> v_left THEN
-      RAISE EXCEPTION 'ledger: settlement % of allotment % is not a void of what is left', NEW."id", NEW."hold_id" USING ERRCODE = 'check_violation';
-    END IF;
-  ELSIF v_pending IS DISTINCT FROM NEW."pending_units" THEN
+    RETURN NULL;
+  END IF;
+  IF al."hold_id" IS NOT NULL AND (NEW."kind" <> 'void' OR NEW."pending_units" <> al."units" - al."posted" - al."released") THEN
+    RAISE EXCEPTION 'ledger: settlement % of allotment % is not a void of what is left', NEW."id", NEW."hold_id" USING ERRCODE = 'check_violation';
+  END IF;
+  IF NOT EXISTS (
+    SELECT 1 FROM "transfers" r
+    WHERE r."kind" = 'reserve' AND r."hold_id" = NEW."hold_id" AND r."tenant_id" = NEW."tenant_id" AND r."seq" < NEW."seq"
+      AND (r."units" = NEW."pending_units" OR al."hold_id" IS NOT NULL)
+  ) THEN
     RAISE EXCEPTION 'ledger: settlement % does not match its pending transfer %', NEW."id", NEW."hold_id" USING ERRCODE = 'check_violation';
   END IF;
   RETURN NULL;
@@ -170,9 +171,12 @@ DECLARE
   al_changed BOOLEAN[] := '{}';
   al_new BOOLEAN[] := '{}';
   al_closed BOOLEAN[] := '{}';
-  -- transfers the batch names: stored ones, then the batch's own
+  -- transfers the batch names: stored ones, then the batch's own (with, for the batch's
+  -- posts and releases, their allotment's totals right after them)
   ops TEXT[];
   op_rows "transfers"[];
+  op_posted BIGINT[];
+  op_released BIGINT[];
   pend_ids TEXT[];
   pend_rows "transfers"[];
   settle_ids TEXT[];
@@ -212,6 +216,8 @@ BEGIN
   -- Under those locks, what is stored is final for this batch.
   SELECT coalesce(array_agg(t."operation_id"), '{}'), coalesce(array_agg(t), '{}') INTO ops, op_rows
   FROM "transfers" t WHERE t."operation_id" = ANY (p_operation_id || coalesce(p_from_operation_id, '{}'));
+  op_posted := array_fill(NULL::BIGINT, ARRAY[cardinality(ops)]);
+  op_released := op_posted;
   -- (Two statements, one per partial index: a single one with kind IN (...) is a sequential
   -- scan. None when the batch names no hold.)
   IF cardinality(named_holds) > 0 THEN
@@ -301,6 +307,8 @@ BEGIN
         new_rows := new_rows || r;
         ops := ops || r."operation_id";
         op_rows := op_rows || r;
+        op_posted := op_posted || al_posted[q];
+        op_released := op_released || al_released[q];
       END IF;
       a_available[j] := a_available[j] - p_units[i];
       a_held[j] := a_held[j] + p_units[i];
@@ -310,6 +318,8 @@ BEGIN
       new_rows := new_rows || r;
       ops := ops || r."operation_id";
       op_rows := op_rows || r;
+      op_posted := op_posted || NULL::BIGINT;
+      op_released := op_released || NULL::BIGINT;
       pend_ids := pend_ids || r."hold_id";
       pend_rows := pend_rows || r;
       IF coalesce(p_allotment[i], false) THEN
@@ -351,17 +361,9 @@ BEGIN
           "outcome" := 'replayed'; "transfer_id" := r."id"; "available" := r."available_after"; "held" := r."held_after";
           IF r."kind" IN ('post', 'release') THEN
             -- The allotment as it stood right after it (still open then).
-            IF r."seq" IS NULL THEN
-              -- One of this batch's own: the totals now, less what the batch did to them since.
-              v_captured := al_posted[q];
-              v_released := al_released[q];
-              FOR m IN REVERSE cardinality(new_rows) .. 1 LOOP
-                EXIT WHEN new_rows[m]."id" = r."id";
-                IF new_rows[m]."hold_id" = r."hold_id" THEN
-                  v_captured := v_captured - CASE WHEN new_rows[m]."kind" = 'post' THEN new_rows[m]."units" ELSE 0 END;
-                  v_released := v_released - CASE WHEN new_rows[m]."kind" = 'release' THEN new_rows[m]."units" ELSE 0 END;
-                END IF;
-              END LOOP;
+            IF op_posted[k] IS NOT NULL THEN
+              v_captured := op_posted[k];
+              v_released := op_released[k];
             ELSE
               SELECT coalesce(sum(t."units") FILTER (WHERE t."kind" = 'post'), 0), coalesce(sum(t."units") FILTER (WHERE t."kind" = 'release'), 0)
               INTO v_captured, v_released
@@ -410,6 +412,8 @@ BEGIN
         new_rows := new_rows || r;
         ops := ops || r."operation_id";
         op_rows := op_rows || r;
+        op_posted := op_posted || al_posted[q];
+        op_released := op_released || al_released[q];
         "outcome" := 'ok'; "transfer_id" := r."id"; "available" := r."available_after"; "held" := r."held_after";
         "captured_units" := al_posted[q]; "released_units" := al_released[q];
         RETURN NEXT;
@@ -446,6 +450,8 @@ BEGIN
       new_rows := new_rows || r;
       ops := ops || r."operation_id";
       op_rows := op_rows || r;
+      op_posted := op_posted || NULL::BIGINT;
+      op_released := op_released || NULL::BIGINT;
       settle_ids := settle_ids || r."hold_id";
       settle_rows := settle_rows || r;
       "outcome" := 'ok'; "transfer_id" := r."id"; "available" := r."available_after"; "held" := r."held_after";
