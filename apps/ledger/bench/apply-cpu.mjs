@@ -1,11 +1,12 @@
 // PostgreSQL CPU per movement of ledger_apply, measured on the backend itself (from
 // /proc, user + system), so that other load on the machine changes it little:
-//   node bench/apply-cpu.mjs [--prisma <dir>] [--batch 16] [--pairs 3000] [--tenants 1]
+//   node bench/apply-cpu.mjs [--prisma <dir>] [--batch 16] [--pairs 3000] [--tenants 1] [--posts]
 // Creates a database from <dir>'s migrations (default ../prisma; pass a previous build's
 // prisma directory for before/after), credits the tenants, then runs reserve batches and
 // capture batches of --batch movements through ledger_apply on one connection (commits
 // without waiting for the disk: the flush is not CPU), and prints the backend's CPU
-// per pair and the row changes per pair.
+// per pair and the row changes per pair. With --posts: one allotment per tenant, then
+// batches of posts against them (a "pair" is one post).
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -18,6 +19,7 @@ const { values: args } = parseArgs({
     batch: { type: "string", default: "16" },
     pairs: { type: "string", default: "3000" },
     tenants: { type: "string", default: "1" },
+    posts: { type: "boolean", default: false },
   },
 });
 const batch = Number(args.batch);
@@ -42,7 +44,20 @@ try {
   };
   for (let t = 0; t < tenants; t++) await c.query("SELECT * FROM ledger_credit($1, 'h', $2, 1000000000000, 'x', $3, $4, NULL)", [`fund${t}`, `t${t}`, `trf_f${t}`, `evt_f${t}`]);
   const apply = "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[])";
-  const run = async (from, to) => {
+  const runPosts = async (from, to) => {
+    for (let b = from; b < to; b += batch) {
+      const ids = Array.from({ length: Math.min(batch, to - b) }, (_, k) => b + k);
+      const col = (f) => ids.map(f);
+      const none = [col(() => false), ...Array.from({ length: 5 }, () => col(() => null))];
+      await c.query(apply, [col(() => "post"), col((i) => `p${i}`), col(() => "h"), col(() => null), col((i) => `allot_${i % tenants}`), col(() => "1"), col(() => null), col(() => null), col(() => ""), col(() => null), col((i) => `trf_p${i}`), col((i) => `evt_p${i}`), col(() => null), ...none]);
+    }
+  };
+  if (args.posts) {
+    for (let t = 0; t < tenants; t++) {
+      await c.query(apply, [["reserve"], [`a${t}`], ["h"], [`t${t}`], [null], ["100000000000"], [null], [900], [""], [`allot_${t}`], [`trf_a${t}`], [`evt_a${t}`], [null], [true], [null], [null], [null], [null], [null]]);
+    }
+  }
+  const run = args.posts ? runPosts : async (from, to) => {
     for (let b = from; b < to; b += batch) {
       const ids = Array.from({ length: Math.min(batch, to - b) }, (_, k) => b + k);
       const col = (f) => ids.map(f);
@@ -59,7 +74,7 @@ try {
   await run(500, 500 + pairs);
   const cpuMs = cpu() - cpu0;
   const rows = (await changes()) - rows0;
-  console.log(`${args.prisma}: batch ${batch}, ${tenants} tenants, ${pairs} pairs: PostgreSQL CPU ${((cpuMs * 1000) / pairs).toFixed(0)} µs per pair, ${(rows / pairs).toFixed(2)} row changes per pair (${Date.now() - t0} ms wall)`);
+  console.log(`${args.prisma}${args.posts ? " (posts)" : ""}: batch ${batch}, ${tenants} tenants, ${pairs} pairs: PostgreSQL CPU ${((cpuMs * 1000) / pairs).toFixed(0)} µs per pair, ${(rows / pairs).toFixed(2)} row changes per pair (${Date.now() - t0} ms wall)`);
 } finally {
   await c.end();
   await dropDatabase(server, name);
