@@ -19,7 +19,8 @@ beforeAll(async () => {
   provider = await mockProvider();
   stack = await startStack({
     services: ["ledger", "managed-ai", "jobs"],
-    env: { "managed-ai": { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "5", RECONCILE_SETTLED_AFTER_SECONDS: "2", LEDGER_DEADLINE_MS: "1500" } },
+    // A hold per request: these cases are about holds (allotments have their own: reliability.allotments.test.ts).
+    env: { "managed-ai": { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "5", RECONCILE_SETTLED_AFTER_SECONDS: "2", LEDGER_DEADLINE_MS: "1500", ALLOTMENTS: "false" } },
   });
   op = await operator(stack);
   await upstream(stack, op, provider, "mock");

@@ -133,6 +133,26 @@ describe("allotments", () => {
     expect(ledger.invariant("ten_c")).toBe(true);
   });
 
+  it("what finished requests leave unused in a closing allotment is given back before a refusal stands", async () => {
+    ledger.credit("ten_f", 10_000n);
+    await settleCompleted(ctx, await open(planFor("ten_f", 400n)), planFor("ten_f", 400n), usage(0));
+    await settle("ten_f");
+    const a = (await allotmentOf("ten_f"))!; // a quarter of 9,600: 2,400
+    const inFlight = await open(planFor("ten_f", 2_000n));
+    expect(inFlight.allotment?.id).toBe(a.id);
+    // Runs out: the 400 left go back, and this request holds 7,000 of the 8,000 available.
+    await open(planFor("ten_f", 7_000n));
+    // The in-flight request uses 100 of its 2,000: 1,900 return to the (closing) allotment.
+    await settleCompleted(ctx, inFlight, planFor("ten_f", 2_000n), usage(100));
+    // 1,000 available in the ledger, 1,900 unused in the allotment: 2,500 fits only with both.
+    const fits = await open(planFor("ten_f", 2_500n));
+    expect(fits.holdId).not.toBeNull();
+    expect(ledger.operations().some((o) => o.startsWith(`freeze:${a.id}:`))).toBe(true);
+    await ctx.allotments.drain();
+    expect(ledger.balance("ten_f").available).toBe(400n);
+    expect(ledger.invariant("ten_f")).toBe(true);
+  });
+
   it("concurrent requests never claim more than the allotment holds, and the journal equals the records after closing", async () => {
     ledger.credit("ten_d", 40_000n);
     await settleCompleted(ctx, await open(planFor("ten_d", 100n)), planFor("ten_d", 100n), usage(1));

@@ -233,6 +233,43 @@ export class Allotments {
     return done;
   }
 
+  /**
+   * The ledger refused a request's own hold: what finished requests gave back to
+   * the tenant's closing allotments (their unused claims) goes back to available
+   * now, instead of at the allotment's void, so the request can be decided again
+   * on everything the tenant has. True when something was given back (the caller
+   * asks the ledger once more).
+   */
+  async reclaim(tenantId: string): Promise<boolean> {
+    if (!this.enabled) return false;
+    const rows = await this.deps.sql.query<{ id: string; hold_id: string; frozen: bigint | string; given: bigint | string }>(
+      `WITH before AS (
+         SELECT id, frozen FROM allotments
+         WHERE tenant_id = $1 AND state = 'closing' AND units - claimed - carved - frozen > 0
+         ORDER BY id FOR UPDATE)
+       UPDATE allotments a SET frozen = a.units - a.claimed - a.carved, version = a.version + 1, updated_at = now()
+       FROM before b WHERE a.id = b.id
+       RETURNING a.id, a.hold_id, a.frozen, a.frozen - b.frozen AS given`,
+      [tenantId],
+    );
+    let given = false;
+    for (const row of rows) {
+      try {
+        // The allotment's frozen total after this release names it: each release is its own operation.
+        await this.deps.ledgerCalls.release({
+          operation_id: `${freezeOperation(row.id)}:${String(row.frozen)}`,
+          hold_id: row.hold_id,
+          units: String(row.given),
+          reason: `allotment ${row.id}: unused claims given back`,
+        });
+        given = true;
+      } catch (err) {
+        this.deps.logger.warn({ err, allotment_id: row.id }, "giving back an allotment's unused claims failed; its void will");
+      }
+    }
+    return given;
+  }
+
   private async freezeNow(allotmentId: string): Promise<void> {
     const rows = await this.deps.sql.query<{ hold_id: string; frozen: bigint | string }>(
       `UPDATE allotments SET state = 'closing', frozen = units - claimed - carved, version = version + 1, updated_at = now()

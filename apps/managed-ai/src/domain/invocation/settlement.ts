@@ -90,13 +90,19 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
   // A hold of its own. The allotment that had no room gives its rest back first, so the
   // ledger decides this request on the whole balance (402 is always the ledger's own).
   if (written.ranOut) await ctx.allotments.freeze(written.ranOut);
-  try {
-    const res = await ctx.ledgerCalls.reserve({
+  const reserve = () =>
+    ctx.ledgerCalls.reserve({
       operation_id: reserveOperation(input.requestId),
       tenant_id: plan.tenantId,
       units: plan.reservedUnits.toString(),
       expires_at: holdExpiresAt.toISOString(),
       reason: `managed request ${input.requestId}`,
+    });
+  try {
+    const res = await reserve().catch(async (err: unknown) => {
+      // Refused: unused claims sitting in closing allotments go back first, then the ledger decides again.
+      if (isAppError(err) && err.code === "insufficient_balance" && (await ctx.allotments.reclaim(plan.tenantId))) return reserve();
+      throw err;
     });
     ctx.allotments.refill(plan.tenantId, BigInt(res.balance?.available_units ?? "0"), plan.reservedUnits);
     return { ...opened, holdId: res.hold_id };
