@@ -14,6 +14,7 @@ import {
   type Customer,
   type ManagedModel,
   type Operator,
+  balanceWithin1s,
 } from "./support/managed-ai.js";
 
 let stack: Stack;
@@ -117,7 +118,7 @@ describe("502: provider failures", () => {
       expect(res.status, code).toBe(502);
       expect(res.body.error).toBe("upstream_error");
       expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "failed", error_code: code, final_units: "0" });
-      expect(await balance(stack, c), code).toEqual({ available_units: 1_000_000, reserved_units: 0 });
+      expect(await balanceWithin1s(stack, c, { available_units: 1_000_000, reserved_units: 0 }), code).toEqual({ available_units: 1_000_000, reserved_units: 0 });
     }
   });
 

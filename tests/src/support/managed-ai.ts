@@ -96,6 +96,22 @@ export async function balance(stack: Stack, c: { token: string }): Promise<{ ava
   return { available_units, reserved_units };
 }
 
+/**
+ * The balance once it shows `expected`, waiting at most the 1 s within which the
+ * contract says both views reflect a settled call (section 4): charges from an
+ * allotment reach the ledger in batches (docs/decisions/0028). The last reading
+ * when it never does.
+ */
+export async function balanceWithin1s(stack: Stack, c: { token: string }, expected: { available_units: number; reserved_units?: number }) {
+  const until = Date.now() + 1_000;
+  for (;;) {
+    const b = await balance(stack, c);
+    if (b.available_units === expected.available_units && (expected.reserved_units === undefined || b.reserved_units === expected.reserved_units)) return b;
+    if (Date.now() > until) return b;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 export async function usageRecord(stack: Stack, id: string) {
   const rows = await stack.sql<{ status: string; reserved_units: string; final_units: string | null; error_code: string | null; usage_json: string | null; hold_id: string | null }>(
     "managed-ai",
