@@ -75,11 +75,11 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
     [id],
   );
   if (Number(busy?.n ?? 0) > 0) return "waiting";
-  const charges = await ctx.sql.query<{ id: string; final_units: string }>(
-    `SELECT id, final_units::text FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL AND final_units > 0`,
+  const [sum] = await ctx.sql.query<{ owed: string }>(
+    "SELECT coalesce(sum(final_units), 0)::text AS owed FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL",
     [id],
   );
-  const owed = charges.reduce((sum, c) => sum + BigInt(c.final_units), 0n);
+  const owed = BigInt(sum?.owed ?? "0");
   const hold = await ctx.ledger.GetHold({ hold_id: holdId });
   if (hold.status !== "open") {
     await markClosed(ctx, id);
@@ -87,7 +87,12 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
   }
   const posted = BigInt(hold.captured_units || "0");
   if (posted < owed) {
-    // Charges a crash kept from their batch: replayed, each under its own operation id.
+    // Charges a crash kept from their batch: every charge replayed, each under its own
+    // operation id (the ledger answers those that landed with their stored result).
+    const charges = await ctx.sql.query<{ id: string; final_units: string }>(
+      "SELECT id, final_units::text FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL AND final_units > 0",
+      [id],
+    );
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
       const items: ledger.Movement[] = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({
         post: { operation_id: postOperation(c.id), hold_id: holdId, units: c.final_units, reason: `managed request ${c.id}` },
