@@ -38,7 +38,7 @@ try {
       failed ||= !ok;
       console.log(
         `${mode} c=${connections}: ${mean((r) => r.requestsPerSecond).toFixed(0)} req/s, ${mean((r) => (connections / r.requestsPerSecond) * 1000).toFixed(2)} ms/request, p50 ${mean((r) => r.p50).toFixed(2)} p99 ${mean((r) => r.p99).toFixed(2)}, ` +
-          `CPU ${[...byProcess.values()].reduce((a, b) => a + b, 0).toFixed(2)} ms/req, accounting ${ok ? "ok" : "FAILED"}\n    ${cpu}`,
+          `CPU ${[...byProcess.values()].reduce((a, b) => a + b, 0).toFixed(2)} ms/req, ledger calls ${mean((r) => r.audit?.ledgerCallsPerRequest ?? 0).toFixed(3)}/req, accounting ${ok ? "ok" : "FAILED"}\n    ${cpu}`,
       );
     }
   }
