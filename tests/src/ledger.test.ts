@@ -154,6 +154,9 @@ describe("ledger under concurrency, retries and two replicas", () => {
       }),
     );
 
+    // A reservation no tenant can cover: the refusal path is exercised whatever the random draw.
+    await send({ id: `c${seed}:toolarge`, kind: "Reserve", request: { operation_id: `c${seed}:toolarge`, tenant_id: tenants[0]!, units: "1000000000000", ttl_seconds: 900 } });
+
     // Every refusal is one the contract names; a conflicting retry is always a conflict.
     const codes = new Set([...ops.values()].flatMap((o) => o.outcomes.flatMap((x) => (x.ok ? [] : [x.code]))));
     for (const code of codes) expect(["insufficient_balance", "conflict", "invalid_request"]).toContain(code);
