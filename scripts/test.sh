@@ -31,6 +31,10 @@ log "lint (biome) and import cycles"
 pnpm lint
 pnpm cycles
 
+# The stack tests validate docker-compose.yml (tests/src/repository.test.ts): Debian's
+# docker-compose, unless docker's compose plugin is there.
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then apt_install docker-compose; fi
+
 log "type-checking sources and tests"
 pnpm exec turbo run typecheck --output-logs=errors-only
 

@@ -139,13 +139,23 @@ describe("deployment files", () => {
   it("docker-compose config refuses to render without the secrets, and renders with a generated set", () => {
     const dir = mkdtempSync(join(tmpdir(), "gw-compose-"));
     const run = (envFile: string) => {
-      try {
-        execFileSync("docker-compose", ["--env-file", envFile, "config"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: "pipe", encoding: "utf8" });
-        return { ok: true, stderr: "" };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return expect.fail("docker-compose is needed to validate docker-compose.yml (apt-get install docker-compose)");
-        return { ok: false, stderr: String((err as { stderr?: string }).stderr) };
+      // Debian's docker-compose, or the compose plugin of docker (scripts/test.sh installs one of them).
+      for (const [file, args] of [
+        ["docker-compose", []],
+        ["docker", ["compose"]],
+      ] as const) {
+        try {
+          execFileSync(file, [...args, "--env-file", envFile, "config"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: "pipe", encoding: "utf8" });
+          return { ok: true, stderr: "" };
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          const stderr = String((err as { stderr?: string }).stderr);
+          // docker without the compose plugin: not a verdict on the file.
+          if (file === "docker" && /not a docker command|unknown (command|shorthand flag)/i.test(stderr)) continue;
+          return { ok: false, stderr };
+        }
       }
+      return expect.fail("docker-compose (or docker's compose plugin) is needed to validate docker-compose.yml (apt-get install docker-compose)");
     };
     try {
       const example = join(dir, "example.env");

@@ -7,6 +7,7 @@ import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js"
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
 import { reconcileUsage } from "../reconcile/reconcile.js";
+import { releaseUsage } from "../usage/release.js";
 import { Allotments } from "./allotments.js";
 import { closeAllotments } from "./close.js";
 
@@ -101,6 +102,13 @@ describe("allotments", () => {
     expect(carved.allotment).toBe(false);
     // The allotment gave the reservation up in the same step.
     expect(ledger.holds.get(a.holdId!)!.released).toBe(1_000n);
+    expect(ledger.invariant("ten_b")).toBe(true);
+    // An operator releases it: the carved hold is voided, the allotment's count unchanged.
+    const released = await releaseUsage({ ctx, input: { actor: "user:usr_op", id: review.id, reason: "no usage" } });
+    expect(released).toEqual({ id: review.id, status: "failed", refunded: 1_000n });
+    expect(carved.status).toBe("voided");
+    const after = (await allotmentOf("ten_b"))!;
+    expect([after.claimed, after.carved]).toEqual([0n, 1_000n]);
     expect(ledger.invariant("ten_b")).toBe(true);
   });
 

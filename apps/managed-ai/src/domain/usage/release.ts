@@ -74,7 +74,7 @@ export async function recordDecision(
       },
     });
     if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
-    if (row.allotmentId) await tx.$queryRawUnsafe("SELECT allotment_recount($1)", row.allotmentId);
+    if (row.allotmentId) await tx.$queryRawUnsafe("SELECT 1 AS counted FROM allotment_recount($1)", row.allotmentId);
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
     if (d.verb === "captured") await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
     else await emit("managed_ai.request_released", { ...audit, refunded_units: d.refunded.toString() });
