@@ -17,7 +17,7 @@
 -- replay of one of the batch's own posts or releases derives the allotment's totals
 -- from the totals now less what the batch did since.
 --
--- enable_seqscan = off: PL/pgSQL plans each statement once per connection and keeps a
+-- enable_seqscan = off (decision 0165): PL/pgSQL plans each statement once per connection and keeps a
 -- generic plan. Planned while "transfers" was small (a new database, before any
 -- ANALYZE), the lookups by operation id and hold id became sequential scans, and stayed
 -- so for the connection's life as the table grew. Every statement this function runs

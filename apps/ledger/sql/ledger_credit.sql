@@ -3,7 +3,7 @@
 -- 'replayed' (same operation id and request hash) or 'conflict' (same operation id,
 -- other request) without writing.
 --
--- enable_seqscan = off: PL/pgSQL plans each statement once per connection and keeps a
+-- enable_seqscan = off (decision 0165): PL/pgSQL plans each statement once per connection and keeps a
 -- generic plan; planned while "transfers" was small, the lookups by operation id became
 -- sequential scans for the connection's life. Every statement here looks rows up by an
 -- indexed key (docs/benchmarks/optimizations.md).

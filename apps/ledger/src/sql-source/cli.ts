@@ -29,7 +29,13 @@ async function main(argv: string[]): Promise<number> {
   const dirName = await nextMigrationName(MIGRATIONS_DIR, name);
   const { DATABASE_URL } = loadEnv(CliEnv, process.env);
   const scratch = `gw_tmp_ledger_sql_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({ serverUrl: DATABASE_URL, name: scratch, schemaPath: join(PRISMA_DIR, "schema.prisma"), migrationsDir: MIGRATIONS_DIR, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: DATABASE_URL,
+    name: scratch,
+    schemaPath: join(PRISMA_DIR, "schema.prisma"),
+    migrationsDir: MIGRATIONS_DIR,
+    migrate: true,
+  });
   const client = new pg.Client(connectionConfig(url));
   try {
     await client.connect();

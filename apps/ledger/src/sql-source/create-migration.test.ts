@@ -46,8 +46,10 @@ describe("planSqlMigration", () => {
     const migration = (await planSqlMigration(client, changed))!;
     expect(migration.files).toEqual(["holds.sql", "ledger_credit.sql"]);
     expect(migration.removed).toEqual(["function ledger_append_only()", "trigger transfers_append_only on transfers"]);
-    expect(migration.sql).toContain('DROP VIEW holds;\n-- Holds, derived from the journal');
-    expect(migration.sql.indexOf("DROP TRIGGER transfers_append_only ON transfers;")).toBeLessThan(migration.sql.indexOf("DROP FUNCTION ledger_append_only();"));
+    expect(migration.sql).toContain("DROP VIEW holds;\n-- Holds, derived from the journal");
+    expect(migration.sql.indexOf("DROP TRIGGER transfers_append_only ON transfers;")).toBeLessThan(
+      migration.sql.indexOf("DROP FUNCTION ledger_append_only();"),
+    );
     // Applied, it leaves the files' catalog: the check passes.
     const after = await rolledBack(client, async () => {
       await client.query(migration.sql);

@@ -13,7 +13,9 @@ export type SqlMigration = {
   sql: string;
 };
 
-const HEADER = (files: string[]) => `-- Generated from apps/ledger/sql/ by \`pnpm --filter @gateway/ledger run sql:migration\`: ${files.join(", ") || "drops only"}.
+const HEADER = (
+  files: string[],
+) => `-- Generated from apps/ledger/sql/ by \`pnpm --filter @gateway/ledger run sql:migration\`: ${files.join(", ") || "drops only"}.
 -- The files are the source (apps/ledger/sql/README.md); this is their state at this migration.
 `;
 

@@ -46,7 +46,9 @@ describe("sql/", () => {
     const differ = catalogDifferences(migrated, fromSources);
     expect(differ, "sql/ and prisma/migrations differ: edit the file in sql/ and run `pnpm --filter @gateway/ledger run sql:migration <name>`").toEqual([]);
     // What the comparison covers: arguments, results, SET options, bodies, views, triggers.
-    expect(Object.keys(migrated)).toEqual(expect.arrayContaining(["view holds", "view entries", "view ledger_events", "trigger transfers_settlement_valid on transfers"]));
+    expect(Object.keys(migrated)).toEqual(
+      expect.arrayContaining(["view holds", "view entries", "view ledger_events", "trigger transfers_settlement_valid on transfers"]),
+    );
     const apply = Object.entries(migrated).find(([key]) => key.startsWith("function ledger_apply("))![1];
     expect(apply.definition).toContain("SET enable_seqscan TO 'off'");
     expect(apply.definition).toContain("#variable_conflict use_column");
