@@ -1,7 +1,7 @@
 import { GroupCommit } from "@gateway/db-kit";
 import { createLogger, type Logger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind, tracingEnabled, type Context, type Link } from "@gateway/telemetry";
-import type { Outcome } from "./movement.js";
+import type { Outcome } from "./outcome.js";
 
 /** Where a reserve first releases from (an open allotment of its tenant), with the ids of that release row. */
 export type ReserveFrom = { holdId: string; units: bigint; operationId: string; transferId: string; eventId: string };

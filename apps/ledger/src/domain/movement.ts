@@ -3,25 +3,15 @@ import { newId } from "@gateway/ids";
 import { currentRequestId } from "@gateway/logger";
 import type pg from "pg";
 import type { LedgerContext } from "../db.js";
+import type { Outcome } from "./outcome.js";
 
-/**
- * A movement is one call of a ledger_* database function (migration
- * `ledger_functions`): a single autocommit statement that locks, checks,
- * moves the balances and writes the transfer (one row, which is also the event),
- * or refuses without writing anything. One round trip per operation, through
- * the shared pg pool (int64 as bigint, timestamps as Date).
+/*
+ * A movement is one call of a ledger_* database function (apps/ledger/sql/):
+ * a single autocommit statement that locks, checks, moves the balances and writes
+ * the transfer (one row, which is also the event), or refuses without writing
+ * anything. One round trip per operation, through the shared pg pool (int64 as
+ * bigint, timestamps as Date).
  */
-export type Outcome =
-  | "ok"
-  | "replayed"
-  | "conflict"
-  | "insufficient_balance"
-  | "not_found"
-  | "settled"
-  | "over_hold"
-  | "invalid_expiry"
-  | "not_allotment"
-  | "allotment_capture";
 
 /** Fresh ids for what a movement may create, and the request it belongs to. */
 export function movementIds(): { transferId: string; eventId: string; requestId: string | null } {

@@ -3,7 +3,8 @@ import { parseInput } from "@gateway/errors";
 import type { LedgerContext } from "../../db.js";
 import type { TenantBalance } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";
-import { movementIds, refuse, runMovement, type Outcome } from "../movement.js";
+import { movementIds, refuse, runMovement } from "../movement.js";
+import type { Outcome } from "../outcome.js";
 import { OperationId, PositiveUnits, TenantId } from "../schemas.js";
 
 export const CreateCreditInput = z.object({
