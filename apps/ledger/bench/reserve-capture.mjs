@@ -5,7 +5,7 @@
 //
 // --client pipelined (the default) calls the ledger as managed-ai does: a movement is
 // sent at once when no call is under way, and movements that arrive meanwhile go
-// together as one ApplyBatch (managed-ai's LedgerCalls); single makes one Reserve
+// together as one ApplyBatch (@gateway/ledger-client's LedgerCalls, as managed-ai uses it); single makes one Reserve
 // and one Capture call per pair.
 // --tenants 1 puts every pair on one tenant (one hot account row); --profile writes
 // a V8 CPU profile of the ledger process into <dir> (bench/cpu-profile.mjs); --entry
@@ -73,7 +73,7 @@ const ledger = new ServiceProcess("ledger", entry, {
 
 const client = createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken });
 if (!["pipelined", "single"].includes(args.client)) throw new Error("--client is pipelined or single");
-// As managed-ai's LedgerCalls: one ApplyBatch call under way at a time, up to 200 movements each.
+// As @gateway/ledger-client's LedgerCalls: one ApplyBatch call under way at a time, up to 200 movements each.
 const batches = new GroupCommit({
   maxBatch: 200,
   concurrency: 1,

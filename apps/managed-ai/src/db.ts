@@ -5,7 +5,7 @@ import type { Logger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
 import type { Allotments } from "./domain/allotments/allotments.js";
 import type { CatalogCache } from "./domain/invocation/catalog.js";
-import type { LedgerCalls } from "./domain/invocation/ledger-calls.js";
+import type { LedgerCalls } from "@gateway/ledger-client";
 import type { UsageRecordWriter } from "./domain/invocation/records.js";
 import type { ProviderClient } from "./providers/openai.js";
 import type { Keyring } from "./crypto/keyring.js";

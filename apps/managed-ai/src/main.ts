@@ -11,7 +11,7 @@ import { ManagedAiEnv, loadEnv } from "./env.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
 import { InFlight } from "./grpc/in-flight.js";
 import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
-import { LedgerCalls } from "./domain/invocation/ledger-calls.js";
+import { LedgerCalls } from "@gateway/ledger-client";
 import { Allotments } from "./domain/allotments/allotments.js";
 import { UsageRecordWriter } from "./domain/invocation/records.js";
 import { ProviderClient } from "./providers/openai.js";

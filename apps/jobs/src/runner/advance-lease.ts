@@ -1,9 +1,8 @@
-import { isAppError } from "@gateway/errors";
+import { captureOperation, directCalls, findHold, reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../db.js";
 import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
 import { changeJobStatus } from "../domain/jobs/change-status.js";
 import { TERMINAL, type JobStatus } from "../domain/jobs/view.js";
-import { captureOperation, reserveOperation, voidOperation } from "../domain/leases/money.js";
 import type { RefusalCode } from "../tron/provider.js";
 
 /** What the runner does with the message that asked for the step: acknowledge it, or see it again later. */
@@ -67,18 +66,13 @@ async function start(ctx: JobsContext, job: Job, first: TronLease): Promise<Step
  * repetition after a crash is harmless) and the job fails.
  */
 async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<void> {
-  try {
-    const held = await ctx.ledger.Reserve({
-      operation_id: reserveOperation(lease.jobId),
-      tenant_id: lease.tenantId,
-      units: lease.costUnits.toString(),
-      ttl_seconds: 3_600,
-      reason: `energy lease ${lease.id}`,
-    });
-    await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: held.hold_id, reason: `energy lease ${lease.id} unconfirmed` });
-  } catch (err) {
-    if (!(isAppError(err) && err.code === "insufficient_balance")) throw err;
-  }
+  // Refused for want of balance: there never was a reservation.
+  const held = await findHold(
+    directCalls(ctx.ledger),
+    { operation_id: reserveOperation(lease.jobId), tenant_id: lease.tenantId, units: lease.costUnits.toString(), ttl_seconds: 3_600, reason: `energy lease ${lease.id}` },
+    ["insufficient_balance"],
+  );
+  if (held) await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: held.holdId, reason: `energy lease ${lease.id} unconfirmed` });
   await ctx.transact(async (tx, emit) => {
     const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: "abandon" }, data: { stage: "done" } });
     if (moved.count === 0) return;

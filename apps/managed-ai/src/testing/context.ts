@@ -10,7 +10,7 @@ import { parseKeyring } from "../crypto/keyring.js";
 import { createPrisma, type ManagedAiContext, type Tx } from "../db.js";
 import { Allotments, type AllotmentOptions } from "../domain/allotments/allotments.js";
 import { CatalogCache, invalidating } from "../domain/invocation/catalog.js";
-import { LedgerCalls } from "../domain/invocation/ledger-calls.js";
+import { LedgerCalls } from "@gateway/ledger-client";
 import { UsageRecordWriter } from "../domain/invocation/records.js";
 import { ProviderClient } from "../providers/openai.js";
 

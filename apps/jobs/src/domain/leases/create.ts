@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { ID_PATTERN, ulid } from "@gateway/ids";
+import { reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../../db.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";
 import { unitsToUsdNumber } from "@gateway/money";
-import { reserveOperation, voidOperation } from "./money.js";
 
 export const LEASE_JOB_TYPE = "tron.energy_lease";
 

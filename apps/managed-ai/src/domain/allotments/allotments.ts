@@ -5,7 +5,7 @@ import { newId } from "@gateway/ids";
 import type { Logger } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
 import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { LedgerCalls } from "../invocation/ledger-calls.js";
+import type { LedgerCalls } from "@gateway/ledger-client";
 
 /**
  * Allotments (docs/decisions/0028): a tenant's funds set aside in the ledger as

@@ -1,5 +1,6 @@
 import { AppError, isAppError } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
+import { captureOperation, reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
@@ -24,10 +25,6 @@ export type Opened = {
 };
 
 export type Usage = { promptTokens: bigint; completionTokens: bigint; raw: Record<string, unknown> };
-
-export const reserveOperation = (id: string) => `reserve:${id}`;
-export const captureOperation = (id: string) => `capture:${id}`;
-export const voidOperation = (id: string) => `void:${id}`;
 
 /** The provider's usage, when it reports whole non-negative token counts. */
 export function usageOf(value: unknown): Usage | null {

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { isAppError, parseInput } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
+import { captureOperation, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
-import { captureOperation, reserveOperation, usageOf, voidOperation } from "../invocation/settlement.js";
+import { usageOf } from "../invocation/settlement.js";
 import { carvedHold, recountAllotment } from "../allotments/allotments.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
@@ -189,21 +190,17 @@ async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId
   // Claimed from an allotment: the claim existed; its hold is carved out of the allotment now.
   if (!holdId && row.allotmentId) holdId = (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
   if (!holdId) {
-    try {
-      const res = await ctx.ledgerCalls.reserve({
-        operation_id: reserveOperation(row.id),
-        tenant_id: row.tenantId,
-        units: row.reservedUnits.toString(),
-        expires_at: row.holdExpiresAt.toISOString(),
-        reason: `managed request ${row.id}`,
-      });
-      holdId = res.hold_id;
-      existed = res.replayed;
-    } catch (err) {
-      // Refused now (no balance, an expiry in the past): it was never taken.
-      if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return { holdId: null, state: "none" };
-      throw err;
-    }
+    const found = await findHold(ctx.ledgerCalls, {
+      operation_id: reserveOperation(row.id),
+      tenant_id: row.tenantId,
+      units: row.reservedUnits.toString(),
+      expires_at: row.holdExpiresAt.toISOString(),
+      reason: `managed request ${row.id}`,
+    });
+    // Refused now (no balance, an expiry in the past): it was never taken.
+    if (!found) return { holdId: null, state: "none" };
+    holdId = found.holdId;
+    existed = found.replayed;
   }
   if (!existed) {
     // Taken only now by the replay: the original never reached the ledger. Give it back.
@@ -235,7 +232,7 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     const res = await ctx.ledgerCalls.capture({ operation_id: captureOperation(row.id), hold_id: holdId, units: charge.units.toString(), reason: `managed request ${row.id}` });
     decision = { kind: "completed", finalUnits: BigInt(res.hold?.captured_units ?? charge.units.toString()) };
   } else if (decision.kind === "void" && holdId) {
-    decision = await voidHold(ctx, row, holdId);
+    decision = await voidRecordHold(ctx, row, holdId);
   }
   if (decision.kind === "operator") {
     if (row.status !== "reserved") return "unchanged";
@@ -257,17 +254,13 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
  * did reach the ledger is recognised as the same operation; a conflict means the
  * hold was settled otherwise meanwhile, and its state decides.
  */
-async function voidHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
-  try {
-    const res = await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: ${row.errorCode}` });
-    return { kind: "failed", refundedUnits: BigInt(res.hold?.released_units ?? "0") };
-  } catch (err) {
-    if (!(isAppError(err) && err.code === "conflict")) throw err;
-    const hold = await ctx.ledger.GetHold({ hold_id: holdId });
-    if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
-    if (hold.status === "voided") return { kind: "failed", refundedUnits: BigInt(hold.released_units) };
-    throw err;
-  }
+async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
+  const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, { operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: ${row.errorCode}` });
+  if (voided.kind === "settled") return { kind: "failed", refundedUnits: BigInt(voided.response.hold?.released_units ?? "0") };
+  const { hold } = voided;
+  if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
+  if (hold.status === "voided") return { kind: "failed", refundedUnits: BigInt(hold.released_units) };
+  throw voided.error;
 }
 
 type Final = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { AppError, isAppError, parseInput } from "@gateway/errors";
+import { AppError, parseInput } from "@gateway/errors";
+import { captureHold, captureOperation, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
-import { captureOperation, voidOperation } from "../invocation/settlement.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { findHold, recordDecision, releasable } from "./release.js";
 
@@ -42,7 +42,7 @@ export async function captureUsage({
   if (hold && !hold.existed) {
     // The reservation never happened: the replay just took a hold, which goes away again, and
     // the record fails as a release would have it (nothing was ever held, nothing refunded).
-    await ctx.ledger.Void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
+    await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
     await ctx.prisma.usageRecord.updateMany({
       where: { id: row.id, status: row.status },
       data: { status: "failed", holdId: hold.holdId, finalUnits: 0n, refundedUnits: 0n, errorCode: row.errorCode ?? "hold_expired", settledAt: new Date() },
@@ -51,13 +51,17 @@ export async function captureUsage({
   }
   if (!hold && q.units > 0n) throw new AppError("conflict", "The request holds nothing (a free request): only 0 units can be captured.");
   if (hold) {
-    try {
-      const res = await ctx.ledger.Capture({ operation_id: captureOperation(row.id), hold_id: hold.holdId, units: q.units.toString(), reason: q.reason });
-      refunded = BigInt(res.hold?.released_units ?? "0");
-    } catch (err) {
-      if (!(isAppError(err) && err.code === "conflict")) throw err;
+    const captured = await captureHold(ctx.ledgerCalls, ctx.ledger, {
+      operation_id: captureOperation(row.id),
+      hold_id: hold.holdId,
+      units: q.units.toString(),
+      reason: q.reason,
+    });
+    if (captured.kind === "settled") {
+      refunded = BigInt(captured.response.hold?.released_units ?? "0");
+    } else {
       // capture:<id> was sent before with other parameters, or the hold was voided.
-      const settled = await ctx.ledger.GetHold({ hold_id: hold.holdId });
+      const settled = captured.hold;
       if (settled.status === "voided") {
         await ctx.prisma.usageRecord.updateMany({
           where: { id: row.id, status: row.status },
@@ -65,7 +69,7 @@ export async function captureUsage({
         });
         throw new AppError("conflict", "The request's hold was already released in the ledger; nothing to capture.");
       }
-      if (settled.status !== "captured") throw err;
+      if (settled.status !== "captured") throw captured.error;
       if (BigInt(settled.captured_units) !== q.units) {
         await ctx.prisma.usageRecord.updateMany({
           where: { id: row.id, status: row.status },

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { AppError, isAppError, parseInput } from "@gateway/errors";
+import { AppError, parseInput } from "@gateway/errors";
+import { findHold as replayReserve, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { carvedHold } from "../allotments/allotments.js";
-import { reserveOperation, voidOperation } from "../invocation/settlement.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason: z.string().trim().min(1).max(240) });
@@ -20,19 +20,14 @@ export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise
   if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
   // Claimed from an allotment: its hold is carved out of it (docs/decisions/0028); the claim existed.
   if (row.allotmentId) return { holdId: (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId, existed: true };
-  try {
-    const res = await ctx.ledger.Reserve({
-      operation_id: reserveOperation(row.id),
-      tenant_id: row.tenantId,
-      units: row.reservedUnits.toString(),
-      expires_at: row.holdExpiresAt.toISOString(),
-      reason: `managed request ${row.id}`,
-    });
-    return { holdId: res.hold_id, existed: res.replayed };
-  } catch (err) {
-    if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return null;
-    throw err;
-  }
+  const hold = await replayReserve(ctx.ledgerCalls, {
+    operation_id: reserveOperation(row.id),
+    tenant_id: row.tenantId,
+    units: row.reservedUnits.toString(),
+    expires_at: row.holdExpiresAt.toISOString(),
+    reason: `managed request ${row.id}`,
+  });
+  return hold && { holdId: hold.holdId, existed: hold.replayed };
 }
 
 /**
@@ -97,13 +92,12 @@ export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; inpu
   // The ledger's note holds the operator's whole reason (up to the 240 characters the
   // contract allows); the operation id void:<id> already says what the void is.
   if (hold) {
-    try {
-      const res = await ctx.ledger.Void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
-      refunded = hold.existed ? BigInt(res.hold?.released_units ?? "0") : 0n;
-    } catch (err) {
-      if (!(isAppError(err) && err.code === "conflict")) throw err;
+    const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, { operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
+    if (voided.kind === "settled") {
+      refunded = hold.existed ? BigInt(voided.response.hold?.released_units ?? "0") : 0n;
+    } else {
       // Settled in the ledger while the record was not told (a crash after capture).
-      const settled = await ctx.ledger.GetHold({ hold_id: hold.holdId });
+      const settled = voided.hold;
       if (settled.status === "captured") {
         await ctx.prisma.usageRecord.updateMany({
           where: { id: row.id, status: row.status },

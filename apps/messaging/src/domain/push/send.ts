@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
+import { reserveOperation } from "@gateway/ledger-client";
 import type { AppContext } from "../../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
 import { pushBudgets } from "./budgets.js";
-import { reserveOperation, settlePush, statusOf, type PushStatus } from "./settle.js";
+import { settlePush, statusOf, type PushStatus } from "./settle.js";
 import { sendToTarget, type PushPayload } from "./targets.js";
 
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");

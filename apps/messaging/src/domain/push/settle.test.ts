@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reserveOperation } from "@gateway/ledger-client";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { recoverPushMessages } from "./recover.js";
-import { reserveOperation, settlePush } from "./settle.js";
+import { settlePush } from "./settle.js";
 
 let t: TestContext;
 beforeAll(async () => {

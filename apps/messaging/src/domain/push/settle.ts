@@ -1,11 +1,7 @@
-import { AppError, isAppError } from "@gateway/errors";
+import { AppError } from "@gateway/errors";
+import { captureHold, captureOperation, directCalls, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import type { AppContext } from "../../app-context.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
-
-/** Ledger operation ids derived from the message id: a retry (or a recovery) never moves money twice. */
-export const reserveOperation = (id: string) => `reserve:${id}`;
-export const captureOperation = (id: string) => `capture:${id}`;
-export const voidOperation = (id: string) => `void:${id}`;
 
 export type PushStatus = "delivered" | "partial" | "failed";
 export type SettledPush = { message: PushMessage; deliveries: PushDelivery[]; status: PushStatus; chargedUnits: bigint; settled: boolean };
@@ -17,25 +13,20 @@ export function statusOf(deliveries: { ok: boolean | null }[]): PushStatus {
 
 /**
  * The hold of a message, also when a crash left the record without its id: the
- * reservation is replayed with its original parameters. The ledger answers a
- * replay before anything else, so a refusal means there never was a hold.
+ * reservation is replayed with its original parameters (the ledger answers a
+ * replay before anything else), and a refusal means there never was a hold.
  */
-async function findHold(ctx: AppContext, msg: PushMessage): Promise<string | null> {
+async function holdOf(ctx: AppContext, msg: PushMessage): Promise<string | null> {
   if (msg.holdId) return msg.holdId;
   if (msg.reservedUnits === 0n) return null;
-  try {
-    const res = await ctx.ledger.Reserve({
-      operation_id: reserveOperation(msg.id),
-      tenant_id: msg.tenantId,
-      units: msg.reservedUnits.toString(),
-      expires_at: msg.holdExpiresAt.toISOString(),
-      reason: `push message ${msg.id}`,
-    });
-    return res.hold_id;
-  } catch (err) {
-    if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return null;
-    throw err;
-  }
+  const found = await findHold(directCalls(ctx.ledger), {
+    operation_id: reserveOperation(msg.id),
+    tenant_id: msg.tenantId,
+    units: msg.reservedUnits.toString(),
+    expires_at: msg.holdExpiresAt.toISOString(),
+    reason: `push message ${msg.id}`,
+  });
+  return found?.holdId ?? null;
 }
 
 /**
@@ -67,20 +58,17 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
 
   const delivered = BigInt(deliveries.filter((d) => d.ok === true).length);
   let charged = delivered * msg.unitPrice;
-  const holdId = await findHold(ctx, message);
+  const holdId = await holdOf(ctx, message);
   if (holdId) {
-    try {
-      if (charged > 0n) {
-        await ctx.ledger.Capture({ operation_id: captureOperation(msg.id), hold_id: holdId, units: charged.toString(), reason: `push message ${msg.id}` });
-      } else {
-        await ctx.ledger.Void({ operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
-      }
-    } catch (err) {
-      if (!(isAppError(err) && err.code === "conflict")) throw err;
+    const calls = directCalls(ctx.ledger);
+    const settled =
+      charged > 0n
+        ? await captureHold(calls, ctx.ledger, { operation_id: captureOperation(msg.id), hold_id: holdId, units: charged.toString(), reason: `push message ${msg.id}` })
+        : await voidHold(calls, ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
+    if (settled.kind === "conflict") {
       // Settled before (by a racing sender or recovery): what the ledger holds is the truth.
-      const hold = await ctx.ledger.GetHold({ hold_id: holdId });
-      if (hold.status === "open") throw err;
-      charged = hold.status === "captured" ? BigInt(hold.captured_units) : 0n;
+      if (settled.hold.status === "open") throw settled.error;
+      charged = settled.hold.status === "captured" ? BigInt(settled.hold.captured_units) : 0n;
     }
   } else {
     charged = 0n;

@@ -1,17 +1,29 @@
 import { GroupCommit } from "@gateway/db-kit";
-import { AppError, isErrorCode } from "@gateway/errors";
+import { AppError } from "@gateway/errors";
 import { isUnimplemented, type Client } from "@gateway/grpc-kit";
 import { currentRequestId, type Logger } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
 import { activeContext, withContext, type Context } from "@gateway/telemetry";
+import { movementError } from "./errors.js";
+import type { HoldCalls } from "./holds.js";
 
 type Movement = ledger.Movement;
 type Result = ledger.MovementResult__Output;
 /** A movement with the trace context of the request that asked for it. */
 type Pending = { movement: Movement; caller: Context };
 
+/** The one result of a one-item ApplyBatch, or its error as an AppError. */
+const single =
+  <K extends "released">(key: K) =>
+  (res: ledger.ApplyBatchResponse__Output): NonNullable<Result[K]> => {
+    const r = res.results[0];
+    if (r?.error) throw movementError(r.error);
+    if (!r?.[key]) throw new AppError("internal_error", "the ledger answered a movement without its result");
+    return r[key]!;
+  };
+
 /**
- * The ledger calls of metered requests (reserve, capture, void), pipelined: a
+ * Movements sent to the ledger (reserve, capture, void, release), pipelined: a
  * call is sent at once when no call is under way; calls that arrive while one is
  * go together as one ApplyBatch — one message each way
  * instead of one call per request. Every item keeps its own outcome: the
@@ -25,17 +37,7 @@ type Pending = { movement: Movement; caller: Context };
  * With tracing on, a batch's call is made in the trace context of its first
  * movement's request (not whichever request happened to free the slot).
  */
-/** The one result of a one-item ApplyBatch, or its error as an AppError. */
-const single =
-  <K extends "released">(key: K) =>
-  (res: ledger.ApplyBatchResponse__Output): NonNullable<Result[K]> => {
-    const r = res.results[0];
-    if (r?.error) throw new AppError(isErrorCode(r.error.code) ? r.error.code : "internal_error", r.error.message);
-    if (!r?.[key]) throw new AppError("internal_error", "the ledger answered a movement without its result");
-    return r[key]!;
-  };
-
-export class LedgerCalls {
+export class LedgerCalls implements HoldCalls {
   private readonly batches: GroupCommit<Pending, Result>;
   private batching = true;
 
@@ -82,7 +84,7 @@ export class LedgerCalls {
       this.batching = false;
       return single();
     }
-    if (result.error) throw new AppError(isErrorCode(result.error.code) ? result.error.code : "internal_error", result.error.message);
+    if (result.error) throw movementError(result.error);
     return result;
   }
 }

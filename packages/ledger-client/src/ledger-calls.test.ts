@@ -9,7 +9,7 @@ import { LedgerCalls } from "./ledger-calls.js";
 const UNIMPLEMENTED = 12;
 const UNAVAILABLE = 14;
 
-const logger = createLogger({ service: "managed-ai-test", level: "silent" });
+const logger = createLogger({ service: "ledger-client-test", level: "silent" });
 const tick = () => new Promise((r) => setTimeout(r, 5));
 const reserved = (units: string): ledger.ReserveResponse__Output => ({
   hold_id: `hold_${units}`,
