@@ -10,10 +10,10 @@ import { createPrisma, type Tx } from "./db.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
 import { InFlight } from "./grpc/in-flight.js";
-import { CatalogCache, invalidating } from "./domain/invocation/catalog.js";
+import { CatalogCache, invalidating } from "./storage/catalog-cache.js";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { Allotments } from "./domain/allotments/allotments.js";
-import { UsageRecordWriter } from "./domain/invocation/records.js";
+import { UsageRecordWriter } from "./storage/usage-records.js";
 import { ProviderClient } from "./providers/openai.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
 

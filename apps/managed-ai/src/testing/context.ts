@@ -9,9 +9,9 @@ import { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "../crypto/keyring.js";
 import { createPrisma, type ManagedAiContext, type Tx } from "../db.js";
 import { Allotments, type AllotmentOptions } from "../domain/allotments/allotments.js";
-import { CatalogCache, invalidating } from "../domain/invocation/catalog.js";
+import { CatalogCache, invalidating } from "../storage/catalog-cache.js";
 import { LedgerCalls } from "@gateway/ledger-client";
-import { UsageRecordWriter } from "../domain/invocation/records.js";
+import { UsageRecordWriter } from "../storage/usage-records.js";
 import { ProviderClient } from "../providers/openai.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";

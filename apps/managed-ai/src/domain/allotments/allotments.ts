@@ -10,7 +10,7 @@ import type { LedgerCalls } from "@gateway/ledger-client";
 /**
  * Allotments (docs/decisions/0028): a tenant's funds set aside in the ledger as
  * one pending transfer, which metered requests claim in managed-ai's database
- * in the statement that writes their usage record (records.ts), instead of each
+ * in the statement that writes their usage record (storage/usage-records.ts), instead of each
  * taking and settling a hold of its own in the ledger. This class is the part
  * that talks to the ledger:
  *  - it opens an allotment for a tenant that has none (after a request of the

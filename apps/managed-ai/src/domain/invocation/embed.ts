@@ -7,7 +7,7 @@ import { costUnits } from "./cost.js";
 import { openMeter } from "./meter.js";
 import { activeInstance, byokPrice, checkCeilings, managedModel, parseBody, targetOf, type Priced } from "./plan.js";
 import { byokTarget } from "./byok-target.js";
-import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
 import type { Usage } from "./settlement.js";
 
 const encoder = new TextEncoder();

@@ -2,7 +2,7 @@ import type { ManagedAiContext } from "../../db.js";
 import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
-import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
 import { usageOf } from "./settlement.js";
 
 export type InvokeInput = {

@@ -133,7 +133,7 @@ export class UsageRecordWriter {
     options: { maxBatch?: number; concurrency?: number; onBatch?: (kind: "open" | "settle", size: number) => void } = {},
   ) {
     // Named statements: parsed once per connection, and planned once when PostgreSQL keeps
-    // the generic plan (docs/decisions/0167; records.plans.test.ts checks those plans).
+    // the generic plan (docs/decisions/0167; usage-records.plans.test.ts checks those plans).
     const changedIds = async (name: string, text: string, values: unknown[], ids: string[]) => {
       const changed = new Set((await sql.query<{ id: string }>(text, values, name)).map((r) => r.id));
       if (changed.size > 0) sql.eventsWritten();

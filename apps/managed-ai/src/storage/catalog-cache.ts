@@ -1,5 +1,5 @@
 import type { Broadcast, SqlExecutor, Transact } from "@gateway/events";
-import type { ConnectedAccount, Prisma, PrismaClient, ServiceInstance } from "../../generated/prisma/client.js";
+import type { ConnectedAccount, Prisma, PrismaClient, ServiceInstance } from "../generated/prisma/client.js";
 
 /** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
 export type PlannedModel = Prisma.ModelGetPayload<{

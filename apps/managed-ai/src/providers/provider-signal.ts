@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { ProviderError, type ProviderClient } from "../../providers/openai.js";
+import { ProviderError, type ProviderClient } from "./openai.js";
 
 /** Why a provider call was aborted by the gateway (never by the provider or by its client). */
 export type AbortReason = "deadline_exceeded";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxRow, type Statements } from "@gateway/events";
-import { createTestContext, type TestContext } from "../../testing/context.js";
-import { UsageRecordWriter, type RecordToOpen } from "./records.js";
+import { createTestContext, type TestContext } from "../testing/context.js";
+import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 let t: TestContext;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { outboxRow, poolStatements } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
-import { UsageRecordWriter, type RecordToOpen } from "./records.js";
+import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /**
  * The usage-record statements are named prepared statements (docs/decisions/0167): parsed
@@ -15,7 +15,7 @@ import { UsageRecordWriter, type RecordToOpen } from "./records.js";
  * plans do, also when made on empty tables.
  */
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const PRISMA_DIR = fileURLToPath(new URL("../../../prisma", import.meta.url));
+const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 const name = `gw_test_mai_plans_${randomBytes(4).toString("hex")}`;
 let pool: ReturnType<typeof createPool>;
 const notices: string[] = [];
