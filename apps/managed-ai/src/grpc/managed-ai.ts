@@ -118,10 +118,10 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       };
     },
     async Invoke(req, call) {
-      return invokeResponse(await inFlight.track(invokeChat(ctx, invokeInput(req, call))));
+      return invokeResponse(await inFlight.track(invokeChat({ ctx, input: invokeInput(req, call) })));
     },
     async Embed(req, call) {
-      return invokeResponse(await inFlight.track(invokeEmbeddings(ctx, invokeInput(req, call))));
+      return invokeResponse(await inFlight.track(invokeEmbeddings({ ctx, input: invokeInput(req, call) })));
     },
     async CreateConnectedAccount(req, call) {
       return encodeConnectedAccount(await createConnectedAccount({ ctx, input: { ...req, actor: call.actor } }));
@@ -138,10 +138,14 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
     },
     async InvokeStream(req, call, send) {
       await inFlight.track(
-        invokeChatStream(ctx, invokeInput(req, call), (message) => {
-          if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
-          if ("data" in message) return send({ data: message.data });
-          return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
+        invokeChatStream({
+          ctx,
+          input: invokeInput(req, call),
+          send: (message) => {
+            if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
+            if ("data" in message) return send({ data: message.data });
+            return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
+          },
         }),
       );
     },

@@ -73,14 +73,14 @@ describe("customer base URLs (SSRF)", () => {
   it("are refused again at call time, before any request leaves (a stored URL that is no longer allowed)", async () => {
     await putInstance({ ctx: t.ctx, input: byok("local") });
     provider.reset();
-    const before = await invokeChat(t.ctx, invokeInput("local", chatBody({})));
+    const before = await invokeChat({ ctx: t.ctx, input: invokeInput("local", chatBody({})) });
     expect(JSON.parse(before.body.toString()).choices[0].message.content).toBe("Mock reply to: hi");
     expect(provider.requests).toHaveLength(1);
 
     const strictClient = strict();
     const ctx = { ...t.ctx, provider: strictClient };
     try {
-      for (const run of [() => invokeChat(ctx, invokeInput("local", chatBody({}))), () => invokeEmbeddings(ctx, invokeInput("local", Buffer.from('{"input":"x"}')))]) {
+      for (const run of [() => invokeChat({ ctx, input: invokeInput("local", chatBody({})) }), () => invokeEmbeddings({ ctx, input: invokeInput("local", Buffer.from('{"input":"x"}')) })]) {
         const refused = await failure(run());
         expect(refused).toMatchObject({ code: "upstream_error" });
         expect(refused.message).toContain("not a public address");
@@ -121,7 +121,7 @@ describe("byok instances", () => {
   it("forward every provider parameter but the gateway's own, and estimate n choices", async () => {
     await putInstance({ ctx: t.ctx, input: byok("params", { pricing: { input_units_per_mtok: "0", output_units_per_mtok: "1000000" }, max_tokens_per_request: 10 }) });
     provider.reset();
-    const result = await invokeChat(t.ctx, invokeInput("params", chatBody({ model: "vendor/model-1.5", n: 3, logit_bias: { "1": 2 }, max_cost: 1, user: "u" })));
+    const result = await invokeChat({ ctx: t.ctx, input: invokeInput("params", chatBody({ model: "vendor/model-1.5", n: 3, logit_bias: { "1": 2 }, max_cost: 1, user: "u" })) });
     expect(provider.requests[0]!.body).toEqual({
       model: "vendor/model-1.5",
       messages: [{ role: "user", content: "hi" }],
@@ -147,7 +147,7 @@ describe("connected accounts", () => {
 
     await putInstance({ ctx: t.ctx, input: byok("via", { api_key: undefined, connected_account_id: account.id }) });
     provider.reset();
-    await invokeChat(t.ctx, invokeInput("via", chatBody({})));
+    await invokeChat({ ctx: t.ctx, input: invokeInput("via", chatBody({})) });
     expect(provider.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect((await failure(deleteConnectedAccount({ ctx: t.ctx, input: { actor, tenant_id: "ten_1", id: account.id } }))).code).toBe("conflict");
     expect((await failure(deleteConnectedAccount({ ctx: t.ctx, input: { actor, tenant_id: "ten_2", id: account.id } }))).code).toBe("not_found");

@@ -106,7 +106,7 @@ describe("a JSON chat whose client leaves after the reservation", () => {
     provider.set({ delayMs: 300 });
     const client = new AbortController();
     const req = input("chat", { messages, max_tokens: 50 }, client.signal);
-    const pending = invokeChat(t.ctx, req);
+    const pending = invokeChat({ ctx: t.ctx, input: req });
     await until(() => ledger.holdOf(req.requestId) !== undefined);
     client.abort();
     const result = await pending;
@@ -123,7 +123,7 @@ describe("a JSON chat whose client leaves after the reservation", () => {
     provider.set({ delayMs: 1_000 });
     const client = new AbortController();
     const req = input("chat", { messages, max_tokens: 50 }, client.signal, new Date(Date.now() + 300));
-    const pending = invokeChat(t.ctx, req).catch((err: unknown) => err);
+    const pending = invokeChat({ ctx: t.ctx, input: req }).catch((err: unknown) => err);
     await until(() => ledger.holdOf(req.requestId) !== undefined);
     client.abort();
     expect(await pending).toMatchObject({ code: "unavailable" });
@@ -139,7 +139,7 @@ describe("embeddings whose client leaves after the reservation", () => {
     const texts = ["first text to embed", "a second, longer text to embed: é😀"];
     const client = new AbortController();
     const req = input("chat", { input: texts }, client.signal);
-    const pending = invokeEmbeddings(t.ctx, req);
+    const pending = invokeEmbeddings({ ctx: t.ctx, input: req });
     await until(() => ledger.holdOf(req.requestId) !== undefined);
     client.abort();
     const result = await pending;
@@ -160,7 +160,7 @@ describe("a stream whose client leaves", () => {
       const leaving = leavingClient(client, afterData);
       if (afterData === 0) client.abort(); // gone before `start`: nothing is sent at all
       const req = input("chat", { messages, max_tokens: 40, stream: true }, client.signal);
-      await invokeChatStream(t.ctx, req, leaving.send);
+      await invokeChatStream({ ctx: t.ctx, input: req, send: leaving.send });
 
       const expected = chatCost(40);
       expect(await record(req.requestId), `after ${afterData}`).toMatchObject({ status: "completed", error_code: null, final_units: expected.toString() });
@@ -177,7 +177,7 @@ describe("a stream whose client leaves", () => {
     provider.set({ chunkDelayMs: 5, omitUsage: true });
     const client = new AbortController();
     const req = input("chat", { messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } }, client.signal);
-    await invokeChatStream(t.ctx, req, leavingClient(client, 1).send);
+    await invokeChatStream({ ctx: t.ctx, input: req, send: leavingClient(client, 1).send });
     expect(await record(req.requestId)).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null });
     expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "open" });
     await expectBooks();
@@ -187,7 +187,7 @@ describe("a stream whose client leaves", () => {
     provider.set({ chunkDelayMs: 50 });
     const client = new AbortController();
     const req = input("chat", { messages, max_tokens: 60, stream: true }, client.signal, new Date(Date.now() + 250));
-    await invokeChatStream(t.ctx, req, leavingClient(client, 1).send);
+    await invokeChatStream({ ctx: t.ctx, input: req, send: leavingClient(client, 1).send });
     expect(await record(req.requestId)).toMatchObject({ status: "review", error_code: "deadline_exceeded", final_units: null });
     expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "open" });
     await expectBooks();
@@ -197,7 +197,7 @@ describe("a stream whose client leaves", () => {
     provider.set({ chunkDelayMs: 30 });
     const client = new AbortController();
     const req = input("own", { messages, max_tokens: 60, stream: true }, client.signal);
-    await invokeChatStream(t.ctx, req, leavingClient(client, 1).send);
+    await invokeChatStream({ ctx: t.ctx, input: req, send: leavingClient(client, 1).send });
     expect(provider.abandoned).toEqual([]);
     const row = await record(req.requestId);
     expect(row).toMatchObject({ status: "completed", hold_id: null, reserved_units: "0" });

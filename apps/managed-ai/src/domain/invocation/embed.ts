@@ -64,7 +64,7 @@ function describe(error: z.ZodError): string {
  * `max_cost` and `max_cost_per_request` are checked against the worst case (409).
  * A client that leaves does not stop a managed call: it settles on its usage.
  */
-export async function invokeEmbeddings(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
+export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const raw = parseBody(input.body);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
   const parsed = Body.safeParse(raw);

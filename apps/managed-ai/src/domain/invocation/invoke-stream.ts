@@ -29,7 +29,16 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  *  - the request's deadline passes → the provider call is aborted; completed if
  *    usage already came, else review (deadline_exceeded).
  */
-export async function invokeChatStream(ctx: ManagedAiContext, input: InvokeInput, send: (message: StreamMessage) => Promise<void>): Promise<void> {
+export async function invokeChatStream({
+  ctx,
+  input,
+  send,
+}: {
+  ctx: ManagedAiContext;
+  input: InvokeInput;
+  /** Where the stream's messages go (the gRPC call); a send that fails ends the relay, not the metering. */
+  send: (message: StreamMessage) => Promise<void>;
+}): Promise<void> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true, keyBudget: input.keyBudget });
   const call = providerSignal(input);

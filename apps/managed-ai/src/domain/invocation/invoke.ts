@@ -42,7 +42,7 @@ export type InvokeResult = {
  * its usage, as if the client had stayed; only a deadline that cuts it leaves
  * the record in review. A byok call is aborted (nothing to meter).
  */
-export async function invokeChat(ctx: ManagedAiContext, input: InvokeInput): Promise<InvokeResult> {
+export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
   const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
   const call = providerSignal(input);
