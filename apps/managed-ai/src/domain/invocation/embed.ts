@@ -1,12 +1,9 @@
 import { z } from "zod";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
-import { configOf } from "../instances/view.js";
 import type { InvokeInput, InvokeResult } from "./invoke.js";
-import { costUnits } from "./cost.js";
 import { openMeter } from "./meter.js";
-import { activeInstance, byokPrice, checkCeilings, managedModel, parseBody, targetOf, type Priced } from "./plan.js";
-import { byokTarget } from "./byok-target.js";
+import { planCall, targetOf, type CallKind, type Plan } from "./plan.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
 import type { Usage } from "./settlement.js";
 
@@ -55,9 +52,55 @@ function describe(error: z.ZodError): string {
   return issue ? (path ? `${path}: ${issue.message}` : issue.message) : "invalid request body";
 }
 
+/** An embeddings request: its validated body, and the body as sent (for the parameters passed through). */
+export type EmbeddingsRequest = { body: z.infer<typeof Body>; raw: Record<string, unknown> };
+
 /**
- * Embeddings through an ai-model instance, with the same meter as chat:
- * managed instances reserve the worst case (the input bound at the model's
+ * Embeddings as the planner sees them: the body is checked before the instance
+ * is looked up, a managed instance's model must be an alias, the worst case is
+ * the input bound at the model's input price (no output), and a byok instance's
+ * provider and key are resolved before the call is priced.
+ */
+const embeddings: CallKind<EmbeddingsRequest, EmbeddingsRequest> = {
+  read(raw) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
+    const parsed = Body.safeParse(raw);
+    if (!parsed.success) {
+      const param = parsed.error.issues[0]?.path[0];
+      throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
+    }
+    return { body: parsed.data, raw: raw as Record<string, unknown> };
+  },
+  demand(request, config) {
+    const { body } = request;
+    if (config.mode === "managed" && !/^[A-Za-z0-9_-]{1,128}$/.test(body.model ?? config.default_model)) {
+      throw new AppError("invalid_request", "model must be a model alias", { extra: { param: "model" } });
+    }
+    return { request, model: body.model, inputTokensBound: embeddingInputBound(body.input), output: null, maxCostUsd: body.max_cost };
+  },
+  byokTargetFirst: true,
+};
+
+/** Plans an embeddings call (see `planCall`). */
+export function planEmbeddings(ctx: ManagedAiContext, input: { tenantId: string; alias: string; body: Uint8Array }): Promise<Plan<EmbeddingsRequest>> {
+  return planCall(ctx, input, embeddings);
+}
+
+/** The provider request: managed instances forward a few parameters, byok ones everything but `max_cost`. */
+function embeddingsBody(plan: Plan<EmbeddingsRequest>): Record<string, unknown> {
+  const { body, raw } = plan.request;
+  const passthrough: Record<string, unknown> = {};
+  if (plan.mode === "managed") {
+    for (const name of MANAGED_PASSTHROUGH) if (raw[name] !== undefined) passthrough[name] = raw[name];
+  } else {
+    for (const [name, value] of Object.entries(raw)) if (name !== "max_cost" && name !== "model" && value !== undefined) passthrough[name] = value;
+  }
+  return { ...passthrough, input: body.input, model: plan.upstream.model };
+}
+
+/**
+ * Embeddings through an ai-model instance, with the same planner and meter as
+ * chat: managed instances reserve the worst case (the input bound at the model's
  * input price; no output), call the model's upstream and settle to the
  * reported usage; byok instances call the customer's provider with their key
  * and charge nothing (the estimate and cost come from `config.pricing`).
@@ -65,65 +108,13 @@ function describe(error: z.ZodError): string {
  * A client that leaves does not stop a managed call: it settles on its usage.
  */
 export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
-  const raw = parseBody(input.body);
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
-  const parsed = Body.safeParse(raw);
-  if (!parsed.success) {
-    const param = parsed.error.issues[0]?.path[0];
-    throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
-  }
-  const body = parsed.data;
-  const instance = await activeInstance(ctx, input.tenantId, input.alias);
-  const config = configOf(instance);
-  const inputTokensBound = embeddingInputBound(body.input);
-  const record = raw as Record<string, unknown>;
-  const passthrough: Record<string, unknown> = {};
-
-  let priced: Priced;
-  if (config.mode === "managed") {
-    const modelAlias = body.model ?? config.default_model;
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(modelAlias)) throw new AppError("invalid_request", "model must be a model alias", { extra: { param: "model" } });
-    const managed = await managedModel(ctx, input.tenantId, config, modelAlias);
-    for (const name of MANAGED_PASSTHROUGH) if (record[name] !== undefined) passthrough[name] = record[name];
-    priced = {
-      mode: "managed",
-      tenantId: input.tenantId,
-      serviceAlias: instance.alias,
-      modelAlias,
-      upstream: managed.upstream,
-      priceId: managed.priceId,
-      price: managed.price,
-      discountBps: managed.discountBps,
-      inputTokensBound,
-      outputTokensCap: 0,
-      reservedUnits: costUnits(inputTokensBound, 0n, managed.price, BigInt(managed.discountBps)),
-    };
-  } else {
-    for (const [name, value] of Object.entries(record)) if (name !== "max_cost" && name !== "model" && value !== undefined) passthrough[name] = value;
-    const price = byokPrice(config);
-    const model = body.model ?? config.default_model;
-    priced = {
-      mode: "byok",
-      tenantId: input.tenantId,
-      serviceAlias: instance.alias,
-      modelAlias: model,
-      upstream: { ...(await byokTarget(ctx, instance)), id: instance.id, model },
-      priceId: "",
-      price,
-      discountBps: 0,
-      inputTokensBound,
-      outputTokensCap: 0,
-      reservedUnits: costUnits(inputTokensBound, 0n, price, 0n),
-    };
-  }
-  checkCeilings(priced.reservedUnits, body.max_cost, config);
-
-  const meter = await openMeter(ctx, priced, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
+  const plan = await planEmbeddings(ctx, input);
+  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
   const call = providerSignal(input);
   let answer: Record<string, unknown>;
   try {
-    const res = await ctx.provider.embeddings({ ...targetOf(priced), body: { ...passthrough, input: body.input, model: priced.upstream.model }, signal: call.signal });
+    const res = await ctx.provider.embeddings({ ...targetOf(plan), body: embeddingsBody(plan), signal: call.signal });
     answer = await ctx.provider.json(res.body, call.signal);
   } catch (err) {
     const failure = callFailure(ctx.provider, err, call);
@@ -133,9 +124,9 @@ export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; 
   } finally {
     call.dispose();
   }
-  if (priced.mode === "managed") answer.model = priced.modelAlias;
+  if (plan.mode === "managed") answer.model = plan.modelAlias;
   const usage = embeddingUsageOf(answer.usage);
-  const result = { priceId: priced.priceId, reservedUnits: priced.reservedUnits, body: Buffer.from(JSON.stringify(answer)) };
+  const result = { priceId: plan.priceId, reservedUnits: plan.reservedUnits, body: Buffer.from(JSON.stringify(answer)) };
   if (!usage) {
     await meter.review("usage_unavailable");
     return result;

@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import { CredentialError, openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
 import type { ManagedAiContext } from "../../db.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
-import { configOf, type ByokConfig, type ManagedConfig } from "../instances/view.js";
+import { configOf, type ByokConfig, type InstanceConfig, type ManagedConfig } from "../instances/view.js";
 import { effectiveDiscountBps } from "../offers/view.js";
 import { byokTarget, type ProviderTarget } from "./byok-target.js";
 import { parseByokChatRequest } from "./byok-request.js";
@@ -17,10 +17,10 @@ import { inputTokenUpperBound } from "./tokens.js";
  * `reservedUnits` from the balance and settle; `byok` requests are paid by the
  * customer at their own provider, so `reservedUnits` is only the worst-case
  * estimate at the instance's `config.pricing` (0 without it) and nothing moves.
+ * This is what metering needs of a plan, whatever the kind of call.
  */
-export type Plan = {
+export type Priced = {
   mode: "managed" | "byok";
-  request: ChatRequest;
   tenantId: string;
   serviceAlias: string;
   /** managed: the model alias; byok: the provider's model name. */
@@ -31,13 +31,17 @@ export type Plan = {
   price: Price;
   discountBps: number;
   inputTokensBound: bigint;
+  /** The output cap the provider gets; 0 for a call without output (embeddings). */
   outputTokensCap: number;
   reservedUnits: bigint;
 };
 
-export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** A planned call: its price and bounds, and the request its provider body is built from (chat by default). */
+export type Plan<Request = ChatRequest> = Priced & { request: Request };
 
-export function parseBody(body: Uint8Array): unknown {
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+function parseBody(body: Uint8Array): unknown {
   try {
     return JSON.parse(Buffer.from(body).toString("utf8"));
   } catch {
@@ -46,7 +50,7 @@ export function parseBody(body: Uint8Array): unknown {
 }
 
 /** The tenant's active ai-model instance under `alias` (404 unknown, 403 disabled). */
-export async function activeInstance(ctx: ManagedAiContext, tenantId: string, alias: string): Promise<ServiceInstance> {
+async function activeInstance(ctx: ManagedAiContext, tenantId: string, alias: string): Promise<ServiceInstance> {
   const instance = await ctx.catalog.instance(tenantId, alias);
   if (!instance) throw new AppError("not_found", `No ai-model instance ${alias}.`);
   if (instance.status !== "active") throw new AppError("forbidden", `The instance ${alias} is disabled.`);
@@ -54,7 +58,7 @@ export async function activeInstance(ctx: ManagedAiContext, tenantId: string, al
 }
 
 /** A managed model as a call needs it: upstream target with its opened key, newest price, the tenant's discount. */
-export async function managedModel(ctx: ManagedAiContext, tenantId: string, config: ManagedConfig, modelAlias: string) {
+async function managedModel(ctx: ManagedAiContext, tenantId: string, config: ManagedConfig, modelAlias: string) {
   if (config.models && config.models.length > 0 && !config.models.includes(modelAlias)) {
     throw new AppError("invalid_request", `model ${modelAlias} is not served by this instance`, { extra: { param: "model" } });
   }
@@ -84,7 +88,7 @@ export async function managedModel(ctx: ManagedAiContext, tenantId: string, conf
 }
 
 /** A byok instance's estimate price: its `config.pricing`, or free. */
-export function byokPrice(config: ByokConfig): Price {
+function byokPrice(config: ByokConfig): Price {
   return {
     inputUnitsPerMtok: BigInt(config.pricing?.input_units_per_mtok ?? "0"),
     outputUnitsPerMtok: BigInt(config.pricing?.output_units_per_mtok ?? "0"),
@@ -92,7 +96,7 @@ export function byokPrice(config: ByokConfig): Price {
 }
 
 /** 409 with `pricing.cost` when the worst case is above the request's `max_cost` or the instance's `max_cost_per_request`. */
-export function checkCeilings(worstCase: bigint, maxCostUsd: number | undefined, config: { max_cost_per_request?: number | undefined }): void {
+function checkCeilings(worstCase: bigint, maxCostUsd: number | undefined, config: { max_cost_per_request?: number | undefined }): void {
   for (const [limit, name] of [
     [maxCostUsd, "max_cost"],
     [config.max_cost_per_request, "the instance's max_cost_per_request"],
@@ -106,36 +110,58 @@ export function checkCeilings(worstCase: bigint, maxCostUsd: number | undefined,
 }
 
 /**
- * Validates the body, resolves the instance and, for a managed one, model →
- * upstream, the current price version and the tenant's offer; for a byok one,
- * the customer's provider and key. Fixes the output cap, prices the worst case
- * and refuses (409, with the cost) when it is above `max_cost` or the
- * instance's `max_cost_per_request`. Nothing is written.
+ * What one kind of call (chat, embeddings) asks for, as the planner prices it.
+ * `output` is the call's output: the `max_tokens` it asked for (if any) and the
+ * choices it wants; null for a call without output (embeddings).
  */
-export async function planInvocation(ctx: ManagedAiContext, input: { tenantId: string; alias: string; body: Uint8Array }): Promise<Plan> {
-  const raw = parseBody(input.body);
+export type Demand<Request> = {
+  request: Request;
+  /** The model the request names; absent: the instance's default. */
+  model: string | undefined;
+  inputTokensBound: bigint;
+  output: { maxTokens: number | undefined; choices: number } | null;
+  maxCostUsd: number | undefined;
+};
+
+/** How a kind of call reads its body; everything else about planning is the same for every kind. */
+export type CallKind<Read, Request> = {
+  /** Checks the JSON body before the instance is looked up (a 400 here comes before a 404). */
+  read(raw: unknown): Read;
+  /** The request on this instance (its schema may depend on the instance's mode). */
+  demand(read: Read, config: InstanceConfig): Demand<Request>;
+  /**
+   * Resolve a byok instance's provider and key before pricing the call, so that
+   * a 503 for an unusable key comes before a 400 or 409 (embeddings, as they
+   * always did); otherwise after it (chat).
+   */
+  byokTargetFirst?: boolean;
+};
+
+/**
+ * The one planner of chat and embeddings: validates the body, resolves the
+ * instance and, for a managed one, model → upstream, the current price version
+ * and the tenant's offer; for a byok one, the customer's provider and key. Fixes
+ * the output cap, prices the worst case and refuses (409, with the cost) when it
+ * is above `max_cost` or the instance's `max_cost_per_request`. Nothing is written.
+ */
+export async function planCall<Read, Request>(
+  ctx: ManagedAiContext,
+  input: { tenantId: string; alias: string; body: Uint8Array },
+  kind: CallKind<Read, Request>,
+): Promise<Plan<Request>> {
+  const read = kind.read(parseBody(input.body));
   const instance = await activeInstance(ctx, input.tenantId, input.alias);
   const config = configOf(instance);
-  if (config.mode === "byok") return planByok(ctx, instance, config, parseByokChatRequest(raw));
-  const request = parseChatRequest(raw);
-  const modelAlias = request.model ?? config.default_model;
+  const demand = kind.demand(read, config);
+  if (config.mode === "byok") return planByok(ctx, instance, config, demand, kind.byokTargetFirst === true);
+  const modelAlias = demand.model ?? config.default_model;
   const managed = await managedModel(ctx, input.tenantId, config, modelAlias);
-
-  const modelCap = managed.maxOutputTokens;
-  const instanceCap = config.max_tokens_per_request;
-  if (request.maxTokens !== undefined) {
-    checkInstanceCap(request.maxTokens, instanceCap);
-    if (request.maxTokens > modelCap) {
-      throw new AppError("invalid_request", `max_tokens ${request.maxTokens} is above the model's max_output_tokens (${modelCap})`, { extra: { param: "max_tokens" } });
-    }
-  }
-  const outputTokensCap = request.maxTokens ?? Math.min(instanceCap ?? modelCap, modelCap);
-  const inputTokensBound = inputTokenUpperBound(request.boundable);
-  const reservedUnits = costUnits(inputTokensBound, BigInt(outputTokensCap), managed.price, BigInt(managed.discountBps));
-  checkCeilings(reservedUnits, request.maxCostUsd, config);
+  const outputTokensCap = outputCap(demand, config, managed.maxOutputTokens);
+  const reservedUnits = costUnits(demand.inputTokensBound, outputTokens(demand, outputTokensCap), managed.price, BigInt(managed.discountBps));
+  checkCeilings(reservedUnits, demand.maxCostUsd, config);
   return {
     mode: "managed",
-    request,
+    request: demand.request,
     tenantId: input.tenantId,
     serviceAlias: instance.alias,
     modelAlias,
@@ -143,11 +169,64 @@ export async function planInvocation(ctx: ManagedAiContext, input: { tenantId: s
     priceId: managed.priceId,
     price: managed.price,
     discountBps: managed.discountBps,
-    inputTokensBound,
+    inputTokensBound: demand.inputTokensBound,
     outputTokensCap,
     reservedUnits,
   };
 }
+
+/**
+ * A byok call: the output cap is the request's `max_tokens`, else the
+ * instance's `max_tokens_per_request`, else 4096 (there is no model record
+ * whose limit could apply; the provider enforces its own); a request above the
+ * instance's cap is refused (400). The estimate counts every choice (`n`).
+ */
+async function planByok<Request>(ctx: ManagedAiContext, instance: ServiceInstance, config: ByokConfig, demand: Demand<Request>, targetFirst: boolean): Promise<Plan<Request>> {
+  const first = targetFirst ? await byokTarget(ctx, instance) : null;
+  const outputTokensCap = outputCap(demand, config, null);
+  const price = byokPrice(config);
+  const estimate = costUnits(demand.inputTokensBound, outputTokens(demand, outputTokensCap), price, 0n);
+  checkCeilings(estimate, demand.maxCostUsd, config);
+  const target = first ?? (await byokTarget(ctx, instance));
+  const model = demand.model ?? config.default_model;
+  return {
+    mode: "byok",
+    request: demand.request,
+    tenantId: instance.tenantId,
+    serviceAlias: instance.alias,
+    modelAlias: model,
+    upstream: { ...target, id: instance.id, model },
+    priceId: "",
+    price,
+    discountBps: 0,
+    inputTokensBound: demand.inputTokensBound,
+    outputTokensCap,
+    reservedUnits: estimate,
+  };
+}
+
+/**
+ * The output cap: the request's `max_tokens` (400 above the instance's
+ * `max_tokens_per_request` or the model's `max_output_tokens`), else the smaller
+ * of the two caps (managed), else the instance's cap or 4096 (byok: `modelCap`
+ * null). A call without output has none (0).
+ */
+function outputCap(demand: Demand<unknown>, config: InstanceConfig, modelCap: number | null): number {
+  if (!demand.output) return 0;
+  const { maxTokens } = demand.output;
+  const instanceCap = config.max_tokens_per_request;
+  if (maxTokens !== undefined) {
+    checkInstanceCap(maxTokens, instanceCap);
+    if (modelCap !== null && maxTokens > modelCap) {
+      throw new AppError("invalid_request", `max_tokens ${maxTokens} is above the model's max_output_tokens (${modelCap})`, { extra: { param: "max_tokens" } });
+    }
+    return maxTokens;
+  }
+  return modelCap === null ? (instanceCap ?? DEFAULT_MAX_OUTPUT_TOKENS) : Math.min(instanceCap ?? modelCap, modelCap);
+}
+
+/** The output tokens the worst case counts: the cap for every choice. */
+const outputTokens = (demand: Demand<unknown>, outputTokensCap: number) => BigInt(outputTokensCap) * BigInt(demand.output?.choices ?? 1);
 
 function checkInstanceCap(maxTokens: number, instanceCap: number | undefined): void {
   if (instanceCap !== undefined && maxTokens > instanceCap) {
@@ -157,39 +236,25 @@ function checkInstanceCap(maxTokens: number, instanceCap: number | undefined): v
   }
 }
 
-/**
- * A byok chat: the output cap is the request's `max_tokens`, else the
- * instance's `max_tokens_per_request`, else 4096 (there is no model record
- * whose limit could apply; the provider enforces its own); a request above the
- * instance's cap is refused (400). The estimate counts every choice (`n`).
- */
-async function planByok(ctx: ManagedAiContext, instance: ServiceInstance, config: ByokConfig, request: ChatRequest): Promise<Plan> {
-  if (request.maxTokens !== undefined) checkInstanceCap(request.maxTokens, config.max_tokens_per_request);
-  const outputTokensCap = request.maxTokens ?? config.max_tokens_per_request ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  const price = byokPrice(config);
-  const inputTokensBound = inputTokenUpperBound(request.boundable);
-  const estimate = costUnits(inputTokensBound, BigInt(outputTokensCap) * BigInt(request.choices ?? 1), price, 0n);
-  checkCeilings(estimate, request.maxCostUsd, config);
-  const target = await byokTarget(ctx, instance);
-  const model = request.model ?? config.default_model;
-  return {
-    mode: "byok",
-    request,
-    tenantId: instance.tenantId,
-    serviceAlias: instance.alias,
-    modelAlias: model,
-    upstream: { ...target, id: instance.id, model },
-    priceId: "",
-    price,
-    discountBps: 0,
-    inputTokensBound,
-    outputTokensCap,
-    reservedUnits: estimate,
-  };
-}
+/** A chat completion: its schema is the managed one (text only) or the byok one (everything passes through). */
+const chat: CallKind<unknown, ChatRequest> = {
+  read: (raw) => raw,
+  demand(raw, config) {
+    const request = config.mode === "byok" ? parseByokChatRequest(raw) : parseChatRequest(raw);
+    return {
+      request,
+      model: request.model,
+      inputTokensBound: inputTokenUpperBound(request.boundable),
+      output: { maxTokens: request.maxTokens, choices: request.choices ?? 1 },
+      maxCostUsd: request.maxCostUsd,
+    };
+  },
+};
 
-/** What metering needs of a plan (chat or embeddings). */
-export type Priced = Omit<Plan, "request">;
+/** Plans a chat completion (see `planCall`). */
+export function planInvocation(ctx: ManagedAiContext, input: { tenantId: string; alias: string; body: Uint8Array }): Promise<Plan> {
+  return planCall(ctx, input, chat);
+}
 
 /** The provider request: the priced parameters plus the allowed pass-through ones. */
 export function providerBody(plan: Plan, stream: boolean): Record<string, unknown> {
