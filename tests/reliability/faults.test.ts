@@ -307,7 +307,7 @@ async function eventsCheck(stack: Stack): Promise<{ problems: string[] }> {
   // The audit consumer may still be catching up: wait until the counts stop moving.
   const counts = async () => {
     const [transfers] = await stack.sql<{ n: string }>("ledger", "SELECT count(*)::text AS n FROM transfers");
-    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>("jobs", "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided')");
+    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>("jobs", "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided','ledger.posted','ledger.released')");
     const [records] = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records");
     const [reserved] = await stack.sql<{ n: string; d: string }>("jobs", "SELECT count(*)::text AS n, count(DISTINCT data->>'request_id')::text AS d FROM audit_events WHERE type = 'managed_ai.request_reserved'");
     const [refused] = await stack.sql<{ n: string }>("jobs", "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_refused'");

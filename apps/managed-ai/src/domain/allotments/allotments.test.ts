@@ -195,6 +195,27 @@ describe("allotments", () => {
     expect(ledger.invariant("ten_d")).toBe(true);
   });
 
+  it("a call that outlives the reconciler's patience: its carved hold is captured, never a post from the allotment", async () => {
+    ledger.credit("ten_g", 100_000n);
+    await settleCompleted(ctx, await open(planFor("ten_g", 1_000n)), planFor("ten_g", 1_000n), usage(10));
+    await settle("ten_g");
+    const slow = await open(planFor("ten_g", 1_000n));
+    expect(slow.allotment).not.toBeNull();
+    // Still running, but old enough to look like an orphan: carved out and put in review.
+    await ctx.prisma.usageRecord.update({ where: { id: slow.id }, data: { createdAt: new Date(Date.now() - 3_600_000) } });
+    await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    const carvedId = (await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).holdId!;
+    // Then the provider answers: the charge goes to the carved hold.
+    await settleCompleted(ctx, slow, planFor("ten_g", 1_000n), usage(300));
+    await ctx.allotments.drain();
+    expect(ledger.operations()).not.toContain(`post:${slow.id}`);
+    expect(ledger.holds.get(carvedId)).toMatchObject({ status: "captured", captured: 300n });
+    // The reconciler's next pass finishes the record from the ledger.
+    await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).toMatchObject({ status: "completed", finalUnits: 300n });
+    expect(ledger.invariant("ten_g")).toBe(true);
+  });
+
   it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
     ledger.credit("ten_e", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_e", 1_000n)), planFor("ten_e", 1_000n), usage(10));

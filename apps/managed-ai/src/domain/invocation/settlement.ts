@@ -132,7 +132,8 @@ async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Prom
 type Outcome = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits?: bigint; usage?: Usage };
 
 /** Writes the record's end state (once: only a `reserved` record changes) and its event. */
-async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, outcome: Outcome): Promise<void> {
+/** Writes the record's end state; false when it was no longer `reserved` (decided elsewhere meanwhile). */
+async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, outcome: Outcome): Promise<boolean> {
   const event = outboxRow("managed_ai.request_settled", {
     request_id: opened.id,
     tenant_id: opened.tenantId,
@@ -142,7 +143,7 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, ou
     final_units: outcome.finalUnits?.toString() ?? null,
     error_code: outcome.errorCode,
   });
-  await ctx.records.settle({
+  return ctx.records.settle({
     id: opened.id,
     status: outcome.status,
     errorCode: outcome.errorCode,
@@ -176,7 +177,10 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
   if (opened.allotment) {
     // The record's statement gave back the unused part of the claim; the charge is posted
     // with the next batch (a crash before that: the allotment's closing posts it).
-    await marked;
+    if (!(await marked)) {
+      await chargeCarved(ctx, opened, finalUnits);
+      return finalUnits;
+    }
     if (finalUnits > 0n) ctx.allotments.post({ requestId: opened.id, allotmentId: opened.allotment.id, holdId: opened.allotment.holdId, units: finalUnits });
     else ctx.allotments.touch(opened.allotment.id);
     return finalUnits;
@@ -196,6 +200,30 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
     await captureFailed(ctx, opened, plan);
   }
   return finalUnits;
+}
+
+/**
+ * A call that outlived the reconciler's patience: its record, still `reserved`
+ * long after it began, was taken for an orphan of a dead process, carved out of
+ * the allotment into a hold of its own and put in review. The charge is now
+ * known: it is captured from that hold (capture:<id>, what any replay sends),
+ * and the reconciler's next pass completes the record from the ledger (a call
+ * whose provider failed voids it instead). Never posted from the allotment,
+ * which no longer holds the claim.
+ */
+async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: bigint): Promise<void> {
+  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: opened.id }, select: { status: true, holdId: true } });
+  if (row?.status !== "review" || !row.holdId) {
+    ctx.logger.warn({ request_id: opened.id, status: row?.status }, "the record was settled elsewhere meanwhile; its charge is not posted");
+    return;
+  }
+  try {
+    // Nothing owed (the provider failed): void:<id>, as the request's own void would be.
+    if (finalUnits === 0n) await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: row.holdId, reason: `managed request ${opened.id}: provider failed` });
+    else await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: row.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
+  } catch (err) {
+    ctx.logger.error({ err, request_id: opened.id }, "capturing the charge of a record the reconciler took for an orphan failed; it waits for an operator");
+  }
 }
 
 /**
@@ -232,7 +260,7 @@ async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan):
 /** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */
 export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
   if (opened.allotment) {
-    await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n });
+    if (!(await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n }))) await chargeCarved(ctx, opened, 0n);
     ctx.allotments.touch(opened.allotment.id);
     return;
   }
