@@ -110,6 +110,14 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   for (const h of holds) if (!explained.has(h.operation_id) && !h.operation_id.startsWith("allot:")) problems.push(`hold ${h.hold_id} (${h.operation_id}, ${h.status}) belongs to no usage record`);
   const captured = holds.reduce((sum, h) => sum + BigInt(h.captured_units ?? "0"), 0n);
   if (captured !== charged) problems.push(`final charges ${charged} != captured ${captured}`);
+  // Every posted charge belongs to a completed record drawn from an allotment, for its final units.
+  const byId = new Map(records.map((r) => [r.id, r]));
+  for (const [operation, units] of posts) {
+    const r = byId.get(operation.slice("post:".length));
+    if (!r || r.status !== "completed" || r.hold_id || r.final_units !== units) {
+      problems.push(`${operation} (${units}) belongs to ${r ? `${r.id} (${r.status}/${r.error_code ?? "-"}, final ${r.final_units}, hold ${r.hold_id ?? "none"})` : "no usage record"}`);
+    }
+  }
 
   const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
   try {

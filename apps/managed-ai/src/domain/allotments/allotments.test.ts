@@ -201,13 +201,14 @@ describe("allotments", () => {
     await settle("ten_g");
     const slow = await open(planFor("ten_g", 1_000n));
     expect(slow.allotment).not.toBeNull();
-    // Still running, but old enough to look like an orphan: carved out and put in review.
+    // Still running, but old enough to look like an orphan: fenced (review) before anything else.
     await ctx.prisma.usageRecord.update({ where: { id: slow.id }, data: { createdAt: new Date(Date.now() - 3_600_000) } });
     await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
-    const carvedId = (await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).holdId!;
-    // Then the provider answers: the charge goes to the carved hold.
+    expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).toMatchObject({ status: "review", errorCode: "interrupted", holdId: null });
+    // Then the provider answers: the claim is carved out (the reconciler's own carve) and the charge captured from it.
     await settleCompleted(ctx, slow, planFor("ten_g", 1_000n), usage(300));
     await ctx.allotments.drain();
+    const carvedId = ledger.holdOf(slow.id)!.id;
     expect(ledger.operations()).not.toContain(`post:${slow.id}`);
     expect(ledger.holds.get(carvedId)).toMatchObject({ status: "captured", captured: 300n });
     // The reconciler's next pass finishes the record from the ledger.
@@ -234,8 +235,10 @@ describe("allotments", () => {
     // Long after: the in-flight record is an orphan; the allotment idles.
     await ctx.prisma.usageRecord.update({ where: { id: "req_dies_inflight" }, data: { createdAt: new Date(Date.now() - 3_600_000) } });
     await ctx.prisma.allotment.update({ where: { id: a.id }, data: { lastClaimAt: new Date(0) } });
+    // One pass fences the orphan (review), the next carves its hold out of the allotment.
     const reconciled = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
     expect(reconciled.toOperator).toBe(1);
+    await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
     const orphan = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: "req_dies_inflight" } });
     expect(orphan.status).toBe("review");
     expect(ledger.holds.get(orphan.holdId!)?.units).toBe(1_000n);

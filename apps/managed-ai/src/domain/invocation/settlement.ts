@@ -5,7 +5,7 @@ import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
-import { carveReserve } from "../allotments/allotments.js";
+import { carvedHold, carveReserve } from "../allotments/allotments.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -212,15 +212,17 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
  * which no longer holds the claim.
  */
 async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: bigint): Promise<void> {
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: opened.id }, select: { status: true, holdId: true } });
-  if (row?.status !== "review" || !row.holdId) {
+  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: opened.id } });
+  if (row?.status !== "review" || !row.allotmentId) {
     ctx.logger.warn({ request_id: opened.id, status: row?.status }, "the record was settled elsewhere meanwhile; its charge is not posted");
     return;
   }
   try {
+    // Fenced but not carved yet: the carve is the reconciler's own (a replay of the same reservation).
+    const holdId = row.holdId ?? (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
     // Nothing owed (the provider failed): void:<id>, as the request's own void would be.
-    if (finalUnits === 0n) await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: row.holdId, reason: `managed request ${opened.id}: provider failed` });
-    else await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: row.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
+    if (finalUnits === 0n) await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: holdId, reason: `managed request ${opened.id}: provider failed` });
+    else await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
   } catch (err) {
     ctx.logger.error({ err, request_id: opened.id }, "capturing the charge of a record the reconciler took for an orphan failed; it waits for an operator");
   }

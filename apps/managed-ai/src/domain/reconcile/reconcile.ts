@@ -225,6 +225,12 @@ async function chargeOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ unit
 type Outcome = "completed" | "failed" | "toOperator" | "unchanged";
 
 async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise<Outcome> {
+  // A claim on an allotment is fenced before it is carved out (docs/decisions/0028): the
+  // record goes to review first, so a call that is in fact still running can no longer
+  // settle it as its own (and post from the allotment); the next pass carves its hold.
+  if (row.allotmentId && !row.holdId && row.status === "reserved") {
+    return (await finish(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
+  }
   const { holdId, state } = await holdOf(ctx, row);
   let decision: Decision = decide(row, state);
   const charge = await chargeOf(ctx, row);
@@ -235,6 +241,8 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     decision = await voidRecordHold(ctx, row, holdId);
   }
   if (decision.kind === "operator") {
+    // A hold just carved out of an allotment is written on the record (it stays in review).
+    if (row.allotmentId && row.status === "review" && !row.holdId && holdId) await finish(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
     if (row.status !== "reserved") return "unchanged";
     return (await finish(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
