@@ -60,6 +60,16 @@ describe("LedgerService over gRPC", () => {
 
     expect(await client.GetBalance({ tenant_id: "g1" })).toEqual({ tenant_id: "g1", currency: "USD", available_units: "9007199254740870", reserved_units: "0" });
 
+    // Transfers by their operation ids: those that exist, an unknown id left out.
+    const found = await client.GetTransfers({ operation_ids: ["g:r2", "g:v2", "g:missing"] });
+    expect(found.transfers.map((t) => [t.operation_id, t.kind, t.units, t.hold_id]).sort()).toEqual(
+      [
+        ["g:r2", "reserve", "50", r2.hold_id],
+        ["g:v2", "void", "50", r2.hold_id],
+      ].sort(),
+    );
+    expect((await refusal(client.GetTransfers({ operation_ids: [] }))).code).toBe("invalid_request");
+
     // Many holds in one read: each as it stands, an unknown id left out.
     const many = await client.GetHolds({ hold_ids: [r.hold_id, "hold_missing", r2.hold_id] });
     expect(many.holds.map((h) => [h.hold_id, h.status, h.captured_units, h.released_units]).sort()).toEqual(

@@ -11,7 +11,7 @@ import { getBalance } from "../domain/balance/get.js";
 import { createCredit } from "../domain/credit/create.js";
 import { listEntries } from "../domain/entry/list.js";
 import { captureHold } from "../domain/hold/capture.js";
-import { getHold, getHolds } from "../domain/hold/get.js";
+import { getHold, getHolds, getTransfers } from "../domain/hold/get.js";
 import { reserveHold } from "../domain/hold/reserve.js";
 import type { SettleHoldResult } from "../domain/hold/settle.js";
 import { voidHold } from "../domain/hold/void.js";
@@ -90,6 +90,19 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
     },
     async GetHold(req) {
       return toHold(await getHold({ ctx, input: req }));
+    },
+    async GetTransfers(req) {
+      const transfers = await getTransfers({ ctx, input: req });
+      return {
+        transfers: transfers.map((t) => ({
+          operation_id: t.operationId,
+          kind: t.kind,
+          tenant_id: t.tenantId,
+          units: t.units.toString(),
+          hold_id: t.holdId ?? "",
+          entry_id: t.entryId,
+        })),
+      };
     },
     async GetHolds(req) {
       return { holds: (await getHolds({ ctx, input: req })).map(toHold) };

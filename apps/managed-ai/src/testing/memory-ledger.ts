@@ -165,9 +165,18 @@ export function memoryLedger() {
     return view(h);
   };
   const release = async (req: Parameters<typeof draw>[1]) => draw("release", req);
+  /** Posts by their operation ids (the only transfers managed-ai looks up). */
+  const getTransfers = async (req: { operation_ids: string[] }) => ({
+    transfers: req.operation_ids.flatMap((id) => {
+      const r = seen.get(id)?.result as { hold?: { hold_id: string; tenant_id: string } } | undefined;
+      const params = seen.get(id) ? (JSON.parse(seen.get(id)!.fingerprint) as unknown[]) : null;
+      if (!r || !params || params[0] !== "post") return [];
+      return [{ operation_id: id, kind: "post", tenant_id: r.hold?.tenant_id ?? "", units: String(params[2]), hold_id: String(params[1]), entry_id: id }];
+    }),
+  });
   return {
     calls: { reserve, capture, void: voidHold, release },
-    client: { Reserve: reserve, Capture: capture, Void: voidHold, GetHold: getHold, ApplyBatch: applyBatch, close() {} },
+    client: { Reserve: reserve, Capture: capture, Void: voidHold, GetHold: getHold, ApplyBatch: applyBatch, GetTransfers: getTransfers, close() {} },
     /** The newest report of what each allotment has claimed. */
     reports,
     holds,

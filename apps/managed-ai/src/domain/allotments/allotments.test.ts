@@ -217,6 +217,27 @@ describe("allotments", () => {
     expect(ledger.invariant("ten_g")).toBe(true);
   });
 
+  it("a completion the database lost after its charge was posted: the reconciler completes the record from the ledger's post", async () => {
+    ledger.credit("ten_h", 100_000n);
+    await settleCompleted(ctx, await open(planFor("ten_h", 1_000n)), planFor("ten_h", 1_000n), usage(10));
+    await settle("ten_h");
+    const call = await open(planFor("ten_h", 1_000n));
+    await settleCompleted(ctx, call, planFor("ten_h", 1_000n), usage(56));
+    await ctx.allotments.drain();
+    // A crash that loses acknowledged commits takes the record back to `reserved`.
+    await ctx.prisma.usageRecord.update({
+      where: { id: call.id },
+      data: { status: "reserved", finalUnits: null, usageJson: null, settledAt: null, createdAt: new Date(Date.now() - 3_600_000) },
+    });
+    await ctx.sql.query("SELECT allotment_recount($1)", [call.allotment!.id]);
+    const report = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
+    expect(report.completed).toBe(1);
+    expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({ status: "completed", finalUnits: 56n, holdId: null });
+    expect(ledger.holdOf(call.id)).toBeUndefined();
+    expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: call.allotment!.id } })).claimed).toBe(56n); // the first call held for itself
+    expect(ledger.invariant("ten_h")).toBe(true);
+  });
+
   it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
     ledger.credit("ten_e", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_e", 1_000n)), planFor("ten_e", 1_000n), usage(10));

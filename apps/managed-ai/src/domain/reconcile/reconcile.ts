@@ -7,7 +7,7 @@ import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
-import { carvedHold, recountAllotment } from "../allotments/allotments.js";
+import { carvedHold, postOperation, recountAllotment } from "../allotments/allotments.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -229,6 +229,13 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
   // record goes to review first, so a call that is in fact still running can no longer
   // settle it as its own (and post from the allotment); the next pass carves its hold.
   if (row.allotmentId && !row.holdId && row.status === "reserved") {
+    // Its charge may have reached the ledger while the record's own write was lost (a
+    // database that lost acknowledged commits in a crash): the ledger's post decides,
+    // as a captured hold does for a hold of its own.
+    const [posted] = (await ctx.ledger.GetTransfers({ operation_ids: [postOperation(row.id)] })).transfers;
+    if (posted) {
+      return (await finish(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null })) ? "completed" : "unchanged";
+    }
     return (await finish(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
   const { holdId, state } = await holdOf(ctx, row);
