@@ -114,7 +114,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   const byId = new Map(records.map((r) => [r.id, r]));
   for (const [operation, units] of posts) {
     const r = byId.get(operation.slice("post:".length));
-    if (!r || r.status !== "completed" || r.hold_id || r.final_units !== units) {
+    if (r?.status !== "completed" || r.hold_id || r.final_units !== units) {
       problems.push(`${operation} (${units}) belongs to ${r ? `${r.id} (${r.status}/${r.error_code ?? "-"}, final ${r.final_units}, hold ${r.hold_id ?? "none"})` : "no usage record"}`);
     }
   }
