@@ -9,6 +9,7 @@ import { LISTENER_LEAK, rawRequest, type RawOutcome } from "../src/support/raw-c
 import { startPrivateNats, startPrivatePostgres, type PrivateNats, type PrivatePostgres } from "./support/private-infra.js";
 import { PROFILE, saveFigures } from "./support/report.js";
 import { findSecrets } from "./support/secrets.js";
+import { prng } from "../src/support/prng.js";
 
 /*
  * Issue 10's fault suite: a steady mixed load on two edges and two managed-ai
@@ -82,17 +83,6 @@ function must(res: { status: number; body: unknown }, status: number) {
   if (res.status !== status) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
 }
 
-/** A small deterministic PRNG, so a failing run can be repeated. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const chatBody = (model: string, stream: boolean) =>
   JSON.stringify({

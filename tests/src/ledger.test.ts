@@ -4,6 +4,7 @@ import { createClient, type Client } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import { join } from "node:path";
 import { call, freePort, newTenant, REPO_ROOT, ServiceProcess, signIn, startStack, type Stack } from "@gateway/testkit";
+import { prng } from "./support/prng.js";
 
 let stack: Stack;
 let admin: string;
@@ -42,17 +43,6 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeou
   }
 }
 
-/** A small seeded PRNG (mulberry32), so a failing run can be repeated with its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Kind = "Credit" | "Reserve" | "Capture" | "Void";
 type Op = { id: string; kind: Kind; request: Record<string, unknown> };

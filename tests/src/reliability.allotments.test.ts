@@ -6,6 +6,7 @@ import { startStack, type Stack } from "@gateway/testkit";
 import { balance, customer, expectedCost, inputBound, managedModel, mockProvider, operator, upstream, type Customer, type ManagedModel, type Operator } from "./support/managed-ai.js";
 import { settledBooks } from "./support/money-audit.js";
 import { eventually } from "./support/operators.js";
+import { prng } from "./support/prng.js";
 
 /*
  * Issue 28, docs/decisions/0027 and 0028: metered calls spend from one allotment per
@@ -63,17 +64,6 @@ function chat(baseUrl: string, c: Customer, maxTokens: number): Promise<number> 
     .catch(() => 0);
 }
 
-/** A small deterministic PRNG, so a failing run can be repeated with its seed. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Waits until the reconciler has closed every allotment of the tenant, then audits the books. */
 async function closedBooks(c: Customer, credit: number) {

@@ -5,6 +5,7 @@ import { balance, customer, expectedCost, managedModel, mockProvider, operator, 
 import { settledBooks } from "./support/money-audit.js";
 import { eventually } from "./support/operators.js";
 import { rawRequest } from "./support/raw-client.js";
+import { prng } from "./support/prng.js";
 
 /*
  * CONTRACT.md section 6, docs/decisions/0177: a client that disconnects at any
@@ -36,17 +37,6 @@ afterAll(async () => {
   await provider?.close();
 });
 
-/** A small deterministic PRNG, so a failing run can be repeated with its seed. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const messages = [{ role: "user", content: "Tell me a long story about holds, captures and voids, with many words in it." }];
 const MAX_TOKENS = 30;
