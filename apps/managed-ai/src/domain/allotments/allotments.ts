@@ -55,6 +55,17 @@ export const allotOperation = (allotmentId: string) => `allot:${allotmentId}`;
 export const freezeOperation = (allotmentId: string) => `freeze:${allotmentId}`;
 export const closeOperation = (allotmentId: string) => `close:${allotmentId}`;
 
+/**
+ * A request's charge from its allotment, as the batch and the closing's replay both
+ * send it: the ledger hashes every field, so the two must be the same movement.
+ */
+export function postMovement(requestId: string, holdId: string, units: bigint | string): ledger.Movement {
+  return {
+    post: { operation_id: postOperation(requestId), hold_id: holdId, units: units.toString(), reason: `managed request ${requestId}` },
+    request_id: requestId,
+  };
+}
+
 export class Allotments {
   private charges: Charge[] = [];
   private touched = new Set<string>();
@@ -145,10 +156,7 @@ export class Allotments {
             );
       if (charges.length === 0 && rows.length === 0) return;
       const reports: ledger.AllotmentReport[] = rows.map((r) => ({ hold_id: r.hold_id, claimed_units: String(r.claimed), version: String(r.version) }));
-      const items: ledger.Movement[] = charges.map((c) => ({
-        post: { operation_id: postOperation(c.requestId), hold_id: c.holdId, units: c.units.toString(), reason: `managed request ${c.requestId}` },
-        request_id: c.requestId,
-      }));
+      const items = charges.map((c) => postMovement(c.requestId, c.holdId, c.units));
       const { results } = await this.deps.ledger.ApplyBatch({ items, reports });
       results.forEach((result, i) => {
         if (result.error) {

@@ -1,8 +1,7 @@
 import { isAppError } from "@gateway/errors";
 import { runWithContext } from "@gateway/logger";
-import type { ledger } from "@gateway/protos";
 import type { ManagedAiContext } from "../../db.js";
-import { allotmentReserve, closeOperation, postOperation } from "./allotments.js";
+import { allotmentReserve, closeOperation, postMovement } from "./allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */
@@ -94,10 +93,7 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
       [id],
     );
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
-      const items: ledger.Movement[] = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({
-        post: { operation_id: postOperation(c.id), hold_id: holdId, units: c.final_units, reason: `managed request ${c.id}` },
-        request_id: c.id,
-      }));
+      const items = charges.slice(i, i + POSTS_PER_CALL).map((c) => postMovement(c.id, holdId, c.final_units));
       const { results } = await ctx.ledger.ApplyBatch({ items, reports: [] });
       results.forEach((r, j) => {
         if (r.error) ctx.logger.error({ allotment_id: id, request_id: charges[i + j]!.id, code: r.error.code, message: r.error.message }, "an allotment charge was refused");
