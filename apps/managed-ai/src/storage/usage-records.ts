@@ -70,23 +70,28 @@ export const OPEN = `WITH input AS (
     WHERE a.state = 'open' AND a.tenant_id = ANY (ARRAY(SELECT tenant_id FROM admitted WHERE mode = 'managed' AND reserved_units > 0))
     ORDER BY a.id FOR UPDATE),
   wanted AS (
-    SELECT d.id, l.id AS allotment_id, l.hold_id, l.free,
+    SELECT d.id, d.reserved_units, l.id AS allotment_id, l.hold_id, l.free,
       sum(d.reserved_units) OVER (PARTITION BY d.tenant_id ORDER BY d.id) AS running
     FROM admitted d JOIN live l ON l.tenant_id = d.tenant_id
     WHERE d.mode = 'managed' AND d.reserved_units > 0),
+  -- The claims are taken by an update that checks the row as it stands when it is
+  -- updated (the free room read above can be a concurrent statement's stale view):
+  -- an allotment that no longer has room for the batch's claims takes none of them,
+  -- and those records hold for themselves.
+  took AS (
+    UPDATE allotments a SET claimed = a.claimed + g.units, version = a.version + 1, last_claim_at = now(), updated_at = now()
+    FROM (SELECT allotment_id, sum(reserved_units) AS units FROM wanted WHERE running <= free GROUP BY allotment_id) g
+    WHERE a.id = ANY (ARRAY(SELECT allotment_id FROM wanted WHERE running <= free)) AND a.id = g.allotment_id
+      AND a.state = 'open' AND a.units - a.claimed - a.carved - a.frozen >= g.units
+    RETURNING a.id),
   rec AS (
     INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
       input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, allotment_id)
     SELECT d.id, d.tenant_id, d.api_key_id, d.service_alias, d.model_alias, d.price_id, d.upstream_id, d.discount_bps, 'reserved', d.stream,
       d.input_tokens_bound, d.output_tokens_cap, d.reserved_units, d.hold_expires_at, now(), d.mode,
-      CASE WHEN w.running <= w.free THEN w.allotment_id END
+      CASE WHEN w.running <= w.free AND w.allotment_id IN (SELECT id FROM took) THEN w.allotment_id END
     FROM admitted d LEFT JOIN wanted w ON w.id = d.id
     RETURNING id, allotment_id, reserved_units),
-  took AS (
-    UPDATE allotments a SET claimed = a.claimed + (SELECT sum(r.reserved_units) FROM rec r WHERE r.allotment_id = a.id),
-      version = a.version + 1, last_claim_at = now(), updated_at = now()
-    WHERE a.id = ANY (ARRAY(SELECT allotment_id FROM rec WHERE allotment_id IS NOT NULL))
-    RETURNING a.id),
   ev AS (
     INSERT INTO outbox_events (id, type, payload, request_id)
     SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN rec ON rec.id = i.id)
