@@ -96,7 +96,10 @@ const steps = {
     const price =
       model.price ??
       must(
-        await call("POST", "/ops/ai/models/demo-small/prices", { token: ctx.operatorToken, body: { input_units_per_mtok: 1_500, output_units_per_mtok: 6_000 } }),
+        await call("POST", "/ops/ai/models/demo-small/prices", {
+          token: ctx.operatorToken,
+          body: { input_units_per_mtok: 1_500, output_units_per_mtok: 6_000 },
+        }),
         201,
       ).data.price;
     return `demo-small, price v${price.version}: ${price.input_units_per_mtok} / ${price.output_units_per_mtok} units per million input / output tokens`;
@@ -105,7 +108,12 @@ const steps = {
     must(
       await call("POST", "/console/services", {
         token: ctx.tenantToken,
-        body: { service_id: "ai-model", alias: "demo", status: "active", config: { mode: "managed", default_model: "demo-small", max_tokens_per_request: 256 } },
+        body: {
+          service_id: "ai-model",
+          alias: "demo",
+          status: "active",
+          config: { mode: "managed", default_model: "demo-small", max_tokens_per_request: 256 },
+        },
       }),
       201,
     );
@@ -117,7 +125,10 @@ const steps = {
     const earlier = must(await call("GET", "/console/keys", { token: ctx.tenantToken }), 200).data.filter((k) => k.name === "seed demo key");
     const key = must(await call("POST", "/console/keys", { token: ctx.tenantToken, body: { name: "seed demo key", scopes: ["ai:invoke"] } }), 201).data;
     ctx.apiKey = key.key;
-    const kept = earlier.length === 0 ? "" : `; ${earlier.length} earlier demo key${earlier.length === 1 ? "" : "s"} still work${earlier.length === 1 ? "s" : ""} (revoke in the console: API keys)`;
+    const kept =
+      earlier.length === 0
+        ? ""
+        : `; ${earlier.length} earlier demo key${earlier.length === 1 ? "" : "s"} still work${earlier.length === 1 ? "s" : ""} (revoke in the console: API keys)`;
     return `${key.prefix}… created (scope ai:invoke; shown once, below)${kept}`;
   },
 };

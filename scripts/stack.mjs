@@ -29,7 +29,13 @@ const env = {
   FILES_LOCAL_DIR: process.env.FILES_LOCAL_DIR ?? join(root, ".stack", "files"),
 };
 // Each gRPC service listens where the edge's <SERVICE>_GRPC_URL says (defaults 50051-50055).
-const grpcUrlVars = { ledger: "LEDGER_GRPC_URL", "managed-ai": "MANAGED_AI_GRPC_URL", jobs: "JOBS_GRPC_URL", messaging: "MESSAGING_GRPC_URL", files: "FILES_GRPC_URL" };
+const grpcUrlVars = {
+  ledger: "LEDGER_GRPC_URL",
+  "managed-ai": "MANAGED_AI_GRPC_URL",
+  jobs: "JOBS_GRPC_URL",
+  messaging: "MESSAGING_GRPC_URL",
+  files: "FILES_GRPC_URL",
+};
 const dbPrefix = process.env.STACK_DATABASE_PREFIX;
 const serviceEnv = (name) => {
   if (name === "mock-provider") return env;

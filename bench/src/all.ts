@@ -49,7 +49,9 @@ try {
       for (const t of [...all, ...[...all].reverse()]) {
         const m = await measure(t, mode, connections, amount.get(t.name)!, gateway, modelOf);
         results.push({ ...m, connections });
-        console.log(`${mode} c=${connections} ${t.name}: ${Math.round(m.requestsPerSecond)} req/s, p50 ${m.p50} ms${m.audit ? `, accounting ${auditOk(m) ? "ok" : "DRIFT"}` : ""}`);
+        console.log(
+          `${mode} c=${connections} ${t.name}: ${Math.round(m.requestsPerSecond)} req/s, p50 ${m.p50} ms${m.audit ? `, accounting ${auditOk(m) ? "ok" : "DRIFT"}` : ""}`,
+        );
       }
     }
   }
@@ -60,10 +62,24 @@ try {
 }
 
 const ledgerTables = (["256", "1"] as const).map((tenants) =>
-  execFileSync(process.execPath, [join(REPO_ROOT, "apps", "ledger", "bench", "reserve-capture.mjs"), "--seconds", String(Math.max(3, SECONDS / 2)), "--warmup", "1", "--levels", "1,32", "--tenants", tenants], {
-    cwd: join(REPO_ROOT, "apps", "ledger"),
-    encoding: "utf8",
-  })
+  execFileSync(
+    process.execPath,
+    [
+      join(REPO_ROOT, "apps", "ledger", "bench", "reserve-capture.mjs"),
+      "--seconds",
+      String(Math.max(3, SECONDS / 2)),
+      "--warmup",
+      "1",
+      "--levels",
+      "1,32",
+      "--tenants",
+      tenants,
+    ],
+    {
+      cwd: join(REPO_ROOT, "apps", "ledger"),
+      encoding: "utf8",
+    },
+  )
     .split("\n")
     .filter((l) => l.startsWith("|") || l.startsWith("invariant"))
     .join("\n"),

@@ -31,7 +31,12 @@ export function targets(mock: Started, portkey: Started, gateway: Gateway, mockK
       headers: { authorization: `Bearer ${mockKey}`, "x-portkey-provider": "openai", "x-portkey-custom-host": mock.url },
       groups: [{ name: "portkey", pids: () => [portkey.pid] }, mockGroup],
     },
-    { name: "gateway", url: `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`, headers: { "x-api-key": gateway.key }, groups: [...gateway.groups(), mockGroup] },
+    {
+      name: "gateway",
+      url: `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`,
+      headers: { "x-api-key": gateway.key },
+      groups: [...gateway.groups(), mockGroup],
+    },
   ];
 }
 
@@ -59,7 +64,14 @@ export type Measured = LoadResult & {
  * accounting of the run: completed usage records = 200 answers, the sum of their
  * final units = the tenant's balance drop, nothing left reserved, invariant ok.
  */
-export async function measure(target: Target, mode: Mode, connections: number, amount: number, gateway: Gateway, model: (t: Target) => string): Promise<Measured> {
+export async function measure(
+  target: Target,
+  mode: Mode,
+  connections: number,
+  amount: number,
+  gateway: Gateway,
+  model: (t: Target) => string,
+): Promise<Measured> {
   const before = target.name === "gateway" ? await gateway.ledgerState() : undefined;
   if (target.name === "gateway") await gateway.snapshotBackends();
   const cpuBefore = sampleCpu(target.groups);

@@ -31,13 +31,17 @@ const snapshotCounts = async () => {
   for (const name of services) process.kill(gw.stack.process(name).pid!, "SIGUSR2");
   await new Promise((r) => setTimeout(r, 300));
   const out = new Map<string, Record<string, number>>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json"))) out.set(file.split("-").slice(0, -1).join("-"), JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, number>);
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")))
+    out.set(file.split("-").slice(0, -1).join("-"), JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, number>);
   return out;
 };
 const transactions = async () => {
   const out = new Map<string, number>();
   for (const name of services) {
-    const [row] = await gw.stack.sql<{ n: string }>(name, "SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()");
+    const [row] = await gw.stack.sql<{ n: string }>(
+      name,
+      "SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()",
+    );
     out.set(name, Number(row!.n));
   }
   return out;
@@ -61,7 +65,9 @@ monitor.stdout.on("data", (chunk: Buffer) => {
   }
 });
 await new Promise((r) => setTimeout(r, 300));
-const strace = withStrace ? spawn("strace", ["-f", "-c", "-p", String(gw.stack.process("edge").pid), "-o", join(dir, "strace.txt")], { stdio: "ignore" }) : undefined;
+const strace = withStrace
+  ? spawn("strace", ["-f", "-c", "-p", String(gw.stack.process("edge").pid), "-o", join(dir, "strace.txt")], { stdio: "ignore" })
+  : undefined;
 if (strace) await new Promise((r) => setTimeout(r, 1000));
 
 const before = { counts: await snapshotCounts(), tx: await transactions() };
@@ -82,7 +88,11 @@ for (const name of services) console.log(`  ${per(after.tx.get(name)! - before.t
 console.log("Per process, per request:");
 for (const [name, a] of after.counts) {
   const b = before.counts.get(name) ?? {};
-  console.log(`  ${name}: ${Object.entries(a).map(([k, v]) => `${k} ${per(v - (b[k] ?? 0))}`).join(", ")}`);
+  console.log(
+    `  ${name}: ${Object.entries(a)
+      .map(([k, v]) => `${k} ${per(v - (b[k] ?? 0))}`)
+      .join(", ")}`,
+  );
 }
 if (strace) {
   const text = readFileSync(join(dir, "strace.txt"), "utf8");

@@ -66,7 +66,7 @@ try {
   if (down.result.sha256 !== expected || down.result.size !== size) throw new Error("download differs from the upload");
 
   const f = (n: number) => n.toFixed(0);
-  const rate = (s: number) => `${((size / MIB) / s).toFixed(0)} MiB/s`;
+  const rate = (s: number) => `${(size / MIB / s).toFixed(0)} MiB/s`;
   const report = `## Large transfer: peak resident memory
 
 \`pnpm --filter @gateway/bench files\` (FILES_BENCH_MIB=${size / MIB}), ${new Date().toISOString().slice(0, 10)}, ${machine()}.

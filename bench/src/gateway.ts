@@ -9,7 +9,15 @@ export type Gateway = {
   key: string;
   tenant: { tenantId: string; token: string };
   /** Completed usage records, and the sum of their final units, of the tenant. */
-  ledgerState(): Promise<{ completed: number; finalUnits: bigint; otherRecords: number; available: bigint; reserved: bigint; invariantOk: boolean; ledgerCalls: number }>;
+  ledgerState(): Promise<{
+    completed: number;
+    finalUnits: bigint;
+    otherRecords: number;
+    available: bigint;
+    reserved: bigint;
+    invariantOk: boolean;
+    ledgerCalls: number;
+  }>;
   groups(): ProcessGroup[];
   /** Which PostgreSQL backend serves which service's database, for the CPU groups; call before sampling. */
   snapshotBackends(): Promise<void>;

@@ -27,12 +27,15 @@ const mock = await startMock("k");
 const gateway = await startGateway(mock.url, "k");
 const url = `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`;
 const request = () =>
-  fetch(url, { method: "POST", headers: { "x-api-key": gateway.key, "content-type": "application/json" }, body: body("json", "bench-small") }).then(async (r) => {
-    await r.arrayBuffer();
-    if (r.status !== 200) throw new Error(`status ${r.status}`);
-  });
+  fetch(url, { method: "POST", headers: { "x-api-key": gateway.key, "content-type": "application/json" }, body: body("json", "bench-small") }).then(
+    async (r) => {
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`status ${r.status}`);
+    },
+  );
 
-const perSecond = (a: CpuSample, b: CpuSample, ms: number) => [...a].map(([name, v]) => [name.replace(" (this process)", ""), (((b.get(name) ?? v) - v) * 1000 * 1000) / ms] as const);
+const perSecond = (a: CpuSample, b: CpuSample, ms: number) =>
+  [...a].map(([name, v]) => [name.replace(" (this process)", ""), (((b.get(name) ?? v) - v) * 1000 * 1000) / ms] as const);
 
 try {
   for (let i = 0; i < 50; i++) await request(); // warm up every path once
@@ -72,7 +75,9 @@ try {
     const figures = perSecond(before, sampleCpu(gateway.groups()), ms);
     const total = figures.filter(([n]) => n !== "load generator").reduce((s, [, v]) => s + v, 0);
     const perRequest = sent > 0 ? `, ${(total / (sent / (ms / 1000))).toFixed(2)} ms per request` : "";
-    console.log(`${rate} req/s (${sent} sent): ${total.toFixed(1)} ms CPU per second${perRequest}\n    ${figures.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(" · ")}`);
+    console.log(
+      `${rate} req/s (${sent} sent): ${total.toFixed(1)} ms CPU per second${perRequest}\n    ${figures.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(" · ")}`,
+    );
   }
 } finally {
   await gateway.stop();

@@ -25,7 +25,12 @@ if (mode === "off" || mode === "on") {
   // grpc-kit's test contract (outside this package, not exported: loaded by path).
   const echoPath = new URL("../../packages/grpc-kit/src/testdata/echo.ts", import.meta.url).href;
   const { echoContract } = (await import(echoPath)) as { echoContract: AnyContract };
-  const telemetry = await startTelemetry({ service: "bench", endpoint: mode === "on" ? endpoint : undefined, protocol: "http/protobuf", scheduleDelayMs: 1_000 });
+  const telemetry = await startTelemetry({
+    service: "bench",
+    endpoint: mode === "on" ? endpoint : undefined,
+    protocol: "http/protobuf",
+    scheduleDelayMs: 1_000,
+  });
   const registry = createRegistry("bench");
   const serviceToken = "bench-service-token-0123456789abcdef-0123";
   const server = new GrpcServer({ logger: createLogger({ service: "bench", level: "silent" }), registry, serviceToken });
@@ -35,12 +40,17 @@ if (mode === "off" || mode === "on") {
     Collect: async () => ({ text: "", request_id: "" }),
   } as never);
   const port = await server.listen("127.0.0.1", 0);
-  const client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 5_000, registry, serviceToken }) as unknown as { Say(req: { text: string }): Promise<unknown>; close(): void };
+  const client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 5_000, registry, serviceToken }) as unknown as {
+    Say(req: { text: string }): Promise<unknown>;
+    close(): void;
+  };
   const run = async (n: number) => {
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next++ < n) await client.Say({ text: "hello" });
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next++ < n) await client.Say({ text: "hello" });
+      }),
+    );
   };
   await run(3_000); // warm-up: JIT, connections
   const cpu = process.cpuUsage();
@@ -83,7 +93,10 @@ const self = fileURLToPath(import.meta.url);
 /** Runs a mode in a child process; the collector here keeps answering meanwhile. */
 async function child(m: "off" | "on"): Promise<{ cpuUsPerCall: number; callsPerSecond: number }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...process.execArgv, self, m, url], { env: { ...process.env, CALLS: String(calls) }, stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(process.execPath, [...process.execArgv, self, m, url], {
+      env: { ...process.env, CALLS: String(calls) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     p.stdout.on("data", (c: Buffer) => (out += c));
     p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").at(-1)!)) : reject(new Error(`${m} exited ${code}`))));
@@ -102,8 +115,12 @@ for (let round = 0; round < 3; round++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`gRPC unary echo, ${calls} calls per run, 16 in flight, 3 runs per mode (median; all runs):`);
 for (const m of ["off", "on"] as const) {
-  console.log(`  tracing ${m.padEnd(3)}: ${median(rows[m]).toFixed(1)} µs CPU per call (${rows[m].map((x) => x.toFixed(1)).join(", ")}); ${Math.round(median(rates[m]))} calls/s`);
+  console.log(
+    `  tracing ${m.padEnd(3)}: ${median(rows[m]).toFixed(1)} µs CPU per call (${rows[m].map((x) => x.toFixed(1)).join(", ")}); ${Math.round(median(rates[m]))} calls/s`,
+  );
 }
-console.log(`  on − off: ${(median(rows.on) - median(rows.off)).toFixed(1)} µs CPU per call (2 spans per call: client and server); collector got ${received.requests} requests, ${received.bytes} bytes`);
+console.log(
+  `  on − off: ${(median(rows.on) - median(rows.off)).toFixed(1)} µs CPU per call (2 spans per call: client and server); collector got ${received.requests} requests, ${received.bytes} bytes`,
+);
 console.log(`off path of the span helpers alone (startSpan + withSpan + injectContext + end): ${offPathNs().toFixed(1)} ns per call`);
 collector.close();

@@ -64,5 +64,6 @@ for (const file of readdirSync(dir)) {
   console.log(`\n== ${file}: ${perReq(total)} ms CPU per request (busy)`);
   for (const [b, us] of [...perBucket].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${perReq(us).padStart(7)}  ${b}`);
   console.log("  top functions:");
-  for (const [f, us] of [...perFn].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 10))) console.log(`  ${perReq(us).padStart(7)}  ${f}`);
+  for (const [f, us] of [...perFn].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 10)))
+    console.log(`  ${perReq(us).padStart(7)}  ${f}`);
 }

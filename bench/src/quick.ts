@@ -45,7 +45,10 @@ try {
   // Items per group-committed call over the whole run (builds without the metric print nothing).
   const sizes: string[] = [];
   for (const service of ["ledger", "managed-ai"] as const) {
-    const text = await fetch(gateway.stack.metricsUrl(service)).then((r) => r.text(), () => "");
+    const text = await fetch(gateway.stack.metricsUrl(service)).then(
+      (r) => r.text(),
+      () => "",
+    );
     const sums = new Map<string, { sum: number; count: number }>();
     for (const m of text.matchAll(/^(ledger_movement_batch_size|managed_ai_batch_size)_(sum|count)\{([^}]*)\} (\S+)$/gm)) {
       const queue = /queue="([^"]+)"/.exec(m[3]!)?.[1] ?? "movements";

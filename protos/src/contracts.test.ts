@@ -34,9 +34,7 @@ describe("breakingChanges", () => {
 
   it("rejects a removed field unless its number is reserved", () => {
     const before = { "p.A": msg({ 1: { name: "a", type: "string" }, 2: { name: "b", type: "string" } }) };
-    expect(breakingChanges(before, { "p.A": msg({ 1: { name: "a", type: "string" } }) })).toEqual([
-      "p.A: field 2 (b) removed without reserving its number",
-    ]);
+    expect(breakingChanges(before, { "p.A": msg({ 1: { name: "a", type: "string" } }) })).toEqual(["p.A: field 2 (b) removed without reserving its number"]);
     expect(breakingChanges(before, { "p.A": msg({ 1: { name: "a", type: "string" } }, [[2, 2]]) })).toEqual([]);
   });
 

@@ -61,26 +61,17 @@ function defineContract<Def extends ServiceDefinition, Handlers extends UntypedS
 }
 
 export const healthV1 = defineContract<HealthDefinition, HealthHandlers>("grpc.health.v1.Health", "grpc/health/v1/health.proto");
-export const ledgerV1 = defineContract<LedgerServiceDefinition, LedgerServiceHandlers>(
-  "gateway.ledger.v1.LedgerService",
-  "gateway/ledger/v1/ledger.proto",
-);
+export const ledgerV1 = defineContract<LedgerServiceDefinition, LedgerServiceHandlers>("gateway.ledger.v1.LedgerService", "gateway/ledger/v1/ledger.proto");
 export const managedAiV1 = defineContract<ManagedAiServiceDefinition, ManagedAiServiceHandlers>(
   "gateway.managed_ai.v1.ManagedAiService",
   "gateway/managed_ai/v1/managed_ai.proto",
 );
-export const jobsV1 = defineContract<JobsServiceDefinition, JobsServiceHandlers>(
-  "gateway.jobs.v1.JobsService",
-  "gateway/jobs/v1/jobs.proto",
-);
+export const jobsV1 = defineContract<JobsServiceDefinition, JobsServiceHandlers>("gateway.jobs.v1.JobsService", "gateway/jobs/v1/jobs.proto");
 export const messagingV1 = defineContract<MessagingServiceDefinition, MessagingServiceHandlers>(
   "gateway.messaging.v1.MessagingService",
   "gateway/messaging/v1/messaging.proto",
 );
-export const filesV1 = defineContract<FilesServiceDefinition, FilesServiceHandlers>(
-  "gateway.files.v1.FilesService",
-  "gateway/files/v1/files.proto",
-);
+export const filesV1 = defineContract<FilesServiceDefinition, FilesServiceHandlers>("gateway.files.v1.FilesService", "gateway/files/v1/files.proto");
 
 export const conversationsV1 = defineContract<ConversationServiceDefinition, ConversationServiceHandlers>(
   "gateway.messaging.v1.ConversationService",

@@ -41,7 +41,13 @@ beforeAll(async () => {
   provider = await mockProvider();
   broken = await startMockProvider({ apiKey: PROVIDER_KEY });
   broken.set({ failStatus: 500 });
-  const managedAiEnv = { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "20", RECONCILE_SETTLED_AFTER_SECONDS: "5", LEDGER_DEADLINE_MS: "1500", DATABASE_POOL_SIZE: "6" };
+  const managedAiEnv = {
+    RECONCILE_INTERVAL_MS: "1000",
+    RECONCILE_RESERVED_AFTER_SECONDS: "20",
+    RECONCILE_SETTLED_AFTER_SECONDS: "5",
+    LEDGER_DEADLINE_MS: "1500",
+    DATABASE_POOL_SIZE: "6",
+  };
   stack = await startStack({
     databaseUrl: pgServer.url,
     natsUrl: nats.url,
@@ -61,7 +67,13 @@ beforeAll(async () => {
   op = await operator(stack);
   secrets.push(op.token);
   await upstream(stack, op, provider, "mock");
-  must(await call(stack.edgeUrl, "PUT", "/ops/ai/upstreams/broken", { token: op.token, body: { provider: "openai", base_url: broken.url, api_key: PROVIDER_KEY } }), 200);
+  must(
+    await call(stack.edgeUrl, "PUT", "/ops/ai/upstreams/broken", {
+      token: op.token,
+      body: { provider: "openai", base_url: broken.url, api_key: PROVIDER_KEY },
+    }),
+    200,
+  );
   await managedModel(stack, op, { alias: "small", upstreamId: "mock", inputPerMtok: 1_000_000, outputPerMtok: 2_000_000 });
   await managedModel(stack, op, { alias: "broken", upstreamId: "broken", inputPerMtok: 1_000_000, outputPerMtok: 2_000_000 });
   for (let i = 0; i < 3; i++) {
@@ -82,7 +94,6 @@ afterAll(async () => {
 function must(res: { status: number; body: unknown }, status: number) {
   if (res.status !== status) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
 }
-
 
 const chatBody = (model: string, stream: boolean) =>
   JSON.stringify({
@@ -149,7 +160,13 @@ describe(`load with faults (profile ${PROFILE})`, () => {
         else if (r < 0.55) count("stream", await rawRequest(edge, chatRequest(c, chatBody("small", true)), Infinity, { timeoutMs: 20_000 }));
         else if (r < 0.75) {
           const cut = random() < 0.5 ? { bytes: Math.floor(random() * 2_000) } : { bytes: Infinity, ms: Math.floor(random() * 80) };
-          count("stream-cut", await rawRequest(edge, chatRequest(c, chatBody("small", true)), cut.bytes, { timeoutMs: 20_000, ...(cut.ms !== undefined ? { cutAfterMs: cut.ms } : {}) }));
+          count(
+            "stream-cut",
+            await rawRequest(edge, chatRequest(c, chatBody("small", true)), cut.bytes, {
+              timeoutMs: 20_000,
+              ...(cut.ms !== undefined ? { cutAfterMs: cut.ms } : {}),
+            }),
+          );
         } else if (r < 0.85) count("failing-provider", await rawRequest(edge, chatRequest(c, chatBody("broken", false)), Infinity, { timeoutMs: 20_000 }));
         else {
           // The same Idempotency-Key again, on the other edge: never a second answer.
@@ -213,7 +230,11 @@ describe(`load with faults (profile ${PROFILE})`, () => {
       for (const c of customers) {
         const b = await ledger.GetBalance({ tenant_id: c.tenantId });
         const drop = 20_000_000n - BigInt(b.available_units) - BigInt(b.reserved_units);
-        const [row] = await stack.sql<{ charged: string | null }>("managed-ai", "SELECT sum(final_units)::text AS charged FROM usage_records WHERE tenant_id = $1 AND status = 'completed'", [c.tenantId]);
+        const [row] = await stack.sql<{ charged: string | null }>(
+          "managed-ai",
+          "SELECT sum(final_units)::text AS charged FROM usage_records WHERE tenant_id = $1 AND status = 'completed'",
+          [c.tenantId],
+        );
         const charged = BigInt(row?.charged ?? "0");
         unitsLost += drop > charged ? drop - charged : charged - drop;
       }
@@ -235,7 +256,9 @@ describe(`load with faults (profile ${PROFILE})`, () => {
     }
     const found = await findSecrets(stack, names, secrets);
 
-    const internalErrors = Object.entries(outcomes).filter(([k]) => k.endsWith(" 500")).reduce((n, [, v]) => n + v, 0);
+    const internalErrors = Object.entries(outcomes)
+      .filter(([k]) => k.endsWith(" 500"))
+      .reduce((n, [, v]) => n + v, 0);
     saveFigures("faults", {
       requests,
       internalErrors,
@@ -297,15 +320,33 @@ async function eventsCheck(stack: Stack): Promise<{ problems: string[] }> {
   // The audit consumer may still be catching up: wait until the counts stop moving.
   const counts = async () => {
     const [transfers] = await stack.sql<{ n: string }>("ledger", "SELECT count(*)::text AS n FROM transfers");
-    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>("jobs", "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided','ledger.posted','ledger.released')");
+    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>(
+      "jobs",
+      "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided','ledger.posted','ledger.released')",
+    );
     const [records] = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records");
-    const [reserved] = await stack.sql<{ n: string; d: string }>("jobs", "SELECT count(*)::text AS n, count(DISTINCT data->>'request_id')::text AS d FROM audit_events WHERE type = 'managed_ai.request_reserved'");
+    const [reserved] = await stack.sql<{ n: string; d: string }>(
+      "jobs",
+      "SELECT count(*)::text AS n, count(DISTINCT data->>'request_id')::text AS d FROM audit_events WHERE type = 'managed_ai.request_reserved'",
+    );
     const [refused] = await stack.sql<{ n: string }>("jobs", "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_refused'");
-    return { transfers: transfers!.n, ledgerEvents: ledgerEvents!.n, ledgerOps: ledgerEvents!.d, records: records!.n, reserved: reserved!.n, reservedIds: reserved!.d, refused: refused!.n };
+    return {
+      transfers: transfers!.n,
+      ledgerEvents: ledgerEvents!.n,
+      ledgerOps: ledgerEvents!.d,
+      records: records!.n,
+      reserved: reserved!.n,
+      reservedIds: reserved!.d,
+      refused: refused!.n,
+    };
   };
   let last = await counts();
   for (;;) {
-    const ok = last.transfers === last.ledgerEvents && last.ledgerEvents === last.ledgerOps && BigInt(last.reserved) === BigInt(last.records) + BigInt(last.refused) && last.reserved === last.reservedIds;
+    const ok =
+      last.transfers === last.ledgerEvents &&
+      last.ledgerEvents === last.ledgerOps &&
+      BigInt(last.reserved) === BigInt(last.records) + BigInt(last.refused) &&
+      last.reserved === last.reservedIds;
     if (ok) return { problems };
     if (Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 1_000));
@@ -314,4 +355,3 @@ async function eventsCheck(stack: Stack): Promise<{ problems: string[] }> {
   problems.push(`events: ${JSON.stringify(last)}`);
   return { problems };
 }
-

@@ -43,7 +43,25 @@ let op: Operator;
 let c: Customer;
 let other: Customer;
 const secrets: string[] = [PROVIDER_KEY];
-const figures = { routes: 0, inputsTried: 0, brokenFramingUnanswered: 0, serverErrors: 0, badShapes: 0, stackTraces: 0, jwtAttacks: 0, jwtAccepted: 0, ssrfCases: 0, ssrfAccepted: 0, ssrfDeferred: 0, serviceCalls: 0, serviceCallsAccepted: 0, loginFloodAttempts: 0, loginFloodRefused: 0, loginFloodPasswordChecks: 0, realSignInsRefused: 0 };
+const figures = {
+  routes: 0,
+  inputsTried: 0,
+  brokenFramingUnanswered: 0,
+  serverErrors: 0,
+  badShapes: 0,
+  stackTraces: 0,
+  jwtAttacks: 0,
+  jwtAccepted: 0,
+  ssrfCases: 0,
+  ssrfAccepted: 0,
+  ssrfDeferred: 0,
+  serviceCalls: 0,
+  serviceCallsAccepted: 0,
+  loginFloodAttempts: 0,
+  loginFloodRefused: 0,
+  loginFloodPasswordChecks: 0,
+  realSignInsRefused: 0,
+};
 const failures: string[] = [];
 
 beforeAll(async () => {
@@ -108,11 +126,30 @@ const hostileString = fc.oneof(
   fc.fullUnicodeString({ maxLength: 40 }),
 );
 const hostileNumber = fc.oneof(fc.constantFrom(1e308, -1e308, -1, -0, 0.5, 2 ** 53 + 1, 2 ** 64, Number.MAX_SAFE_INTEGER), fc.double(), fc.integer());
-const hostileValue: fc.Arbitrary<unknown> = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 3 }), fc.array(hostileString, { maxLength: 5 }));
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  hostileString,
+  hostileNumber,
+  fc.boolean(),
+  fc.constant(null),
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.array(hostileString, { maxLength: 5 }),
+);
 
 /** Bodies: not JSON at all, JSON of the wrong shape, or the route's own fields with hostile values. */
 function bodyArb(schema: Schema | undefined): fc.Arbitrary<string> {
-  const raw = fc.constantFrom("{", '{"a":', "[", "null", "NaN", "1e999999", '{"__proto__":{"admin":true}}', "\u0000", `"${"z".repeat(2_000_000)}"`, "{}{}", "\ufeff{}");
+  const raw = fc.constantFrom(
+    "{",
+    '{"a":',
+    "[",
+    "null",
+    "NaN",
+    "1e999999",
+    '{"__proto__":{"admin":true}}',
+    "\u0000",
+    `"${"z".repeat(2_000_000)}"`,
+    "{}{}",
+    "\ufeff{}",
+  );
   const anyJson = fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v));
   const fields = Object.keys(schema?.properties ?? {});
   if (fields.length === 0) return fc.oneof(raw, anyJson);
@@ -251,7 +288,9 @@ describe("every route of /openapi.json, fuzzed", () => {
         fc.asyncProperty(
           fc.record({
             path: fc.tuple(...pathParams.map(() => pathValue)),
-            query: fc.dictionary(fc.constantFrom(...queryParams, "limit", "cursor", "unexpected"), fc.oneof(hostileString, hostileNumber.map(String)), { maxKeys: 3 }),
+            query: fc.dictionary(fc.constantFrom(...queryParams, "limit", "cursor", "unexpected"), fc.oneof(hostileString, hostileNumber.map(String)), {
+              maxKeys: 3,
+            }),
             headers: fc.dictionary(fc.constantFrom(...headerParams, "content-type", "idempotency-key", "x-api-key"), headerValue, { maxKeys: 3 }),
             body: bodyArb(schema),
             auth: fc.constantFrom<"right" | "none">(credentialed ? "right" : "none", credentialed ? "right" : "none", "none"),
@@ -263,7 +302,10 @@ describe("every route of /openapi.json, fuzzed", () => {
             if (query) path += `?${query}`;
             const headers: Record<string, string> = { "content-type": "application/json", ...credentialsFor(route.path, input.auth), ...input.headers };
             const answer = await send(route.method, `${stack.edgeUrl}${path}`, headers, hasBody || route.method !== "GET" ? input.body : undefined);
-            judge(`${route.method} ${route.path}${process.env.HOSTILE_ROUTES ? ` ${JSON.stringify({ path, headers: { ...headers, "x-api-key": headers["x-api-key"] ? "[key]" : undefined }, body: input.body.slice(0, 60), bodyLength: input.body.length })}` : ""}`, answer);
+            judge(
+              `${route.method} ${route.path}${process.env.HOSTILE_ROUTES ? ` ${JSON.stringify({ path, headers: { ...headers, "x-api-key": headers["x-api-key"] ? "[key]" : undefined }, body: input.body.slice(0, 60), bodyLength: input.body.length })}` : ""}`,
+              answer,
+            );
             return true;
           },
         ),
@@ -296,7 +338,10 @@ describe("JWT attacks", () => {
       ["wrong key", jwt({ alg: "HS256", typ: "JWT" }, base, "a-wrong-secret-of-enough-length-000000")],
       ["RS256 header with the HS secret", jwt({ alg: "RS256", typ: "JWT" }, base, stack.jwtSecret)],
       ["expired", jwt({ alg: "HS256", typ: "JWT" }, { ...real, iat: now - 7200, exp: now - 3600 }, stack.jwtSecret)],
-      ["another user's sub in a signed payload, signature of the original", `${c.token.split(".")[0]}.${Buffer.from(JSON.stringify({ ...real, sub: other.userId })).toString("base64url")}.${c.token.split(".")[2]}`],
+      [
+        "another user's sub in a signed payload, signature of the original",
+        `${c.token.split(".")[0]}.${Buffer.from(JSON.stringify({ ...real, sub: other.userId })).toString("base64url")}.${c.token.split(".")[2]}`,
+      ],
       ["wrong audience", jwt({ alg: "HS256", typ: "JWT" }, { ...base, aud: "somebody-else" }, stack.jwtSecret)],
       ["refresh-typed claims", jwt({ alg: "HS256", typ: "JWT" }, { ...base, typ: "refresh" }, stack.jwtSecret)],
       ["an API key as a session", c.key],
@@ -331,9 +376,15 @@ describe("JWT attacks", () => {
     if (notOperator.status < 400) figures.jwtAccepted++;
     expect(notOperator.status).toBe(403);
     // A widget token (signed by the same gateway) opens widget routes only: never a customer's or an operator's.
-    const widgetKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { name: "widget", scopes: ["bot:session:create"] } });
+    const widgetKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { name: "widget", scopes: ["bot:session:create"] },
+    });
     secrets.push(widgetKey.body.data.key);
-    const grant = await call<{ data: { token: string; refresh_token: string } }>(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", { headers: { "x-api-key": widgetKey.body.data.key }, body: { visitor_id: "visitor-1" } });
+    const grant = await call<{ data: { token: string; refresh_token: string } }>(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", {
+      headers: { "x-api-key": widgetKey.body.data.key },
+      body: { visitor_id: "visitor-1" },
+    });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
     secrets.push(grant.body.data.token, grant.body.data.refresh_token);
     for (const path of ["/console/me", "/console/balance", "/ops/ai/upstreams", "/v1/apps/ai/ai/v1/models"]) {
@@ -382,24 +433,46 @@ describe("SSRF through customer-supplied URLs", () => {
       for (const [method, o] of Object.entries(methods)) walk(o.requestBody?.content?.["application/json"]?.schema, "", `${method.toUpperCase()} ${path}`);
     }
     const covered = new Set(SSRF_FIELDS.map((f) => `${f.method} ${f.path} ${f.field}`));
-    expect(found.filter((f) => !covered.has(f)), "URL fields on customer routes without an SSRF case in tests/reliability/support/ssrf-table.ts").toEqual([]);
+    expect(
+      found.filter((f) => !covered.has(f)),
+      "URL fields on customer routes without an SSRF case in tests/reliability/support/ssrf-table.ts",
+    ).toEqual([]);
   });
 
   it("refuses private, loopback and link-local targets, also behind DNS names and redirects", async () => {
     const canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}/hook`;
-    const pushKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { name: "ssrf", scopes: ["push:send"] } });
+    const pushKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { name: "ssrf", scopes: ["push:send"] },
+    });
     secrets.push(pushKey.body.data.key);
-    const conversationKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { name: "ssrf-conv", scopes: ["conversation:events:write"] } });
+    const conversationKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { name: "ssrf-conv", scopes: ["conversation:events:write"] },
+    });
     expect(conversationKey.status, JSON.stringify(conversationKey.body)).toBe(201);
     secrets.push(conversationKey.body.data.key);
-    const tronKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { name: "ssrf-tron", scopes: ["tron:lease"] } });
+    const tronKey = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { name: "ssrf-tron", scopes: ["tron:lease"] },
+    });
     expect(tronKey.status, JSON.stringify(tronKey.body)).toBe(201);
     secrets.push(tronKey.body.data.key);
     const accepted: string[] = [];
     for (const field of SSRF_FIELDS) {
       for (const target of [...SSRF_TARGETS, canaryUrl]) {
         figures.ssrfCases++;
-        const res = await field.send({ stack, customer: c, operatorToken: op.token, pushKey: pushKey.body.data.key, conversationKey: conversationKey.body.data.key, tronKey: tronKey.body.data.key }, target);
+        const res = await field.send(
+          {
+            stack,
+            customer: c,
+            operatorToken: op.token,
+            pushKey: pushKey.body.data.key,
+            conversationKey: conversationKey.body.data.key,
+            tronKey: tronKey.body.data.key,
+          },
+          target,
+        );
         if (res.deferred) figures.ssrfDeferred++;
         else if (!res.refused) {
           figures.ssrfAccepted++;
@@ -426,7 +499,10 @@ describe("the doors left open by default (issue 26)", () => {
     const accepted: string[] = [];
     for (const [contract, service] of contracts) {
       for (const token of [undefined, randomBytes(32).toString("hex")]) {
-        const client = createClient(contract, stack.address(service), { deadlineMs: 5_000, ...(token ? { serviceToken: token } : {}) }) as unknown as Record<string, (req: unknown) => Promise<unknown>> & { close(): void };
+        const client = createClient(contract, stack.address(service), { deadlineMs: 5_000, ...(token ? { serviceToken: token } : {}) }) as unknown as Record<
+          string,
+          (req: unknown) => Promise<unknown>
+        > & { close(): void };
         try {
           for (const [method, def] of Object.entries(contract.definition() as Record<string, { requestStream: boolean; responseStream: boolean }>)) {
             if (def.requestStream || def.responseStream) continue;
@@ -472,7 +548,10 @@ describe("the doors left open by default (issue 26)", () => {
     expect(figures.loginFloodPasswordChecks).toBeLessThanOrEqual(20);
     expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers.get("retry-after")) > 0)).toBe(true);
     // A real user from another address signs in meanwhile.
-    const real = await call<{ token?: string }>(edge, "POST", "/auth/login", { headers: { "x-connecting-ip": "198.51.100.7" }, body: { email: c.email, password: c.password } });
+    const real = await call<{ token?: string }>(edge, "POST", "/auth/login", {
+      headers: { "x-connecting-ip": "198.51.100.7" },
+      body: { email: c.email, password: c.password },
+    });
     if (real.status !== 200) figures.realSignInsRefused++;
     expect(real.status).toBe(200);
     if (real.body.token) secrets.push(real.body.token);

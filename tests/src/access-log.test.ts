@@ -22,7 +22,10 @@ describe("the access log", () => {
     const head = await fetch(`${stack.edgeUrl}/v1/apps/file/download/${token}`, { method: "HEAD" });
     expect(head.status).toBeGreaterThanOrEqual(500);
 
-    const access = await stack.waitForLog("edge", (l) => l.msg === "request" && l.method === "HEAD" && typeof l.path === "string" && l.path.startsWith("/v1/apps/file/download/"));
+    const access = await stack.waitForLog(
+      "edge",
+      (l) => l.msg === "request" && l.method === "HEAD" && typeof l.path === "string" && l.path.startsWith("/v1/apps/file/download/"),
+    );
     expect(access.path).toBe("/v1/apps/file/download/[redacted]");
     const lines = stack.logs("edge").filter((l) => typeof l.path === "string" && l.path.startsWith("/v1/apps/file/"));
     expect(lines.filter((l) => l.msg === "request").map((l) => [l.method, l.path, l.status])).toEqual([

@@ -53,7 +53,11 @@ describe("native routes on a managed instance are metered exactly as the compati
     expect(res.headers.get("x-service-final-cost")).toBe(usd(charge));
     expect(res.headers.get("x-service-total-tokens")).toBe(String(usage.prompt_tokens + usage.completion_tokens));
     expect(provider.requests.at(-1)!.body).toMatchObject({ model: "mock-small", max_tokens: 30, messages });
-    expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "completed", reserved_units: reservation.toString(), final_units: charge.toString() });
+    expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({
+      status: "completed",
+      reserved_units: reservation.toString(),
+      final_units: charge.toString(),
+    });
     expect(await balance(stack, c)).toEqual({ available_units: 1_000_000 - Number(charge), reserved_units: 0 });
   });
 
@@ -72,8 +76,16 @@ describe("native routes on a managed instance are metered exactly as the compati
     expect(events.at(-1)).toBe("[DONE]");
     const parsed = events.slice(0, -1).map((e) => JSON.parse(e));
     const last = parsed.at(-1);
-    expect(parsed.slice(0, -1).map((e) => e.delta).join("")).toBe("Mock reply to: Native hello");
-    expect(last).toEqual({ finish_reason: "stop", usage: { prompt_tokens: promptTokens(messages), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) } });
+    expect(
+      parsed
+        .slice(0, -1)
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("Mock reply to: Native hello");
+    expect(last).toEqual({
+      finish_reason: "stop",
+      usage: { prompt_tokens: promptTokens(messages), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) },
+    });
     const charge = expectedCost(BigInt(last.usage.prompt_tokens), BigInt(last.usage.completion_tokens), model);
     expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "completed", final_units: charge.toString() });
     expect(await balance(stack, c)).toEqual({ available_units: 1_000_000 - Number(charge), reserved_units: 0 });
@@ -85,14 +97,20 @@ describe("native routes on a managed instance are metered exactly as the compati
     const res = await call(stack.edgeUrl, "POST", "/v1/apps/ai/nat/embeddings", { headers: { "x-api-key": c.key }, body: { input } });
     expect(res.status).toBe(200);
     const tokens = embeddingTokens(input[0]!) + embeddingTokens(input[1]!);
-    expect(res.body).toEqual({ data: { model: "small", embeddings: input.map((i) => embeddingOf(i)), usage: { prompt_tokens: tokens, total_tokens: tokens } } });
+    expect(res.body).toEqual({
+      data: { model: "small", embeddings: input.map((i) => embeddingOf(i)), usage: { prompt_tokens: tokens, total_tokens: tokens } },
+    });
     expect(provider.requests.at(-1)!).toMatchObject({ path: "/v1/embeddings", body: { model: "mock-small", input } });
     const reservation = expectedCost(bytes(input[0]!) + bytes(input[1]!), 0n, model);
     const charge = expectedCost(BigInt(tokens), 0n, model);
     expect(res.headers.get("x-service-estimated-cost")).toBe(usd(reservation));
     expect(res.headers.get("x-service-final-cost")).toBe(usd(charge));
     expect(res.headers.get("x-service-total-tokens")).toBe(String(tokens));
-    expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "completed", reserved_units: reservation.toString(), final_units: charge.toString() });
+    expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({
+      status: "completed",
+      reserved_units: reservation.toString(),
+      final_units: charge.toString(),
+    });
     expect(await balance(stack, c)).toEqual({ available_units: 1_000_000 - Number(charge), reserved_units: 0 });
 
     // The compatible embeddings route is the same metered call, through the official SDK.
@@ -115,7 +133,10 @@ describe("native routes refuse before any provider call", () => {
     expect(capped.status).toBe(400);
     expect(capped.body).toMatchObject({ error: "invalid_request", param: "max_tokens" });
     const reservation = expectedCost(inputBound(messages), 20n, model);
-    const ceiling = await call(stack.edgeUrl, "POST", "/v1/apps/ai/guarded/chat/stream", { headers, body: { messages, max_cost: Number(usd(reservation - 1n)) } });
+    const ceiling = await call(stack.edgeUrl, "POST", "/v1/apps/ai/guarded/chat/stream", {
+      headers,
+      body: { messages, max_cost: Number(usd(reservation - 1n)) },
+    });
     expect(ceiling.status).toBe(409);
     expect(ceiling.body.pricing).toEqual({ cost: Number(usd(reservation)) });
     const poor = await customer(stack, op, { units: 0, alias: "poor", defaultModel: "small" });

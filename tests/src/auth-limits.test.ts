@@ -78,10 +78,18 @@ describe("a login flood", () => {
   it("limits registration and refresh per address too", async () => {
     const client = newClient();
     for (let i = 0; i < PER_ADDRESS; i++) {
-      const res = await call(stack.edgeUrl, "POST", "/auth/register", { body: { email: `reg-${i}-${randomBytes(3).toString("hex")}@example.com`, password }, headers: client });
+      const res = await call(stack.edgeUrl, "POST", "/auth/register", {
+        body: { email: `reg-${i}-${randomBytes(3).toString("hex")}@example.com`, password },
+        headers: client,
+      });
       expect(res.status).toBe(201);
     }
-    expectRateLimited(await call(stack.edgeUrl, "POST", "/auth/register", { body: { email: `reg-last-${randomBytes(3).toString("hex")}@example.com`, password }, headers: client }));
+    expectRateLimited(
+      await call(stack.edgeUrl, "POST", "/auth/register", {
+        body: { email: `reg-last-${randomBytes(3).toString("hex")}@example.com`, password },
+        headers: client,
+      }),
+    );
     for (let i = 0; i < PER_ADDRESS; i++) {
       expect((await call(stack.edgeUrl, "POST", "/auth/refresh", { body: { refresh_token: `rt_guess_${i}` }, headers: client })).status).toBe(401);
     }

@@ -61,7 +61,10 @@ describe("bot", () => {
     expect(file.status).toBe(201);
     expect(file.body.data).toMatchObject({ kind: "file", file_id: "file_01JD5Z0M3Q7W8X9Y0A1B2C3D4E", text: "the manual" });
 
-    const edited = await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${reply.body.data.id}`, { ...withApiKey(botKey), body: { text: "How may I help?" } });
+    const edited = await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${reply.body.data.id}`, {
+      ...withApiKey(botKey),
+      body: { text: "How may I help?" },
+    });
     expect(edited.status).toBe(200);
     expect(edited.body.data).toMatchObject({ text: "How may I help?", edited_at: expect.stringMatching(/Z$/) });
 
@@ -83,7 +86,11 @@ describe("bot", () => {
     expect(mine.body.data.map((m: { id: string }) => m.id)).toEqual(history.body.data.map((m: { id: string }) => m.id));
 
     const chats = await call(stack.edgeUrl, "GET", "/v1/apps/bot/chats", withApiKey(botKey));
-    expect(chats.body.data.find((c: { id: string }) => c.id === w.chat_id)).toMatchObject({ visitor_id: "visitor-1", display_name: "Ada", bot_id: bot.body.data.id });
+    expect(chats.body.data.find((c: { id: string }) => c.id === w.chat_id)).toMatchObject({
+      visitor_id: "visitor-1",
+      display_name: "Ada",
+      bot_id: bot.body.data.id,
+    });
 
     // The widget feed tells the story of the chat, in order.
     const { events } = await drain(stack.edgeUrl, "/v1/apps/bot/widget/events", { token: w.token });
@@ -124,10 +131,14 @@ describe("bot", () => {
     }
     // A visitor's message cannot be edited by the bot; a deleted one not at all.
     const visitorMsg = await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: w.token, body: { text: "mine" } });
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${visitorMsg.body.data.id}`, { ...withApiKey(botKey), body: { text: "x" } })).status).toBe(409);
+    expect(
+      (await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${visitorMsg.body.data.id}`, { ...withApiKey(botKey), body: { text: "x" } })).status,
+    ).toBe(409);
     const botMsg = await call(stack.edgeUrl, "POST", "/v1/apps/bot/messages/reply", { ...withApiKey(botKey), body: { chat_id: w.chat_id, text: "bye" } });
     await call(stack.edgeUrl, "DELETE", `/v1/apps/bot/messages/${botMsg.body.data.id}`, withApiKey(botKey));
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${botMsg.body.data.id}`, { ...withApiKey(botKey), body: { text: "x" } })).status).toBe(409);
+    expect((await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${botMsg.body.data.id}`, { ...withApiKey(botKey), body: { text: "x" } })).status).toBe(
+      409,
+    );
     // Widget message without content.
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: w.token, body: {} })).status).toBe(400);
 
@@ -137,17 +148,25 @@ describe("bot", () => {
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", { ...withApiKey(botKey), body: { visitor_id: "v" } })).status).toBe(403);
     expect((await call(stack.edgeUrl, "GET", "/v1/apps/bot/widget/events", withApiKey(botKey))).status).toBe(403);
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", { ...withApiKey(sessionKey), body: { visitor_id: "has space" } })).status).toBe(400);
-    expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", { ...withApiKey(sessionKey), body: { visitor_id: "v", bot_id: "bot_nope" } })).status).toBe(404);
+    expect(
+      (await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/auth", { ...withApiKey(sessionKey), body: { visitor_id: "v", bot_id: "bot_nope" } })).status,
+    ).toBe(404);
   });
 
   it("keeps tenants apart: another tenant's chats, messages and events do not exist for it", async () => {
     const w = await widgetSession(stack, sessionKey, "visitor-tenancy");
     const msg = await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: w.token, body: { text: "private" } });
     expect((await call(stack.edgeUrl, "GET", `/v1/apps/bot/chats/${w.chat_id}/messages`, withApiKey(otherKey))).status).toBe(404);
-    expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/messages/reply", { ...withApiKey(otherKey), body: { chat_id: w.chat_id, text: "hi" } })).status).toBe(404);
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${msg.body.data.id}`, { ...withApiKey(otherKey), body: { text: "x" } })).status).toBe(404);
+    expect(
+      (await call(stack.edgeUrl, "POST", "/v1/apps/bot/messages/reply", { ...withApiKey(otherKey), body: { chat_id: w.chat_id, text: "hi" } })).status,
+    ).toBe(404);
+    expect((await call(stack.edgeUrl, "PATCH", `/v1/apps/bot/messages/${msg.body.data.id}`, { ...withApiKey(otherKey), body: { text: "x" } })).status).toBe(
+      404,
+    );
     expect((await call(stack.edgeUrl, "DELETE", `/v1/apps/bot/messages/${msg.body.data.id}`, withApiKey(otherKey))).status).toBe(404);
-    expect((await call(stack.edgeUrl, "POST", `/v1/apps/bot/chats/${w.chat_id}/actions`, { ...withApiKey(otherKey), body: { action: "end" } })).status).toBe(404);
+    expect((await call(stack.edgeUrl, "POST", `/v1/apps/bot/chats/${w.chat_id}/actions`, { ...withApiKey(otherKey), body: { action: "end" } })).status).toBe(
+      404,
+    );
     const chats = await call(stack.edgeUrl, "GET", "/v1/apps/bot/chats", withApiKey(otherKey));
     expect(chats.body.data.map((c: { id: string }) => c.id)).not.toContain(w.chat_id);
     const { events } = await drain(stack.edgeUrl, "/v1/apps/bot/widget/events", withApiKey(otherKey));
@@ -195,7 +214,18 @@ describe("widget tokens", () => {
     }
     // Tokens that are not the widget's: signed with the session secret, another audience, expired, or tampered.
     const now = Math.floor(Date.now() / 1000);
-    const claims = { sub: w.session_id, tid: owner.tenantId, cid: w.chat_id, gen: 0, jti: "a-well-signed-token", typ: "widget", iss: "ai-gateway", aud: "ai-gateway:widget", iat: now, exp: now + 300 };
+    const claims = {
+      sub: w.session_id,
+      tid: owner.tenantId,
+      cid: w.chat_id,
+      gen: 0,
+      jti: "a-well-signed-token",
+      typ: "widget",
+      iss: "ai-gateway",
+      aud: "ai-gateway:widget",
+      iat: now,
+      exp: now + 300,
+    };
     const { gen: _gen, jti: _jti, ...withoutGeneration } = claims;
     const forged = [
       // Without a generation and id (as signed before they existed), or of a generation the session never had.
@@ -212,7 +242,13 @@ describe("widget tokens", () => {
     expect((await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/token", { token: hs256(stack.widgetJwtSecret, claims) })).status).toBe(200);
     const view = await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/token", { token: w.token });
     expect(view.status).toBe(200);
-    expect(view.body.data).toEqual({ session_id: w.session_id, chat_id: w.chat_id, visitor_id: "visitor-isolation", conversation_id: null, expires_at: expect.stringMatching(/Z$/) });
+    expect(view.body.data).toEqual({
+      session_id: w.session_id,
+      chat_id: w.chat_id,
+      visitor_id: "visitor-isolation",
+      conversation_id: null,
+      expires_at: expect.stringMatching(/Z$/),
+    });
     const ttl = Date.parse(view.body.data.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(15 * 60_000);
@@ -260,7 +296,8 @@ describe("widget tokens", () => {
     expect((await call(stack.edgeUrl, "GET", "/v1/apps/bot/widget/messages", { token: first.token })).status).toBe(401);
     await expectRefusedSoon(edge2, first.token);
     // The new one works on both.
-    for (const url of [stack.edgeUrl, edge2]) expect((await call(url, "POST", "/v1/apps/bot/widget/token", { token: second.body.data.token })).status).toBe(200);
+    for (const url of [stack.edgeUrl, edge2])
+      expect((await call(url, "POST", "/v1/apps/bot/widget/token", { token: second.body.data.token })).status).toBe(200);
   });
 
   it("of two concurrent uses of one refresh token, exactly one rotates", async () => {
@@ -331,7 +368,8 @@ describe("widget events", () => {
           for (let k = 0; k < writes; k++) await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: v.token, body: { text: `v${i}-${k}` } });
         })(),
         (async () => {
-          for (let k = 0; k < writes; k++) await call(edge2, "POST", "/v1/apps/bot/messages/reply", { ...withApiKey(key), body: { chat_id: v.chat_id, text: `b${i}-${k}` } });
+          for (let k = 0; k < writes; k++)
+            await call(edge2, "POST", "/v1/apps/bot/messages/reply", { ...withApiKey(key), body: { chat_id: v.chat_id, text: `b${i}-${k}` } });
         })(),
       ]),
     );

@@ -82,13 +82,21 @@ describe("key budgets on managed calls", () => {
   });
 
   it("a budget lowered below what is spent refuses the next request at once on two replicas", async () => {
-    const c = await customer(stack, op, { units: 10_000_000, alias: "chat", defaultModel: "small", keyPolicy: { budget_units: 1_000_000, budget_period: "month" } });
+    const c = await customer(stack, op, {
+      units: 10_000_000,
+      alias: "chat",
+      defaultModel: "small",
+      keyPolicy: { budget_units: 1_000_000, budget_period: "month" },
+    });
     expect((await chat(stack.edgeUrl, c.key, "chat")).status).toBe(200);
     expect((await chat(edge2, c.key, "chat")).status).toBe(200); // both replicas have the key cached
     const spent = Number(await chargedByKey(c.keyId));
     expect(spent).toBeGreaterThan(0);
 
-    const patched = await call<{ data: { budget: Budget } }>(stack.edgeUrl, "PATCH", `/console/keys/${c.keyId}`, { token: c.token, body: { budget_units: 1, budget_period: "month" } });
+    const patched = await call<{ data: { budget: Budget } }>(stack.edgeUrl, "PATCH", `/console/keys/${c.keyId}`, {
+      token: c.token,
+      body: { budget_units: 1, budget_period: "month" },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.budget).toMatchObject({ limit_units: 1, spent_units: spent, period: "month" });
     const before = provider.requests.length;
@@ -100,14 +108,21 @@ describe("key budgets on managed calls", () => {
     expect(provider.requests.length).toBe(before);
 
     // Removing the budget lets requests through again.
-    expect((await call(stack.edgeUrl, "PATCH", `/console/keys/${c.keyId}`, { token: c.token, body: { budget_units: null, budget_period: null } })).status).toBe(200);
+    expect((await call(stack.edgeUrl, "PATCH", `/console/keys/${c.keyId}`, { token: c.token, body: { budget_units: null, budget_period: null } })).status).toBe(
+      200,
+    );
     expect((await chat(edge2, c.key, "chat")).status).toBe(200);
     expect(await keyBudget(c.token, c.keyId)).toBeNull();
   });
 
   it("refuses a budget without its period, and an unknown period, with 400", async () => {
     const c = await customer(stack, op, { units: 0, alias: "chat", defaultModel: "small" });
-    for (const body of [{ budget_units: 10 }, { budget_period: "day" }, { budget_units: 10, budget_period: "week" }, { budget_units: 0, budget_period: "day" }]) {
+    for (const body of [
+      { budget_units: 10 },
+      { budget_period: "day" },
+      { budget_units: 10, budget_period: "week" },
+      { budget_units: 0, budget_period: "day" },
+    ]) {
       const res = await call<{ error: string }>(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { scopes: ["ai:invoke"], ...body } });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error).toBe("invalid_request");
@@ -127,7 +142,9 @@ describe("instance budgets", () => {
       config: { budget_units: reservation * 2, budget_period: "month" },
     });
     expect((await chat(stack.edgeUrl, c.key, "capped")).status).toBe(200);
-    const list = await call<{ data: { alias: string; config: Record<string, unknown>; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", { token: c.token });
+    const list = await call<{ data: { alias: string; config: Record<string, unknown>; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", {
+      token: c.token,
+    });
     const view = list.body.data.find((i) => i.alias === "capped")!;
     expect(view.config).toMatchObject({ budget_units: reservation * 2, budget_period: "month" });
     const spent = view.budget!.spent_units;
@@ -136,7 +153,12 @@ describe("instance budgets", () => {
 
     const lowered = await call<{ data: { budget: Budget } }>(stack.edgeUrl, "POST", "/console/services", {
       token: c.token,
-      body: { service_id: "ai-model", alias: "capped", status: "active", config: { mode: "managed", default_model: "small", budget_units: 1, budget_period: "month" } },
+      body: {
+        service_id: "ai-model",
+        alias: "capped",
+        status: "active",
+        config: { mode: "managed", default_model: "small", budget_units: 1, budget_period: "month" },
+      },
     });
     expect(lowered.status).toBe(201);
     expect(lowered.body.data.budget).toMatchObject({ limit_units: 1, spent_units: spent });
@@ -202,7 +224,10 @@ describe("push sends", () => {
       body: { scopes: ["push:send"], budget_units: 100, budget_period: "month" },
     });
     const send = () =>
-      call<{ error?: string; budget?: Budget }>(stack.edgeUrl, "POST", "/v1/apps/webhook-push/alerts/send", { headers: { "x-api-key": key.body.data.key }, body: { title: "t", text: "x" } });
+      call<{ error?: string; budget?: Budget }>(stack.edgeUrl, "POST", "/v1/apps/webhook-push/alerts/send", {
+        headers: { "x-api-key": key.body.data.key },
+        body: { title: "t", text: "x" },
+      });
     const before = await balance(stack, c);
     const received = hooks.received.length;
 
@@ -215,7 +240,9 @@ describe("push sends", () => {
     expect(hooks.received.length - received).toBe(6); // two sends × three targets, nothing for the refused ones
     expect(await balance(stack, c)).toEqual({ available_units: before.available_units - 6, reserved_units: 0 });
 
-    const list = await call<{ data: { alias: string; service_id: string; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", { token: c.token });
+    const list = await call<{ data: { alias: string; service_id: string; budget: Budget | null }[] }>(stack.edgeUrl, "GET", "/console/services", {
+      token: c.token,
+    });
     expect(list.body.data.find((i) => i.service_id === "webhook-push")!.budget).toMatchObject({ limit_units: 7, spent_units: 6, reserved_units: 0 });
     expect(await keyBudget(c.token, key.body.data.id)).toMatchObject({ limit_units: 100, spent_units: 6, reserved_units: 0, period: "month" });
   });

@@ -32,7 +32,10 @@ const messages = [
 
 /** The tenant's usage records of one mode: byok calls are recorded (decision 0025), never as managed (charged) ones. */
 async function usageRecords(tenantId: string, mode: "managed" | "byok" = "managed"): Promise<number> {
-  const rows = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records WHERE tenant_id = $1 AND mode = $2", [tenantId, mode]);
+  const rows = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records WHERE tenant_id = $1 AND mode = $2", [
+    tenantId,
+    mode,
+  ]);
   return Number(rows[0]!.n);
 }
 
@@ -53,7 +56,15 @@ describe("byok instances through /console/services", () => {
         service_id: "ai-model",
         alias: "mine",
         status: "active",
-        config: { mode: "byok", provider: "openai", base_url: `${provider.url}/`, default_model: "mock-small", api_key: CUSTOMER_KEY, max_tokens_per_request: 500, pricing: PRICING },
+        config: {
+          mode: "byok",
+          provider: "openai",
+          base_url: `${provider.url}/`,
+          default_model: "mock-small",
+          api_key: CUSTOMER_KEY,
+          max_tokens_per_request: 500,
+          pricing: PRICING,
+        },
       }),
     });
     const raw = await res.text();
@@ -65,7 +76,16 @@ describe("byok instances through /console/services", () => {
       status: "active",
       version: 1,
       connected_account_id: null,
-      config: { mode: "byok", provider: "openai", base_url: provider.url, default_model: "mock-small", api_key: "[redacted]", max_tokens_per_request: 500, max_cost_per_request: null, pricing: PRICING },
+      config: {
+        mode: "byok",
+        provider: "openai",
+        base_url: provider.url,
+        default_model: "mock-small",
+        api_key: "[redacted]",
+        max_tokens_per_request: 500,
+        max_cost_per_request: null,
+        pricing: PRICING,
+      },
     });
 
     // A managed instance of another kind of config on the same tenant is listed too (newest first).
@@ -95,7 +115,8 @@ describe("byok instances through /console/services", () => {
     const updated = await byokInstance(stack, c, "edit", provider, { default_model: "mock-large", max_cost_per_request: 0.5 });
     expect(updated.status).toBe(201);
     expect(updated.body.data).toMatchObject({ version: 2, config: { default_model: "mock-large", max_cost_per_request: 0.5, pricing: null } });
-    const status = async (config: Record<string, unknown>, top: Record<string, unknown> = {}) => (await byokInstance(stack, c, "bad", provider, config, top)).status;
+    const status = async (config: Record<string, unknown>, top: Record<string, unknown> = {}) =>
+      (await byokInstance(stack, c, "bad", provider, config, top)).status;
     expect(await status({}, { connected_account_id: "acct_nope" })).toBe(400); // both
     expect(await status({ api_key: undefined })).toBe(400); // neither
     expect(await status({ api_key: undefined }, { connected_account_id: "acct_nope" })).toBe(422); // unknown account
@@ -133,11 +154,18 @@ describe("compatible routes on a byok instance, through the official SDK", () =>
     expect(response.headers.get("x-service-price-version")).toBeNull();
 
     // Parameters managed models refuse pass through to the customer's provider.
-    await client.chat.completions.create({ model: "mock-large", messages, max_completion_tokens: 12, tools: [{ type: "function", function: { name: "f", parameters: {} } }] });
+    await client.chat.completions.create({
+      model: "mock-large",
+      messages,
+      max_completion_tokens: 12,
+      tools: [{ type: "function", function: { name: "f", parameters: {} } }],
+    });
     expect(provider.requests.at(-1)!.body).toMatchObject({ model: "mock-large", max_completion_tokens: 12, tools: [{ type: "function" }] });
     expect(provider.requests.at(-1)!.body).not.toHaveProperty("max_tokens");
 
-    const { data: stream, response: streamed } = await client.chat.completions.create({ model: "mock-small", messages, max_tokens: 30, stream: true }).withResponse();
+    const { data: stream, response: streamed } = await client.chat.completions
+      .create({ model: "mock-small", messages, max_tokens: 30, stream: true })
+      .withResponse();
     expect(streamed.headers.get("x-service-estimated-cost")).toBe(usd(expectedCost(inputBound(messages), 30n, PRICE)));
     expect(streamed.headers.get("x-service-final-cost")).toBeNull();
     let text = "";
@@ -154,7 +182,10 @@ describe("compatible routes on a byok instance, through the official SDK", () =>
     const embedded = await client.embeddings.create({ model: "mock-embed", input: ["alpha", "beta"] });
     expect(embedded.data).toHaveLength(2);
     expect(embedded.data[1]!.embedding.map((f) => Math.round(f * 1e4))).toEqual(embeddingOf("beta").map((f) => Math.round(f * 1e4)));
-    expect(embedded.usage).toEqual({ prompt_tokens: embeddingTokens("alpha") + embeddingTokens("beta"), total_tokens: embeddingTokens("alpha") + embeddingTokens("beta") });
+    expect(embedded.usage).toEqual({
+      prompt_tokens: embeddingTokens("alpha") + embeddingTokens("beta"),
+      total_tokens: embeddingTokens("alpha") + embeddingTokens("beta"),
+    });
     expect(provider.requests.at(-1)!).toMatchObject({ path: "/v1/embeddings", headers: { authorization: `Bearer ${CUSTOMER_KEY}` } });
 
     expect(provider.requests.every((r) => r.headers.authorization === `Bearer ${CUSTOMER_KEY}`)).toBe(true);
@@ -207,7 +238,14 @@ describe("a byok stream whose client leaves", () => {
       await reader.read();
       controller.abort();
       const record = await eventually(
-        async () => (await stack.sql<{ status: string; usage_json: string | null; hold_id: string | null }>("managed-ai", "SELECT status, usage_json, hold_id FROM usage_records WHERE id = $1", [requestId]))[0],
+        async () =>
+          (
+            await stack.sql<{ status: string; usage_json: string | null; hold_id: string | null }>(
+              "managed-ai",
+              "SELECT status, usage_json, hold_id FROM usage_records WHERE id = $1",
+              [requestId],
+            )
+          )[0],
         (r) => r?.status === "completed",
         10_000,
       );
@@ -258,13 +296,20 @@ describe("native routes on a byok instance", () => {
     expect(events.at(-1)).toBe("[DONE]");
     const parsed = events.slice(0, -1).map((e) => JSON.parse(e));
     expect(parsed.slice(0, -1).every((e) => Object.keys(e).join() === "delta")).toBe(true);
-    expect(parsed.slice(0, -1).map((e) => e.delta).join("")).toBe("Mock reply to: Hello from my own key");
+    expect(
+      parsed
+        .slice(0, -1)
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("Mock reply to: Hello from my own key");
     expect(parsed.at(-1)).toEqual({ finish_reason: "stop", usage });
 
     const emb = await call(stack.edgeUrl, "POST", "/v1/apps/ai/native/embeddings", { headers, body: { input: ["one", "two three"], model: "mock-embed" } });
     expect(emb.status).toBe(200);
     const tokens = embeddingTokens("one") + embeddingTokens("two three");
-    expect(emb.body).toEqual({ data: { model: "mock-embed", embeddings: [embeddingOf("one"), embeddingOf("two three")], usage: { prompt_tokens: tokens, total_tokens: tokens } } });
+    expect(emb.body).toEqual({
+      data: { model: "mock-embed", embeddings: [embeddingOf("one"), embeddingOf("two three")], usage: { prompt_tokens: tokens, total_tokens: tokens } },
+    });
     expect(emb.headers.get("x-service-final-cost")).toBe(usd(expectedCost(BigInt(tokens), 0n, PRICE)));
     const single = await call(stack.edgeUrl, "POST", "/v1/apps/ai/native/embeddings", { headers, body: { input: "solo" } });
     expect(single.body.data.embeddings).toEqual([embeddingOf("solo")]);
@@ -311,13 +356,19 @@ describe("caps and ceilings on byok instances", () => {
     expect(allowed.status).toBe(200);
     expect(provider.requests.at(-1)!.body).toMatchObject({ max_tokens: 50 });
 
-    expect((await byokInstance(stack, c, "capped", provider, { max_tokens_per_request: 50, pricing: PRICING, max_cost_per_request: Number(usd(estimate - 1n)) })).status).toBe(201);
+    expect(
+      (await byokInstance(stack, c, "capped", provider, { max_tokens_per_request: 50, pricing: PRICING, max_cost_per_request: Number(usd(estimate - 1n)) }))
+        .status,
+    ).toBe(201);
     provider.reset();
     const instanceCeiling = await call(stack.edgeUrl, "POST", "/v1/apps/ai/capped/v1/chat/completions", { headers, body: { messages } });
     expect(instanceCeiling.status).toBe(409);
     expect(instanceCeiling.body.pricing).toEqual({ cost: Number(usd(estimate)) });
     expect(instanceCeiling.body.message).toContain("max_cost_per_request");
-    const embeddingCeiling = await call(stack.edgeUrl, "POST", "/v1/apps/ai/capped/embeddings", { headers, body: { input: "x".repeat(10_000), max_cost: 0.0001 } });
+    const embeddingCeiling = await call(stack.edgeUrl, "POST", "/v1/apps/ai/capped/embeddings", {
+      headers,
+      body: { input: "x".repeat(10_000), max_cost: 0.0001 },
+    });
     expect(embeddingCeiling.status).toBe(409);
     expect(provider.requests).toHaveLength(0);
   });
@@ -348,7 +399,10 @@ describe("connected accounts", () => {
     expect((await byokInstance(stack, other, "theirs", provider, { api_key: undefined }, { connected_account_id: account.id })).status).toBe(422);
     expect((await call(stack.edgeUrl, "DELETE", `/console/connected-accounts/${account.id}`, { token: other.token })).status).toBe(404);
     expect((await call(stack.edgeUrl, "POST", "/console/connected-accounts", { token: c.token, body: { provider: "openai", name: "x" } })).status).toBe(400);
-    const telegram = await call(stack.edgeUrl, "POST", "/console/connected-accounts", { token: c.token, body: { provider: "telegram", name: "bot", secret: "123:abc" } });
+    const telegram = await call(stack.edgeUrl, "POST", "/console/connected-accounts", {
+      token: c.token,
+      body: { provider: "telegram", name: "bot", secret: "123:abc" },
+    });
     expect(telegram.status).toBe(201);
     expect((await byokInstance(stack, c, "wrong-kind", provider, { api_key: undefined }, { connected_account_id: telegram.body.data.id })).status).toBe(422);
 
@@ -368,7 +422,9 @@ describe("connected accounts", () => {
       expect((await byokInstance(stack, c, "via-account", provider)).status).toBe(201);
       expect((await call(stack.edgeUrl, "DELETE", `/console/connected-accounts/${account.id}`, { token: c.token })).status).toBe(204);
       expect((await call(stack.edgeUrl, "DELETE", `/console/connected-accounts/${account.id}`, { token: c.token })).status).toBe(404);
-      expect((await call(stack.edgeUrl, "GET", "/console/connected-accounts", { token: c.token })).body.data.map((a: { id: string }) => a.id)).toEqual([telegram.body.data.id]);
+      expect((await call(stack.edgeUrl, "GET", "/console/connected-accounts", { token: c.token })).body.data.map((a: { id: string }) => a.id)).toEqual([
+        telegram.body.data.id,
+      ]);
       expect((await byokInstance(stack, c, "late", provider, { api_key: undefined }, { connected_account_id: account.id })).status).toBe(422);
     } finally {
       await accountProvider.close();
@@ -378,7 +434,10 @@ describe("connected accounts", () => {
   it("reveal their secret to other services over gRPC only for the owning tenant", async () => {
     const c = await tenantWithKey(stack, op);
     const other = await tenantWithKey(stack, op);
-    const created = await call(stack.edgeUrl, "POST", "/console/connected-accounts", { token: c.token, body: { provider: "telegram", name: "bot", secret: "123456:bot-token-SECRET" } });
+    const created = await call(stack.edgeUrl, "POST", "/console/connected-accounts", {
+      token: c.token,
+      body: { provider: "telegram", name: "bot", secret: "123456:bot-token-SECRET" },
+    });
     const id = created.body.data.id as string;
     const client = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, name: "managed-ai", serviceToken: stack.serviceToken });
     try {
@@ -399,7 +458,9 @@ describe("secrets", () => {
     // Every event so far has reached the audit trail.
     const audit = await eventually(
       () => stack.sql<{ type: string; data: unknown }>("jobs", "SELECT type, data FROM audit_events"),
-      (rows) => rows.some((r) => r.type === "managed_ai.byok_instance_changed") && rows.some((r) => r.type === "managed_ai.connected_account_changed" && (r.data as { change: string }).change === "deleted"),
+      (rows) =>
+        rows.some((r) => r.type === "managed_ai.byok_instance_changed") &&
+        rows.some((r) => r.type === "managed_ai.connected_account_changed" && (r.data as { change: string }).change === "deleted"),
       20_000,
     );
     const secrets = [CUSTOMER_KEY, ACCOUNT_SECRET, "123456:bot-token-SECRET", "sk-not-the-right-one"];

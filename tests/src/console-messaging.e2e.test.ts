@@ -26,7 +26,17 @@ let conversationId = "";
 const sessionCalls: { visitor_id: string }[] = [];
 const pageErrors: string[] = [];
 
-const SCOPES = ["conversation:events:write", "push:send", "bot:session:create", "bot:send", "bot:events:read", "socialops:read", "socialops:write", "conversation:read", "conversation:write"];
+const SCOPES = [
+  "conversation:events:write",
+  "push:send",
+  "bot:session:create",
+  "bot:send",
+  "bot:events:read",
+  "socialops:read",
+  "socialops:write",
+  "conversation:read",
+  "conversation:write",
+];
 
 /** The customer's own site: a page that embeds the widget, and the server side that opens widget sessions. */
 async function startShop(edgeUrl: string): Promise<{ server: Server; url: string }> {
@@ -49,9 +59,11 @@ async function startShop(edgeUrl: string): Promise<{ server: Server; url: string
         const { visitor_id } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { visitor_id: string };
         sessionCalls.push({ visitor_id });
         // Server side: the API key stays here.
-        void call(edgeUrl, "POST", "/v1/apps/bot/widget/auth", { headers: { "x-api-key": apiKey }, body: { visitor_id, display_name: "Ada Visitor" } }).then((auth) => {
-          res.writeHead(auth.status, { "content-type": "application/json" }).end(JSON.stringify(auth.body));
-        });
+        void call(edgeUrl, "POST", "/v1/apps/bot/widget/auth", { headers: { "x-api-key": apiKey }, body: { visitor_id, display_name: "Ada Visitor" } }).then(
+          (auth) => {
+            res.writeHead(auth.status, { "content-type": "application/json" }).end(JSON.stringify(auth.body));
+          },
+        );
       });
       return;
     }
@@ -74,12 +86,20 @@ beforeAll(async () => {
     },
   });
   tenant = await newTenant(stack.edgeUrl, "inbox");
-  const key = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: tenant.token, body: { name: "support desk", scopes: SCOPES } });
+  const key = await call<{ data: { key: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+    token: tenant.token,
+    body: { name: "support desk", scopes: SCOPES },
+  });
   expect(key.status).toBe(201);
   apiKey = key.body.data.key;
   const instance = await call(stack.edgeUrl, "POST", "/console/services", {
     token: tenant.token,
-    body: { service_id: "socialops", alias: "support", status: "active", config: { reply_webhook_url: receiver.url, reply_webhook_secret: "reply-secret-0123456789" } },
+    body: {
+      service_id: "socialops",
+      alias: "support",
+      status: "active",
+      config: { reply_webhook_url: receiver.url, reply_webhook_secret: "reply-secret-0123456789" },
+    },
   });
   expect(instance.status).toBe(201);
   const inbound = await call(stack.edgeUrl, "POST", "/v1/apps/socialops/support/webhook/generic", {
@@ -103,7 +123,10 @@ beforeAll(async () => {
     legacy: [{ id: "old-hook", type: "webhook", url: refusing.url }],
   };
   for (const [alias, targets] of Object.entries(pushTargets)) {
-    const put = await call(stack.edgeUrl, "POST", "/console/services", { token: tenant.token, body: { service_id: "webhook-push", alias, status: "active", config: { targets } } });
+    const put = await call(stack.edgeUrl, "POST", "/console/services", {
+      token: tenant.token,
+      body: { service_id: "webhook-push", alias, status: "active", config: { targets } },
+    });
     expect(put.status).toBe(201);
   }
   ({ server: shop, url: shopUrl } = await startShop(stack.edgeUrl));
@@ -270,7 +293,16 @@ describe("the chat widget and the inbox", () => {
 
     const send = async (expected: RegExp) => {
       await page.getByRole("button", { name: "Send test message" }).click();
-      await expect.poll(() => page.getByTestId("push-outcome").textContent().catch(() => ""), { timeout: 15_000 }).toMatch(expected);
+      await expect
+        .poll(
+          () =>
+            page
+              .getByTestId("push-outcome")
+              .textContent()
+              .catch(() => ""),
+          { timeout: 15_000 },
+        )
+        .toMatch(expected);
     };
     // No balance yet: 402, nothing sent.
     await send(/^HTTP 402: the balance does not cover it; nothing sent/);
@@ -309,8 +341,18 @@ describe("the chat widget and the inbox", () => {
     );
     expect(log.status).toBe(200);
     expect(log.body.data).toHaveLength(1);
-    expect(log.body.data[0]).toMatchObject({ id: partialId, status: "partial", charged_units: 1, deliveries: [{ target_id: "ok-hook", ok: true }, { target_id: "bad-hook", ok: false }] });
-    const after = await call<{ data: unknown[] }>(stack.edgeUrl, "GET", `/console/services/webhook-push/alerts/messages?before=${partialId}`, { token: tenant.token });
+    expect(log.body.data[0]).toMatchObject({
+      id: partialId,
+      status: "partial",
+      charged_units: 1,
+      deliveries: [
+        { target_id: "ok-hook", ok: true },
+        { target_id: "bad-hook", ok: false },
+      ],
+    });
+    const after = await call<{ data: unknown[] }>(stack.edgeUrl, "GET", `/console/services/webhook-push/alerts/messages?before=${partialId}`, {
+      token: tenant.token,
+    });
     expect(after.body.data).toEqual([]);
     expect((await call(stack.edgeUrl, "GET", "/console/services/webhook-push/alerts/messages?before=push_unknown", { token: tenant.token })).status).toBe(400);
     const other = await newTenant(stack.edgeUrl, "stranger");
@@ -372,21 +414,28 @@ describe("the chat widget and the inbox", () => {
     const endedRow = page.locator("tr", { hasText: "chat_ended" });
     await endedRow.waitFor();
     expect(await endedRow.locator(".badge").textContent()).toBe("ended");
-    const sessions = await call<{ data: { visitor_id: string; status: string; ended_reason: string | null }[] }>(stack.edgeUrl, "GET", `/v1/conversations/${conversationId}/widget-sessions`, {
-      headers: { "x-api-key": apiKey },
-    });
+    const sessions = await call<{ data: { visitor_id: string; status: string; ended_reason: string | null }[] }>(
+      stack.edgeUrl,
+      "GET",
+      `/v1/conversations/${conversationId}/widget-sessions`,
+      {
+        headers: { "x-api-key": apiKey },
+      },
+    );
     expect(sessions.body.data.map((x) => [x.visitor_id, x.status, x.ended_reason])).toEqual([["walk-in-7", "ended", "chat_ended"]]);
     await page.getByRole("button", { name: "pending" }).click();
     await page.locator(".muted", { hasText: /version \d+/ }).waitFor();
     await page.locator("tr", { hasText: "Sam Agent" }).getByRole("button", { name: "Remove" }).click();
     await expect.poll(() => page.locator("td", { hasText: "Sam Agent" }).count()).toBe(0);
 
-    const conversations = await call<{ data: { subject: string; status: string; participants: { external_id: string; role: string; kind: string }[]; channels: { type: string; ref: string }[] }[] }>(
-      stack.edgeUrl,
-      "GET",
-      "/v1/conversations/inbox",
-      { headers: { "x-api-key": apiKey } },
-    );
+    const conversations = await call<{
+      data: {
+        subject: string;
+        status: string;
+        participants: { external_id: string; role: string; kind: string }[];
+        channels: { type: string; ref: string }[];
+      }[];
+    }>(stack.edgeUrl, "GET", "/v1/conversations/inbox", { headers: { "x-api-key": apiKey } });
     const conv = conversations.body.data.find((c) => c.subject === "Invoice address change")!;
     expect(conv.status).toBe("pending");
     expect(conv.participants.map((p) => [p.kind, p.external_id, p.role]).sort()).toEqual([
@@ -401,16 +450,26 @@ describe("the chat widget and the inbox", () => {
     await hookRow.getByRole("button", { name: "Deliveries" }).click();
     await page.locator(".subcard td", { hasText: "participant.removed" }).waitFor();
     const refreshDeliveries = () => page.getByRole("button", { name: "refresh", exact: true }).click();
-    await expect.poll(async () => {
-      await refreshDeliveries();
-      return page.locator(".subcard .badge", { hasText: "delivered" }).count();
-    }, { timeout: 15_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(
+        async () => {
+          await refreshDeliveries();
+          return page.locator(".subcard .badge", { hasText: "delivered" }).count();
+        },
+        { timeout: 15_000 },
+      )
+      .toBeGreaterThan(0);
     await hookRow.getByRole("button", { name: "Replay" }).click();
     await page.getByText(/events queued/).waitFor();
-    await expect.poll(async () => {
-      await refreshDeliveries();
-      return page.locator(".subcard tr", { hasText: /yes/ }).count();
-    }, { timeout: 15_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(
+        async () => {
+          await refreshDeliveries();
+          return page.locator(".subcard tr", { hasText: /yes/ }).count();
+        },
+        { timeout: 15_000 },
+      )
+      .toBeGreaterThan(0);
     await screenshot(page, "conversations");
     await hookRow.getByRole("button", { name: "Revoke" }).click();
     await expect.poll(() => hookRow.locator(".badge").textContent()).toBe("revoked");

@@ -82,7 +82,10 @@ describe("the console", () => {
 
     tenantToken = await signIn(stack.edgeUrl, customer.email, customer.password);
     const me = await call<{ data: { tenant_id: string } }>(stack.edgeUrl, "GET", "/console/me", { token: tenantToken });
-    const credit = await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${me.body.data.tenant_id}/credits`, { token: op.token, body: { units: CREDIT, reason: "console e2e" } });
+    const credit = await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${me.body.data.tenant_id}/credits`, {
+      token: op.token,
+      body: { units: CREDIT, reason: "console e2e" },
+    });
     expect(credit.status).toBe(201);
 
     await go(page, "instances");
@@ -106,12 +109,17 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     key = (await page.getByTestId("secret").textContent()) ?? "";
     expect(key).toMatch(/^gw_/);
-    const listed = await call<{ data: { name: string; service_aliases: string[]; allowed_ips: string[]; daily_quota: number; rate_limit_per_minute: number; concurrency_limit: number; scopes: string[] }[] }>(
-      stack.edgeUrl,
-      "GET",
-      "/console/keys",
-      { token: tenantToken },
-    );
+    const listed = await call<{
+      data: {
+        name: string;
+        service_aliases: string[];
+        allowed_ips: string[];
+        daily_quota: number;
+        rate_limit_per_minute: number;
+        concurrency_limit: number;
+        scopes: string[];
+      }[];
+    }>(stack.edgeUrl, "GET", "/console/keys", { token: tenantToken });
     expect(listed.body.data[0]).toMatchObject({
       name: "console e2e key",
       scopes: ["ai:invoke"],
@@ -225,7 +233,12 @@ describe("the console", () => {
     await page.getByRole("cell", { name: "v1", exact: true }).waitFor();
     await page.locator("td", { hasText: /^v2: \$400\.0000 \/ \$1,200\.0000$/ }).waitFor();
     await screenshot(page, "ops-models");
-    const prices = await call<{ data: { version: number; input_units_per_mtok: number; output_units_per_mtok: number }[] }>(stack.edgeUrl, "GET", "/ops/ai/models/demo-small/prices", { token: op.token });
+    const prices = await call<{ data: { version: number; input_units_per_mtok: number; output_units_per_mtok: number }[] }>(
+      stack.edgeUrl,
+      "GET",
+      "/ops/ai/models/demo-small/prices",
+      { token: op.token },
+    );
     expect(prices.body.data.map((p) => [p.version, p.input_units_per_mtok, p.output_units_per_mtok])).toEqual([
       [2, 4_000_000, 12_000_000],
       [1, 3_000_000, 9_000_000],

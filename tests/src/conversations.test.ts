@@ -126,7 +126,17 @@ describe("conversations", () => {
       ["POST", "/v1/conversations", { subject: "x".repeat(257) }, 400],
       ["POST", "/v1/conversations", { metadata: [1] }, 400],
       ["POST", "/v1/conversations", { participants: [{ kind: "alien", external_id: "x" }] }, 400],
-      ["POST", "/v1/conversations", { participants: [{ kind: "agent", external_id: "a" }, { kind: "agent", external_id: "a" }] }, 400],
+      [
+        "POST",
+        "/v1/conversations",
+        {
+          participants: [
+            { kind: "agent", external_id: "a" },
+            { kind: "agent", external_id: "a" },
+          ],
+        },
+        400,
+      ],
       ["POST", "/v1/conversations", { unknown: true }, 400],
       ["PATCH", `/v1/conversations/${c.id}`, { status: "archived" }, 400],
       ["PATCH", "/v1/conversations/conv_nope", { status: "open" }, 404],
@@ -143,40 +153,78 @@ describe("conversations", () => {
 
   it("adds, changes and removes participants", async () => {
     const c = await newConversation();
-    const added = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, { ...withApiKey(writeKey), body: { kind: "visitor", external_id: "v-1" } });
+    const added = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, {
+      ...withApiKey(writeKey),
+      body: { kind: "visitor", external_id: "v-1" },
+    });
     expect(added.status).toBe(201);
     expect(added.body.data).toMatchObject({ kind: "visitor", external_id: "v-1", role: "member", display_name: null, conversation_id: c.id });
     const pid = added.body.data.id;
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, { ...withApiKey(writeKey), body: { kind: "visitor", external_id: "v-1" } })).status).toBe(409);
-    const changed = await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/${pid}`, { ...withApiKey(writeKey), body: { role: "observer", display_name: "Vi" } });
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, { ...withApiKey(writeKey), body: { kind: "visitor", external_id: "v-1" } }))
+        .status,
+    ).toBe(409);
+    const changed = await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/${pid}`, {
+      ...withApiKey(writeKey),
+      body: { role: "observer", display_name: "Vi" },
+    });
     expect(changed.status).toBe(200);
     expect(changed.body.data).toMatchObject({ role: "observer", display_name: "Vi" });
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/${pid}`, { ...withApiKey(writeKey), body: { role: "king" } })).status).toBe(400);
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/cpt_nope`, { ...withApiKey(writeKey), body: { role: "member" } })).status).toBe(404);
+    expect(
+      (await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/${pid}`, { ...withApiKey(writeKey), body: { role: "king" } })).status,
+    ).toBe(400);
+    expect(
+      (await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/participants/cpt_nope`, { ...withApiKey(writeKey), body: { role: "member" } })).status,
+    ).toBe(404);
     expect((await call(stack.edgeUrl, "DELETE", `/v1/conversations/${c.id}/participants/${pid}`, withApiKey(writeKey))).status).toBe(204);
     expect((await call(stack.edgeUrl, "DELETE", `/v1/conversations/${c.id}/participants/${pid}`, withApiKey(writeKey))).status).toBe(404);
     expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data.participants).toEqual([]);
-    expect((await call(stack.edgeUrl, "POST", "/v1/conversations/conv_nope/participants", { ...withApiKey(writeKey), body: { kind: "bot", external_id: "b" } })).status).toBe(404);
+    expect(
+      (await call(stack.edgeUrl, "POST", "/v1/conversations/conv_nope/participants", { ...withApiKey(writeKey), body: { kind: "bot", external_id: "b" } }))
+        .status,
+    ).toBe(404);
   });
 
   it("attaches channels; a bot chat's messages then reach the conversation feed", async () => {
     const c = await newConversation();
     const w = await widgetSession(stack, allKey, "hub-visitor-1");
-    const attached = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: w.chat_id } });
+    const attached = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, {
+      ...withApiKey(writeKey),
+      body: { type: "bot_chat", ref: w.chat_id },
+    });
     expect(attached.status).toBe(201);
     expect(attached.body.data).toMatchObject({ type: "bot_chat", ref: w.chat_id, conversation_id: c.id, id: expect.stringMatching(/^chn_/) });
     const second = await newConversation();
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${second.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: w.chat_id } })).status).toBe(409);
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: "chat_nope" } })).status).toBe(404);
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "fax", ref: "1" } })).status).toBe(400);
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/42" } })).status).toBe(201);
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/42" } })).status).toBe(409);
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${second.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: w.chat_id } }))
+        .status,
+    ).toBe(409);
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: "chat_nope" } }))
+        .status,
+    ).toBe(404);
+    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "fax", ref: "1" } })).status).toBe(
+      400,
+    );
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/42" } }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "crm:ticket/42" } }))
+        .status,
+    ).toBe(409);
 
     const before = (await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(readKey))).cursor;
     const msg = await call(stack.edgeUrl, "POST", "/v1/apps/bot/widget/messages", { token: w.token, body: { text: "help me" } });
     const after = await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(readKey), before);
     expect(after.events).toHaveLength(1);
-    expect(after.events[0]).toMatchObject({ type: "message.created", conversation_id: c.id, chat_id: w.chat_id, data: { id: msg.body.data.id, text: "help me", author: "visitor" } });
+    expect(after.events[0]).toMatchObject({
+      type: "message.created",
+      conversation_id: c.id,
+      chat_id: w.chat_id,
+      data: { id: msg.body.data.id, text: "help me", author: "visitor" },
+    });
     const detail = await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey));
     expect(detail.body.data.channels.map((ch: { type: string }) => ch.type)).toEqual(["bot_chat", "external"]);
   });
@@ -184,7 +232,9 @@ describe("conversations", () => {
   it("changes and removes channels; a chat moved out stops reaching the conversation feed", async () => {
     const c = await newConversation();
     const [a, b] = [await widgetSession(stack, allKey, "hub-visitor-move-a"), await widgetSession(stack, allKey, "hub-visitor-move-b")];
-    const ch = (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: a.chat_id } })).body.data;
+    const ch = (
+      await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "bot_chat", ref: a.chat_id } })
+    ).body.data;
     const path = `/v1/conversations/${c.id}/channels/${ch.id}`;
     const moved = await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { ref: b.chat_id } });
     expect(moved.status).toBe(200);
@@ -207,7 +257,9 @@ describe("conversations", () => {
     const conflict = await call(stack.edgeUrl, "PATCH", path, { ...withApiKey(writeKey), body: { ref: "crm:ticket/8" } });
     expect(conflict.status).toBe(409);
     expect(conflict.body).toMatchObject({ error: "conflict", request_id: expect.any(String) });
-    expect((await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/channels/chn_nope`, { ...withApiKey(writeKey), body: { ref: "y" } })).status).toBe(404);
+    expect((await call(stack.edgeUrl, "PATCH", `/v1/conversations/${c.id}/channels/chn_nope`, { ...withApiKey(writeKey), body: { ref: "y" } })).status).toBe(
+      404,
+    );
 
     expect((await call(stack.edgeUrl, "DELETE", path, withApiKey(writeKey))).status).toBe(204);
     expect((await call(stack.edgeUrl, "DELETE", path, withApiKey(writeKey))).status).toBe(404);
@@ -218,7 +270,10 @@ describe("conversations", () => {
 
   it("opens a widget session in a conversation: the chat becomes a channel and the visitor a participant", async () => {
     const c = await newConversation();
-    const res = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/widget-session`, { ...withApiKey(writeKey), body: { visitor_id: "hub-visitor-2", display_name: "Lin" } });
+    const res = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/widget-session`, {
+      ...withApiKey(writeKey),
+      body: { visitor_id: "hub-visitor-2", display_name: "Lin" },
+    });
     expect(res.status).toBe(201);
     const grant = res.body.data;
     expect(grant).toMatchObject({ conversation_id: c.id, chat_id: expect.stringMatching(/^chat_/), token_type: "Bearer" });
@@ -228,15 +283,27 @@ describe("conversations", () => {
     expect(detail.channels).toMatchObject([{ type: "bot_chat", ref: grant.chat_id }]);
     expect(detail.participants).toMatchObject([{ kind: "visitor", external_id: "hub-visitor-2", display_name: "Lin" }]);
     // A second session for the same visitor reuses chat, channel and participant.
-    const again = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/widget-session`, { ...withApiKey(writeKey), body: { visitor_id: "hub-visitor-2" } });
+    const again = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/widget-session`, {
+      ...withApiKey(writeKey),
+      body: { visitor_id: "hub-visitor-2" },
+    });
     expect(again.body.data.chat_id).toBe(grant.chat_id);
     const after = (await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data;
     expect(after.channels).toHaveLength(1);
     expect(after.participants).toHaveLength(1);
     // That visitor's chat cannot join another conversation.
     const elsewhere = await newConversation();
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${elsewhere.id}/widget-session`, { ...withApiKey(writeKey), body: { visitor_id: "hub-visitor-2" } })).status).toBe(409);
-    expect((await call(stack.edgeUrl, "POST", "/v1/conversations/conv_nope/widget-session", { ...withApiKey(writeKey), body: { visitor_id: "x" } })).status).toBe(404);
+    expect(
+      (
+        await call(stack.edgeUrl, "POST", `/v1/conversations/${elsewhere.id}/widget-session`, {
+          ...withApiKey(writeKey),
+          body: { visitor_id: "hub-visitor-2" },
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (await call(stack.edgeUrl, "POST", "/v1/conversations/conv_nope/widget-session", { ...withApiKey(writeKey), body: { visitor_id: "x" } })).status,
+    ).toBe(404);
   });
 
   it("pages the conversation feed without gaps or repeats under concurrent writers", async () => {
@@ -259,7 +326,10 @@ describe("conversations", () => {
       conversations.flatMap((c) =>
         [0, 1, 2].map(async (w) => {
           for (let k = 0; k < 10; k++) {
-            const res = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, { ...withApiKey(key), body: { kind: "external", external_id: `w${w}-${k}` } });
+            const res = await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/participants`, {
+              ...withApiKey(key),
+              body: { kind: "external", external_id: `w${w}-${k}` },
+            });
             expect(res.status).toBe(201);
           }
         }),
@@ -286,27 +356,48 @@ describe("conversation webhooks", () => {
     failures.set(path, 2);
     const reg = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body: { url: `${hookBase}${path}`, secret } });
     expect(reg.status).toBe(201);
-    expect(reg.body.data).toMatchObject({ id: expect.stringMatching(/^cwh_/), url: `${hookBase}${path}`, secret: "[redacted]", event_types: [], status: "active", revoked_at: null });
+    expect(reg.body.data).toMatchObject({
+      id: expect.stringMatching(/^cwh_/),
+      url: `${hookBase}${path}`,
+      secret: "[redacted]",
+      event_types: [],
+      status: "active",
+      revoked_at: null,
+    });
     const webhookId = reg.body.data.id;
     expect(JSON.stringify(reg.body)).not.toContain(secret);
 
     const c = await newConversation(writeKey, { subject: "hooked" });
     const forEvent = (type: string) => received.filter((r) => r.path === path && r.body.event === type);
-    const created = await waitFor("conversation.created delivered after two failures", () => (forEvent("conversation.created").length >= 3 ? forEvent("conversation.created") : undefined));
+    const created = await waitFor("conversation.created delivered after two failures", () =>
+      forEvent("conversation.created").length >= 3 ? forEvent("conversation.created") : undefined,
+    );
     for (const r of created) {
       expect(r.headers["x-service-signature"]).toBe(sign(secret, r.raw));
       expect(r.headers["x-service-event-id"]).toBe(r.body.event_id);
       expect(r.headers["content-type"]).toMatch(/application\/json/);
     }
     expect(new Set(created.map((r) => r.body.event_id)).size).toBe(1);
-    expect(created[0]!.body).toMatchObject({ event: "conversation.created", conversation_id: c.id, data: { id: c.id, subject: "hooked" }, replay: false, cursor: expect.stringMatching(/^\d+$/) });
+    expect(created[0]!.body).toMatchObject({
+      event: "conversation.created",
+      conversation_id: c.id,
+      data: { id: c.id, subject: "hooked" },
+      replay: false,
+      cursor: expect.stringMatching(/^\d+$/),
+    });
 
     const deliveries = await waitFor("delivery recorded", async () => {
       const res = await call(stack.edgeUrl, "GET", `/v1/conversations/webhooks/${webhookId}/deliveries`, withApiKey(hooksKey));
       const d = res.body.data.find((x: { event_type: string; state: string }) => x.event_type === "conversation.created" && x.state === "delivered");
       return d ? res.body.data : undefined;
     });
-    expect(deliveries.find((d: { event_type: string }) => d.event_type === "conversation.created")).toMatchObject({ state: "delivered", attempts: 3, last_status: 204, last_error: null, replay: false });
+    expect(deliveries.find((d: { event_type: string }) => d.event_type === "conversation.created")).toMatchObject({
+      state: "delivered",
+      attempts: 3,
+      last_status: 204,
+      last_error: null,
+      replay: false,
+    });
 
     // Replay from the start: the same events again, with their original ids, marked as replays.
     const originals = received.filter((r) => r.path === path && !r.body.replay);
@@ -375,7 +466,10 @@ describe("conversation webhooks", () => {
     // that is slow under load must not see it exhausted. Slow failures take 8 × 1.5 s.
     slowFailures.set(path, 1_500);
     const secret = "restart-secret-0123456789";
-    const reg = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body: { url: `${hookBase}${path}`, secret, event_types: ["conversation.created"] } });
+    const reg = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", {
+      ...withApiKey(hooksKey),
+      body: { url: `${hookBase}${path}`, secret, event_types: ["conversation.created"] },
+    });
     const c = await newConversation();
     await waitFor("a first failed attempt", () => (received.some((r) => r.path === path) ? true : undefined));
     await stack.stop("messaging");
@@ -383,10 +477,14 @@ describe("conversation webhooks", () => {
     const pending = await stack.sql<{ state: string }>("messaging", "SELECT state FROM webhook_deliveries WHERE webhook_id = $1", [reg.body.data.id]);
     expect(pending.map((p) => p.state)).toContain("pending");
     await stack.start("messaging");
-    const ok = await waitFor("delivery after restart", async () => {
-      const rows = await stack.sql<{ state: string }>("messaging", "SELECT state FROM webhook_deliveries WHERE webhook_id = $1", [reg.body.data.id]);
-      return rows[0]?.state === "delivered" ? rows : undefined;
-    }, 40_000); // an attempt cut by the stop is retried once its claim's delivery timeout has passed
+    const ok = await waitFor(
+      "delivery after restart",
+      async () => {
+        const rows = await stack.sql<{ state: string }>("messaging", "SELECT state FROM webhook_deliveries WHERE webhook_id = $1", [reg.body.data.id]);
+        return rows[0]?.state === "delivered" ? rows : undefined;
+      },
+      40_000,
+    ); // an attempt cut by the stop is retried once its claim's delivery timeout has passed
     expect(ok).toHaveLength(1);
     const last = received.filter((r) => r.path === path).at(-1)!;
     expect(last.body).toMatchObject({ event: "conversation.created", conversation_id: c.id });
@@ -402,7 +500,8 @@ describe("conversation webhooks", () => {
       { url: `${hookBase}/x`, secret: "0123456789abcdef", event_types: ["nope"] },
       { url: `${hookBase}/x` },
     ];
-    for (const body of cases) expect((await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body })).status, JSON.stringify(body)).toBe(400);
+    for (const body of cases)
+      expect((await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body })).status, JSON.stringify(body)).toBe(400);
     expect((await call(stack.edgeUrl, "DELETE", "/v1/conversations/webhooks/cwh_nope", withApiKey(hooksKey))).status).toBe(404);
     expect((await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks/cwh_nope/replay", { ...withApiKey(hooksKey), body: {} })).status).toBe(404);
     expect((await call(stack.edgeUrl, "GET", "/v1/conversations/webhooks/cwh_nope/deliveries", withApiKey(hooksKey))).status).toBe(404);
@@ -438,8 +537,13 @@ describe("conversation scopes and tenancy", () => {
   it("another tenant's conversations, participants, webhooks and events do not exist for it", async () => {
     const c = await newConversation(writeKey, { participants: [{ kind: "agent", external_id: "a-1" }] });
     const pid = c.participants[0].id;
-    const chid = (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "tenancy-ref" } })).body.data.id;
-    const hook = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", { ...withApiKey(hooksKey), body: { url: `${hookBase}/tenancy`, secret: "0123456789abcdef" } });
+    const chid = (
+      await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(writeKey), body: { type: "external", ref: "tenancy-ref" } })
+    ).body.data.id;
+    const hook = await call(stack.edgeUrl, "POST", "/v1/conversations/webhooks", {
+      ...withApiKey(hooksKey),
+      body: { url: `${hookBase}/tenancy`, secret: "0123456789abcdef" },
+    });
     const notFound: [string, string, unknown][] = [
       ["GET", `/v1/conversations/${c.id}`, undefined],
       ["PATCH", `/v1/conversations/${c.id}`, { status: "closed" }],
@@ -460,7 +564,10 @@ describe("conversation scopes and tenancy", () => {
     }
     // Their own chat cannot be attached to our conversation, nor ours to theirs.
     const theirChat = await widgetSession(stack, otherKey, "tenancy-visitor");
-    expect((await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(allKey), body: { type: "bot_chat", ref: theirChat.chat_id } })).status).toBe(404);
+    expect(
+      (await call(stack.edgeUrl, "POST", `/v1/conversations/${c.id}/channels`, { ...withApiKey(allKey), body: { type: "bot_chat", ref: theirChat.chat_id } }))
+        .status,
+    ).toBe(404);
     const inbox = await call(stack.edgeUrl, "GET", "/v1/conversations/inbox", withApiKey(otherKey));
     expect(inbox.body.data.map((x: { id: string }) => x.id)).not.toContain(c.id);
     const hooks = await call(stack.edgeUrl, "GET", "/v1/conversations/webhooks", withApiKey(otherKey));
@@ -468,6 +575,10 @@ describe("conversation scopes and tenancy", () => {
     const { events } = await drain(stack.edgeUrl, "/v1/conversations/events", withApiKey(otherKey));
     expect(events.some((e) => e.conversation_id === c.id)).toBe(false);
     // Our conversation is untouched.
-    expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data).toMatchObject({ version: 1, participants: [{ id: pid, role: "member" }], channels: [{ id: chid, ref: "tenancy-ref" }] });
+    expect((await call(stack.edgeUrl, "GET", `/v1/conversations/${c.id}`, withApiKey(readKey))).body.data).toMatchObject({
+      version: 1,
+      participants: [{ id: pid, role: "member" }],
+      channels: [{ id: chid, ref: "tenancy-ref" }],
+    });
   });
 });

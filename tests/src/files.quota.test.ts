@@ -94,7 +94,11 @@ describe("storage quota through the edge", () => {
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([201, 201, 413, 413, 413, 413]);
     expect(await quotaOf(tenant)).toMatchObject({ bytes_used: 800_000, files_used: 2 });
-    const [held] = await stack.sql<{ bytes: string }>("files", "SELECT COALESCE(SUM(size), 0)::text AS bytes FROM files WHERE tenant_id = $1 AND state = 'ready'", [tenant.tenantId]);
+    const [held] = await stack.sql<{ bytes: string }>(
+      "files",
+      "SELECT COALESCE(SUM(size), 0)::text AS bytes FROM files WHERE tenant_id = $1 AND state = 'ready'",
+      [tenant.tenantId],
+    );
     expect(Number(held!.bytes)).toBe(800_000);
   });
 

@@ -88,7 +88,8 @@ describe("files on an S3-compatible store", () => {
     const until = Date.now() + 20_000;
     // The sweeper deletes the object, then commits the row's new state: wait for both.
     const state = async () => (await stack.sql<{ state: string }>("files", "SELECT state FROM files WHERE id = $1", [id]))[0]?.state;
-    while (Date.now() < until && ((await objects()).some((o) => o.includes(id)) || (await state()) !== "removed")) await new Promise((res) => setTimeout(res, 100));
+    while (Date.now() < until && ((await objects()).some((o) => o.includes(id)) || (await state()) !== "removed"))
+      await new Promise((res) => setTimeout(res, 100));
     expect((await objects()).some((o) => o.includes(id))).toBe(false);
     const [row] = await stack.sql<{ state: string }>("files", "SELECT state FROM files WHERE id = $1", [id]);
     expect(row!.state).toBe("removed");

@@ -90,7 +90,9 @@ describe("upload and download", () => {
 
   it("POST (legacy) stores the raw body even when it is labelled JSON: the JSON parser never touches it", async () => {
     const data = Buffer.from('{"not": "parsed", "n": 1}\n');
-    const res = answered(await uploadRaw(stack.edgeUrl, { method: "POST", key, data, headers: { "content-type": "application/json", "x-filename": "data.json" } }));
+    const res = answered(
+      await uploadRaw(stack.edgeUrl, { method: "POST", key, data, headers: { "content-type": "application/json", "x-filename": "data.json" } }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ filename: "data.json", size: data.length, content_type: "application/json" });
     const dl = await downloadRaw(res.body.data.download_url);
@@ -195,7 +197,9 @@ describe("counting, expiry and the sweeper", () => {
     // Exhausted: share is gone too, and (grace 0) the sweeper removes the bytes.
     expect((await call(stack.edgeUrl, "GET", new URL(up.body.data.share_url).pathname)).status).toBe(404);
     await until("the exhausted file to be swept", async () => {
-      const [row] = await stack.sql<{ state: string; removed_reason: string }>("files", "SELECT state, removed_reason FROM files WHERE id = $1", [up.body.data.id]);
+      const [row] = await stack.sql<{ state: string; removed_reason: string }>("files", "SELECT state, removed_reason FROM files WHERE id = $1", [
+        up.body.data.id,
+      ]);
       return row!.state === "removed" && row!.removed_reason === "exhausted";
     });
     expect(await stored()).not.toContain(up.body.data.id);
@@ -271,7 +275,9 @@ describe("list, share and access", () => {
     expect(up.body.data.filename).toBe(name);
     const dl = await downloadRaw(up.body.data.download_url);
     const cd = String(dl.headers["content-disposition"]);
-    expect(cd).toBe(`attachment; filename="r_sum_ _quoted__ x=<img src=x onerror=alert(1)>.txt"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`);
+    expect(cd).toBe(
+      `attachment; filename="r_sum_ _quoted__ x=<img src=x onerror=alert(1)>.txt"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`,
+    );
     expect(decodeURIComponent(cd.split("filename*=UTF-8''")[1]!)).toBe(name);
 
     const path = new URL(up.body.data.share_url).pathname;

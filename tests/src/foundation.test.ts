@@ -75,7 +75,10 @@ describe("a request through the stack", () => {
     // the event's envelope (NATS) as stored by the audit consumer, and its log line.
     await stack.waitForLog("edge", (l) => l.request_id === requestId && l.msg === "request" && l.status === 201);
     await stack.waitForLog("ledger", (l) => l.request_id === requestId && l.rpc === "/gateway.ledger.v1.LedgerService/Credit");
-    const rows = await eventually(() => auditRows(requestId), (r) => r.length > 0);
+    const rows = await eventually(
+      () => auditRows(requestId),
+      (r) => r.length > 0,
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ type: "ledger.credited", source: "ledger", data: { tenant_id: tenant.tenantId, units: "12345" } });
     await stack.waitForLog("jobs", (l) => l.request_id === requestId && l.msg === "event handled");
@@ -99,25 +102,44 @@ describe("events through the outbox", () => {
     const tenant = await newTenant(stack.edgeUrl, "events");
     const first = await credit(tenant.tenantId, 1);
     const firstId = first.headers.get("x-request-id")!;
-    await eventually(() => auditRows(firstId), (r) => r.length === 1);
+    await eventually(
+      () => auditRows(firstId),
+      (r) => r.length === 1,
+    );
 
     // The consumer crashes; events keep being committed and published meanwhile.
     await stack.stop("jobs", "SIGKILL");
     const whileDown = [await credit(tenant.tenantId, 2), await credit(tenant.tenantId, 3)].map((r) => r.headers.get("x-request-id")!);
     await stack.start("jobs");
     for (const id of whileDown) {
-      const rows = await eventually(() => auditRows(id), (r) => r.length > 0);
+      const rows = await eventually(
+        () => auditRows(id),
+        (r) => r.length > 0,
+      );
       expect(rows).toHaveLength(1);
     }
 
     // The first event arrives again (as after a relay crash between publish and delete).
     const [stored] = await auditRows(firstId);
-    const envelope = { id: stored!.event_id, type: stored!.type, source: stored!.source, occurred_at: new Date().toISOString(), request_id: firstId, data: stored!.data };
+    const envelope = {
+      id: stored!.event_id,
+      type: stored!.type,
+      source: stored!.source,
+      occurred_at: new Date().toISOString(),
+      request_id: firstId,
+      data: stored!.data,
+    };
     const nc = await stack.nats();
-    await nc.jetstream().publish(`${stack.namespace}.events.ledger.credited`, new TextEncoder().encode(JSON.stringify(envelope)), { msgID: `replay-${stored!.event_id}` });
+    await nc
+      .jetstream()
+      .publish(`${stack.namespace}.events.ledger.credited`, new TextEncoder().encode(JSON.stringify(envelope)), { msgID: `replay-${stored!.event_id}` });
     await stack.waitForLog("jobs", (l) => l.event_id === stored!.event_id && l.outcome === "duplicate");
     expect(await auditRows(firstId)).toHaveLength(1);
-    const total = await stack.sql<{ n: number }>("jobs", "SELECT count(*)::int AS n FROM audit_events WHERE type = 'ledger.credited' AND data->>'tenant_id' = $1", [tenant.tenantId]);
+    const total = await stack.sql<{ n: number }>(
+      "jobs",
+      "SELECT count(*)::int AS n FROM audit_events WHERE type = 'ledger.credited' AND data->>'tenant_id' = $1",
+      [tenant.tenantId],
+    );
     expect(total[0]!.n).toBe(3);
   });
 
@@ -127,7 +149,10 @@ describe("events through the outbox", () => {
     const ok = await credit(tenant.tenantId, 10, "k");
     const conflict = await credit(tenant.tenantId, 11, "k");
     expect(conflict.status).toBe(409);
-    await eventually(() => auditRows(ok.headers.get("x-request-id")!), (r) => r.length === 1);
+    await eventually(
+      () => auditRows(ok.headers.get("x-request-id")!),
+      (r) => r.length === 1,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(await auditRows(conflict.headers.get("x-request-id")!)).toEqual([]);
     expect(await stack.sql("ledger", "SELECT 1 FROM outbox_events")).toEqual([]);
@@ -173,7 +198,10 @@ describe("edge conventions", () => {
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.error).toBe("forbidden");
 
-    const unknownField = await call(stack.edgeUrl, "POST", "/ops/ledger/tenants/ten_x/credits", { token: admin, body: { units: 1, reason: "r", surprise: true } });
+    const unknownField = await call(stack.edgeUrl, "POST", "/ops/ledger/tenants/ten_x/credits", {
+      token: admin,
+      body: { units: 1, reason: "r", surprise: true },
+    });
     expect(unknownField.status).toBe(400);
 
     for (const res of [notFound, badJson, tooBig, unauth, forbidden, unknownField]) {
@@ -190,7 +218,16 @@ describe("edge conventions", () => {
     expect(register.requestBody.content["application/json"].schema.properties.password).toMatchObject({ minLength: 12, maxLength: 256 });
     expect(register.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
     expect(res.body.paths["/ops/ledger/tenants/{tenant_id}/credits"].post.parameters[0]).toMatchObject({ name: "tenant_id", in: "path", required: true });
-    for (const path of ["/health", "/openapi.json", "/metrics", "/auth/login", "/auth/refresh", "/auth/logout", "/console/balance", "/ops/users/{id}/platform-role"]) {
+    for (const path of [
+      "/health",
+      "/openapi.json",
+      "/metrics",
+      "/auth/login",
+      "/auth/refresh",
+      "/auth/logout",
+      "/console/balance",
+      "/ops/users/{id}/platform-role",
+    ]) {
       expect(res.body.paths[path], path).toBeDefined();
     }
   });
@@ -230,7 +267,10 @@ describe("failure", () => {
     expect(Date.now() - started).toBeLessThan(1_500);
 
     await stack.start("ledger");
-    const back = await eventually(() => call(stack.edgeUrl, "GET", "/console/balance", { token: tenant.token }), (r) => r.status === 200);
+    const back = await eventually(
+      () => call(stack.edgeUrl, "GET", "/console/balance", { token: tenant.token }),
+      (r) => r.status === 200,
+    );
     expect(back.body.data.available_units).toBe(0);
   });
 
@@ -240,7 +280,10 @@ describe("failure", () => {
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ status: "degraded", db: "error", ts: expect.stringMatching(/Z$/) });
     proxy.unblock();
-    const up = await eventually(() => call(stack.edgeUrl, "GET", "/health"), (r) => r.status === 200);
+    const up = await eventually(
+      () => call(stack.edgeUrl, "GET", "/health"),
+      (r) => r.status === 200,
+    );
     expect(up.body).toMatchObject({ status: "ok", db: "ok" });
   });
 

@@ -13,7 +13,10 @@ const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
 const rootScripts = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts);
 
 function packageScripts(name: string): string[] {
-  const out = execFileSync("pnpm", ["--filter", name, "exec", "node", "-p", "Object.keys(require('./package.json').scripts).join(' ')"], { cwd: REPO_ROOT, encoding: "utf8" });
+  const out = execFileSync("pnpm", ["--filter", name, "exec", "node", "-p", "Object.keys(require('./package.json').scripts).join(' ')"], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+  });
   return out.trim().split(/\s+/);
 }
 
@@ -35,7 +38,8 @@ function namedCommands(): Command[] {
   for (const m of readme.matchAll(/(?<![\w-])pnpm (?!--filter|exec\b|install\b|i\b)([\w:-]+)/g)) {
     if (rootScripts.includes(m[1]!)) add({ label: `pnpm ${m[1]}`, file: "pnpm", args: [m[1]!, "--help"], cwd: REPO_ROOT });
   }
-  if (readme.includes("gateway-migrate")) add({ label: "gateway-migrate", file: "pnpm", args: ["exec", "gateway-migrate", "--help"], cwd: join(REPO_ROOT, "apps", "ledger") });
+  if (readme.includes("gateway-migrate"))
+    add({ label: "gateway-migrate", file: "pnpm", args: ["exec", "gateway-migrate", "--help"], cwd: join(REPO_ROOT, "apps", "ledger") });
   return [...out.values()];
 }
 

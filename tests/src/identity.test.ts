@@ -30,7 +30,9 @@ describe("registration and sign-in", () => {
     expect((await call(url(), "POST", "/auth/register", { body: { email: t.email.toUpperCase(), password: "another-long-password" } })).status).toBe(409);
     expect((await call(url(), "POST", "/auth/register", { body: { email: "x@example.com", password: "short" } })).status).toBe(400);
     expect((await call(url(), "POST", "/auth/register", { body: { email: "not-an-email", password: "a-long-enough-password" } })).status).toBe(400);
-    expect((await call(url(), "POST", "/auth/register", { body: { email: "y@example.com", password: "a-long-enough-password", role: "owner" } })).status).toBe(400);
+    expect((await call(url(), "POST", "/auth/register", { body: { email: "y@example.com", password: "a-long-enough-password", role: "owner" } })).status).toBe(
+      400,
+    );
     const wrongPassword = await call(url(), "POST", "/auth/login", { body: { email: t.email, password: "wrong-password-123" } });
     const unknownEmail = await call(url(), "POST", "/auth/login", { body: { email: "nobody@example.com", password: "wrong-password-123" } });
     expect(wrongPassword.status).toBe(401);
@@ -124,7 +126,9 @@ describe("platform roles", () => {
       expect((await call(url(), "PUT", `/ops/users/${customer.userId}/platform-role`, { token: op.token, body: { role: "finance" } })).status).toBe(403);
     }
     const pa = await operator("platform_admin");
-    expect((await call(url(), "POST", `/ops/ledger/tenants/${customer.tenantId}/credits`, { token: pa.token, body: { units: 5, reason: "x" } })).status).toBe(201);
+    expect((await call(url(), "POST", `/ops/ledger/tenants/${customer.tenantId}/credits`, { token: pa.token, body: { units: 5, reason: "x" } })).status).toBe(
+      201,
+    );
   });
 
   it("a user without a platform role gets 403 on /ops; no token gets 401", async () => {
@@ -158,7 +162,9 @@ describe("platform roles", () => {
     await stack.start("edge");
     const rows = await stack.sql<{ platform_role: string }>("edge", "SELECT platform_role FROM users WHERE email = $1", [stack.admin.email]);
     expect(rows).toEqual([{ platform_role: "platform_admin" }]);
-    expect((await call(url(), "GET", "/console/me", { token: await signIn(url(), stack.admin.email, stack.admin.password) })).body.data.platform_role).toBe("platform_admin");
+    expect((await call(url(), "GET", "/console/me", { token: await signIn(url(), stack.admin.email, stack.admin.password) })).body.data.platform_role).toBe(
+      "platform_admin",
+    );
   });
 });
 

@@ -118,12 +118,18 @@ describe("502: provider failures", () => {
       expect(res.status, code).toBe(502);
       expect(res.body.error).toBe("upstream_error");
       expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "failed", error_code: code, final_units: "0" });
-      expect(await balanceWithin1s(stack, c, { available_units: 1_000_000, reserved_units: 0 }), code).toEqual({ available_units: 1_000_000, reserved_units: 0 });
+      expect(await balanceWithin1s(stack, c, { available_units: 1_000_000, reserved_units: 0 }), code).toEqual({
+        available_units: 1_000_000,
+        reserved_units: 0,
+      });
     }
   });
 
   it("reports a provider that is not listening as unreachable", async () => {
-    await call(stack.edgeUrl, "PUT", "/ops/ai/upstreams/gone", { token: op.token, body: { provider: "openai", base_url: "http://127.0.0.1:1/v1", api_key: "sk-x" } });
+    await call(stack.edgeUrl, "PUT", "/ops/ai/upstreams/gone", {
+      token: op.token,
+      body: { provider: "openai", base_url: "http://127.0.0.1:1/v1", api_key: "sk-x" },
+    });
     await managedModel(stack, op, { alias: "nowhere", upstreamId: "gone", inputPerMtok: 1, outputPerMtok: 1 });
     const c = await customer(stack, op, { units: 1_000, alias: "chat", defaultModel: "nowhere" });
     const res = await invoke(c, { max_tokens: 5 });
@@ -185,26 +191,47 @@ describe("400: what managed models refuse, and limits", () => {
     }
     const embed = await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/embeddings", { body: { input: 5 }, headers: { "X-API-Key": c.key } });
     expect(embed.status).toBe(400);
-    expect((await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { rawBody: "hi", headers: { "X-API-Key": c.key, "content-type": "text/plain" } })).body.message).toBe(
-      "A JSON body is required.",
-    );
+    expect(
+      (
+        await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", {
+          rawBody: "hi",
+          headers: { "X-API-Key": c.key, "content-type": "text/plain" },
+        })
+      ).body.message,
+    ).toBe("A JSON body is required.");
     expect(providerCalls()).toBe(0);
   });
 
   it("refuses bad bodies, unknown or disabled instances, and keys that may not call", async () => {
     const c = await customer(stack, op, { units: 1_000, alias: "chat", defaultModel: "small" });
-    expect((await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { rawBody: "{nope", headers: { "X-API-Key": c.key, "content-type": "application/json" } })).status).toBe(400);
+    expect(
+      (
+        await call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", {
+          rawBody: "{nope",
+          headers: { "X-API-Key": c.key, "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(400);
     expect((await invoke(c, { messages: [] })).status).toBe(400);
     expect((await invoke(c, {}, {}, "no-such-instance")).status).toBe(404);
-    await call(stack.edgeUrl, "POST", "/console/services", { token: c.token, body: { service_id: "ai-model", alias: "off", status: "disabled", config: { mode: "managed", default_model: "small" } } });
+    await call(stack.edgeUrl, "POST", "/console/services", {
+      token: c.token,
+      body: { service_id: "ai-model", alias: "off", status: "disabled", config: { mode: "managed", default_model: "small" } },
+    });
     expect((await invoke(c, {}, {}, "off")).status).toBe(403);
     const noScope = await call(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { scopes: ["jobs:read"] } });
     expect((await invoke({ ...c, key: noScope.body.data.key }, {})).status).toBe(403);
     // Service alias restriction (CONTRACT.md section 3): ai-model:<alias>.
-    const onlyOther = await call(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { scopes: ["ai:invoke"], service_aliases: ["ai-model:other"] } });
+    const onlyOther = await call(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { scopes: ["ai:invoke"], service_aliases: ["ai-model:other"] },
+    });
     const denied = await invoke({ ...c, key: onlyOther.body.data.key }, { max_tokens: 5 });
     expect(denied.status).toBe(403);
-    const onlyChat = await call(stack.edgeUrl, "POST", "/console/keys", { token: c.token, body: { scopes: ["ai:invoke"], service_aliases: ["ai-model:chat"] } });
+    const onlyChat = await call(stack.edgeUrl, "POST", "/console/keys", {
+      token: c.token,
+      body: { scopes: ["ai:invoke"], service_aliases: ["ai-model:chat"] },
+    });
     expect((await invoke({ ...c, key: onlyChat.body.data.key }, { max_tokens: 5 })).status).toBe(200);
   });
 
@@ -222,14 +249,20 @@ describe("instances", () => {
     const c = await customer(stack, op, { units: 0, alias: "first", defaultModel: "small" });
     const updated = await call(stack.edgeUrl, "POST", "/console/services", {
       token: c.token,
-      body: { service_id: "ai-model", alias: "first", status: "active", config: { mode: "managed", default_model: "small", models: ["small"], max_tokens_per_request: 64 } },
+      body: {
+        service_id: "ai-model",
+        alias: "first",
+        status: "active",
+        config: { mode: "managed", default_model: "small", models: ["small"], max_tokens_per_request: 64 },
+      },
     });
     expect(updated.status).toBe(201);
     expect(updated.body.data).toMatchObject({ alias: "first", version: 2, config: { default_model: "small", models: ["small"], max_tokens_per_request: 64 } });
     const list = await call(stack.edgeUrl, "GET", "/console/services", { token: c.token });
     expect(list.body.data).toHaveLength(1);
     const bad = async (body: Record<string, unknown>) =>
-      (await call(stack.edgeUrl, "POST", "/console/services", { token: c.token, body: { service_id: "ai-model", alias: "x", status: "active", ...body } })).status;
+      (await call(stack.edgeUrl, "POST", "/console/services", { token: c.token, body: { service_id: "ai-model", alias: "x", status: "active", ...body } }))
+        .status;
     expect(await bad({ config: { mode: "managed", default_model: "missing" } })).toBe(422);
     expect(await bad({ config: { mode: "managed", default_model: "small", models: ["nowhere"] } })).toBe(422);
     expect(await bad({ config: { mode: "byok", default_model: "small" } })).toBe(400);

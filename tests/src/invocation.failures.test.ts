@@ -68,7 +68,12 @@ describe("a stream that ends without usage", () => {
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
     const id = res.headers.get("x-request-id")!;
     const reservation = expectedCost(inputBound(messages), 40n, model);
-    expect(await usageRecord(stack, id)).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null, reserved_units: reservation.toString() });
+    expect(await usageRecord(stack, id)).toMatchObject({
+      status: "review",
+      error_code: "usage_unavailable",
+      final_units: null,
+      reserved_units: reservation.toString(),
+    });
     expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
 
     const finance = await newTenant(stack.edgeUrl, "finance");
@@ -84,10 +89,19 @@ describe("a stream that ends without usage", () => {
     expect(await usageRecord(stack, id)).toMatchObject({ status: "failed", error_code: "usage_unavailable" });
     expect((await release(id)).status).toBe(409);
     const audit = await eventually(
-      () => stack.sql<{ data: Record<string, unknown> }>("jobs", "SELECT data FROM audit_events WHERE type = 'managed_ai.request_released' AND data->>'request_id' = $1", [id]),
+      () =>
+        stack.sql<{ data: Record<string, unknown> }>(
+          "jobs",
+          "SELECT data FROM audit_events WHERE type = 'managed_ai.request_released' AND data->>'request_id' = $1",
+          [id],
+        ),
       (r) => r.length === 1,
     );
-    expect(audit[0]!.data).toMatchObject({ reason: "no usage from the provider; refunded", refunded_units: reservation.toString(), actor: expect.stringMatching(/^user:/) });
+    expect(audit[0]!.data).toMatchObject({
+      reason: "no usage from the provider; refunded",
+      refunded_units: reservation.toString(),
+      actor: expect.stringMatching(/^user:/),
+    });
   });
 
   it("refuses to release completed requests, unexpired reservations and unknown ids", async () => {
@@ -123,7 +137,11 @@ describe("streams that break", () => {
     await reader.read();
     controller.abort();
     const id = res.headers.get("x-request-id")!;
-    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved", 15_000);
+    const record = await eventually(
+      () => usageRecord(stack, id),
+      (r) => r?.status !== "reserved",
+      15_000,
+    );
     // The mock's usage for this request, priced with the contract's formula.
     const output = BigInt(countTokens(truncateToTokens(replyFor(messages), 60).text));
     const charge = expectedCost(BigInt(promptTokens(messages)), output, model);
@@ -147,7 +165,11 @@ describe("streams that break", () => {
     await res.body!.getReader().read();
     controller.abort();
     const id = res.headers.get("x-request-id")!;
-    const record = await eventually(() => usageRecord(stack, id), (r) => r?.status !== "reserved", 15_000);
+    const record = await eventually(
+      () => usageRecord(stack, id),
+      (r) => r?.status !== "reserved",
+      15_000,
+    );
     expect(record).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null });
     const reservation = expectedCost(inputBound(messages), 60n, model);
     expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(reservation), reserved_units: Number(reservation) });
@@ -167,7 +189,17 @@ describe("operator capture of a review request", () => {
     const finance = await newTenant(stack.edgeUrl, "finance");
     await call(stack.edgeUrl, "PUT", `/ops/users/${finance.userId}/platform-role`, { token: op.token, body: { role: "finance" } });
     expect((await capture(id, 1, "x", await signIn(stack.edgeUrl, finance.email, finance.password))).status).toBe(403);
-    for (const body of [{}, { units: 1 }, { reason: "x" }, { units: -1, reason: "x" }, { units: 1.5, reason: "x" }, { units: "1", reason: "x" }, { units: 1, reason: "" }, { units: 1, reason: "x".repeat(241) }, { units: 1, reason: "x", extra: 1 }]) {
+    for (const body of [
+      {},
+      { units: 1 },
+      { reason: "x" },
+      { units: -1, reason: "x" },
+      { units: 1.5, reason: "x" },
+      { units: "1", reason: "x" },
+      { units: 1, reason: "" },
+      { units: 1, reason: "x".repeat(241) },
+      { units: 1, reason: "x", extra: 1 },
+    ]) {
       const refused = await call(stack.edgeUrl, "POST", `/ops/ai/requests/${id}/capture`, { token: op.token, body });
       expect(refused.status, JSON.stringify(body)).toBe(400);
       expect(refused.body).toMatchObject({ error: "invalid_request" });
@@ -184,7 +216,9 @@ describe("operator capture of a review request", () => {
     expect(captured.body).toEqual({ data: { id, status: "completed", final_units: Number(charge), refunded: Number(reservation - charge) } });
     expect(await usageRecord(stack, id)).toMatchObject({ status: "completed", final_units: charge.toString() });
     expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(charge), reserved_units: 0 });
-    const [entry] = await stack.sql<{ units: string; reason: string }>("ledger", "SELECT units::text, reason FROM transfers WHERE operation_id = $1", [`capture:${id}`]);
+    const [entry] = await stack.sql<{ units: string; reason: string }>("ledger", "SELECT units::text, reason FROM transfers WHERE operation_id = $1", [
+      `capture:${id}`,
+    ]);
     expect(entry).toEqual({ units: charge.toString(), reason: "the provider's invoice shows the work was done" });
 
     // Once decided, neither verb applies again; the decision is in the audit trail.
@@ -192,10 +226,20 @@ describe("operator capture of a review request", () => {
     expect((await release(id)).status).toBe(409);
     expect(await balance(stack, c)).toEqual({ available_units: 100_000 - Number(charge), reserved_units: 0 });
     const audit = await eventually(
-      () => stack.sql<{ data: Record<string, unknown> }>("jobs", "SELECT data FROM audit_events WHERE type = 'managed_ai.request_captured' AND data->>'request_id' = $1", [id]),
+      () =>
+        stack.sql<{ data: Record<string, unknown> }>(
+          "jobs",
+          "SELECT data FROM audit_events WHERE type = 'managed_ai.request_captured' AND data->>'request_id' = $1",
+          [id],
+        ),
       (r) => r.length === 1,
     );
-    expect(audit[0]!.data).toMatchObject({ reason: "the provider's invoice shows the work was done", final_units: charge.toString(), refunded_units: (reservation - charge).toString(), actor: expect.stringMatching(/^user:/) });
+    expect(audit[0]!.data).toMatchObject({
+      reason: "the provider's invoice shows the work was done",
+      final_units: charge.toString(),
+      refunded_units: (reservation - charge).toString(),
+      actor: expect.stringMatching(/^user:/),
+    });
   });
 });
 
@@ -203,9 +247,15 @@ describe("a crash between reserve and settle", () => {
   it("loses no unit: the record stays reserved with its hold, which can be released once it expires", async () => {
     const c = await customer(stack, op, { units: 100_000, alias: "chat", defaultModel: "small" });
     provider.set({ delayMs: 5_000 });
-    const pending = call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", { body: { messages, max_tokens: 30 }, headers: { "X-API-Key": c.key } });
+    const pending = call(stack.edgeUrl, "POST", "/v1/apps/ai/chat/v1/chat/completions", {
+      body: { messages, max_tokens: 30 },
+      headers: { "X-API-Key": c.key },
+    });
     const reservation = expectedCost(inputBound(messages), 30n, model);
-    await eventually(() => balance(stack, c), (b) => b.reserved_units === Number(reservation));
+    await eventually(
+      () => balance(stack, c),
+      (b) => b.reserved_units === Number(reservation),
+    );
     await stack.stop("managed-ai", "SIGKILL");
     const answer = await pending;
     expect(answer.status).toBe(503);
@@ -242,7 +292,10 @@ describe("a burst of 200 concurrent mixed calls", () => {
     });
     const results = await Promise.all(calls);
     const statuses = results.map((r) => r.status);
-    expect(statuses.every((s) => [200, 402, 409].includes(s)), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => [200, 402, 409].includes(s)),
+      JSON.stringify(statuses),
+    ).toBe(true);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(100);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
 
@@ -257,7 +310,10 @@ describe("a burst of 200 concurrent mixed calls", () => {
           "SELECT status, count(*)::int AS n, sum(final_units)::text AS final FROM usage_records WHERE tenant_id = $1 GROUP BY status",
           [c.tenantId],
         );
-        expect(rows.every((r) => r.status === "completed"), JSON.stringify(rows)).toBe(true);
+        expect(
+          rows.every((r) => r.status === "completed"),
+          JSON.stringify(rows),
+        ).toBe(true);
         const charged = BigInt(rows[0]?.final ?? "0");
         const after = await balance(stack, c);
         expect(after.reserved_units).toBe(0);
@@ -272,7 +328,11 @@ describe("a burst of 200 concurrent mixed calls", () => {
         );
         expect(tenant).toMatchObject({ ok: true, captured: charged.toString(), held: left!.units });
       }
-      const completed = await stack.sql<{ n: number }>("managed-ai", "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = ANY($1) AND status = 'completed'", [all.map((c) => c.tenantId)]);
+      const completed = await stack.sql<{ n: number }>(
+        "managed-ai",
+        "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = ANY($1) AND status = 'completed'",
+        [all.map((c) => c.tenantId)],
+      );
       expect(completed[0]!.n).toBe(statuses.filter((s) => s === 200).length);
     } finally {
       ledger.close();

@@ -2,18 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { MockProvider } from "@gateway/mock-provider";
 import { promptTokens } from "@gateway/mock-provider";
 import { call, type Stack } from "@gateway/testkit";
-import {
-  balance,
-  customer,
-  expectedCost,
-  inputBound,
-  meteredStack,
-  sdk,
-  usageRecord,
-  usd,
-  type ManagedModel,
-  type Operator,
-} from "./support/managed-ai.js";
+import { balance, customer, expectedCost, inputBound, meteredStack, sdk, usageRecord, usd, type ManagedModel, type Operator } from "./support/managed-ai.js";
 import { eventually } from "./support/operators.js";
 
 let stack: Stack;
@@ -44,7 +33,9 @@ describe("metered JSON completions through the official SDK", () => {
 
     const reservation = expectedCost(inputBound(messages), 50n, model);
     const charge = expectedCost(BigInt(data.usage!.prompt_tokens), BigInt(data.usage!.completion_tokens), model);
-    expect(charge * 10_000n * 1_000_000n).not.toBe((BigInt(data.usage!.prompt_tokens) * 150_000_007n + BigInt(data.usage!.completion_tokens) * 600_000_011n) * 10_000n); // not whole: rounding mattered
+    expect(charge * 10_000n * 1_000_000n).not.toBe(
+      (BigInt(data.usage!.prompt_tokens) * 150_000_007n + BigInt(data.usage!.completion_tokens) * 600_000_011n) * 10_000n,
+    ); // not whole: rounding mattered
     const requestId = response.headers.get("x-request-id")!;
     expect(response.headers.get("x-service-price-version")).toBe(model.priceId);
     expect(response.headers.get("x-service-estimated-cost")).toBe(usd(reservation));
@@ -61,7 +52,10 @@ describe("metered JSON completions through the official SDK", () => {
 
   it("apply the tenant's discount in the formula", async () => {
     const c = await customer(stack, op, { units: 1_000_000, alias: "chat", defaultModel: "small" });
-    const offer = await call(stack.edgeUrl, "PUT", "/ops/ai/discounts", { token: op.token, body: { tenant_id: c.tenantId, model_alias: "small", discount_bps: 2_500 } });
+    const offer = await call(stack.edgeUrl, "PUT", "/ops/ai/discounts", {
+      token: op.token,
+      body: { tenant_id: c.tenantId, model_alias: "small", discount_bps: 2_500 },
+    });
     expect(offer.status).toBe(200);
     const { data, response } = await sdk(stack, c, "chat").chat.completions.create({ model: "small", messages, max_tokens: 40 }).withResponse();
     const charge = expectedCost(BigInt(data.usage!.prompt_tokens), BigInt(data.usage!.completion_tokens), model, 2_500);

@@ -60,7 +60,11 @@ describe("job callbacks", () => {
     const { lease } = await quoteAndLease(stack, c, { callback_url: r.url, callback_secret: secret });
     const jobId = lease.body.data.job_id;
     await waitJob(stack, c, jobId, (j) => j.status === "succeeded" && j.callback.state === "delivered");
-    await eventually("two callbacks", async () => r.received.length, (n) => n >= 2);
+    await eventually(
+      "two callbacks",
+      async () => r.received.length,
+      (n) => n >= 2,
+    );
     expect(r.received).toHaveLength(2);
     const bodies = r.received.map((x) => JSON.parse(x.body));
     expect(bodies.map((b) => b.job.status)).toEqual(["running", "succeeded"]);
@@ -78,7 +82,11 @@ describe("job callbacks", () => {
     const job = await waitJob(stack, c, jobId, (j) => j.callback.state === "delivered");
     expect(job.callback).toEqual({ state: "delivered", attempts: 1, last_status: 200 });
     // The secret is sealed at rest: neither its text nor its bytes are in the database.
-    const rows = await stack.sql<{ secret_ciphertext: Buffer; secret_key_id: string }>("jobs", "SELECT secret_ciphertext, secret_key_id FROM job_callback_targets WHERE job_id = $1", [jobId]);
+    const rows = await stack.sql<{ secret_ciphertext: Buffer; secret_key_id: string }>(
+      "jobs",
+      "SELECT secret_ciphertext, secret_key_id FROM job_callback_targets WHERE job_id = $1",
+      [jobId],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.secret_ciphertext.includes(Buffer.from(secret))).toBe(false);
     const dump = await stack.sql("jobs", "SELECT j.*, t.url FROM jobs j JOIN job_callback_targets t ON t.job_id = j.id WHERE j.id = $1", [jobId]);
@@ -99,7 +107,11 @@ describe("job callbacks", () => {
     const c = await leaseCustomer(stack, 10_000);
     const { lease } = await quoteAndLease(stack, c, { callback_url: r.url, callback_secret: secret });
     await waitJob(stack, c, lease.body.data.job_id, (j) => j.status === "succeeded" && j.callback.state === "delivered");
-    await eventually("both events delivered", async () => [...byEvent(r.received).values()].filter((g) => g.some((x) => x.status === 200)).length, (n) => n === 2);
+    await eventually(
+      "both events delivered",
+      async () => [...byEvent(r.received).values()].filter((g) => g.some((x) => x.status === 200)).length,
+      (n) => n === 2,
+    );
     const groups = [...byEvent(r.received).values()];
     expect(groups.map((g) => g.length)).toEqual([4, 1]);
     const first = groups[0]!;
@@ -115,7 +127,12 @@ describe("job callbacks", () => {
     const c = await leaseCustomer(stack, 10_000);
     const { lease } = await quoteAndLease(stack, c, { callback_url: r.url, callback_secret: randomSecret() });
     const jobId = lease.body.data.job_id;
-    await eventually("16 attempts", async () => r.received.length, (n) => n >= 16, 60_000);
+    await eventually(
+      "16 attempts",
+      async () => r.received.length,
+      (n) => n >= 16,
+      60_000,
+    );
     const job = await waitJob(stack, c, jobId, (j) => j.callback.state === "exhausted" && j.status === "succeeded", 60_000);
     expect(job.callback).toEqual({ state: "exhausted", attempts: 8, last_status: 503 });
     await new Promise((res) => setTimeout(res, BASE_DELAY_MS * 2 ** 8));

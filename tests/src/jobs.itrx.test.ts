@@ -1,6 +1,15 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, startCallbackReceiver, startStack, startTronMock, type CallbackReceiver, type Stack, type TronMock } from "@gateway/testkit";
+import {
+  MOCK_ITRX_API_KEY,
+  MOCK_ITRX_API_SECRET,
+  startCallbackReceiver,
+  startStack,
+  startTronMock,
+  type CallbackReceiver,
+  type Stack,
+  type TronMock,
+} from "@gateway/testkit";
 import { balance, eventually, ledgerInvariant, leaseCustomer, quoteAndLease, randomSecret, RECEIVERS, waitJob } from "./support/tron.js";
 
 // Live mode with TRON_PROVIDER=itrx against the testkit's mock of itrx.io's documented API and the TRON node mock.
@@ -55,11 +64,23 @@ describe("energy leases through itrx (TRON_PROVIDER=itrx)", () => {
     const [order] = ordersOf(jobId);
     expect(ordersOf(jobId)).toHaveLength(1);
     expect(order).toMatchObject({ receiver: RECEIVERS[0], energy: 65_000, period: "1H", status: 40 });
-    expect(tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string }).out_trade_no === jobId)).toEqual([expect.objectContaining({ signed: true })]);
-    expect(job.result).toMatchObject({ provider: "itrx", provider_order_id: order!.serial, verified_by: "delegation_transaction", delegation_txids: order!.txids, cost_units: String(COST) });
+    expect(tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string }).out_trade_no === jobId)).toEqual([
+      expect.objectContaining({ signed: true }),
+    ]);
+    expect(job.result).toMatchObject({
+      provider: "itrx",
+      provider_order_id: order!.serial,
+      verified_by: "delegation_transaction",
+      delegation_txids: order!.txids,
+      cost_units: String(COST),
+    });
     expect(await balance(stack, c)).toMatchObject({ available_units: 10_000 - COST, reserved_units: 0 });
     // Signed job.updated callbacks: running, then succeeded.
-    const mine = await eventually("two callbacks", async () => receiver.received.filter((r) => JSON.parse(r.body).job.id === jobId), (r) => r.length >= 2);
+    const mine = await eventually(
+      "two callbacks",
+      async () => receiver.received.filter((r) => JSON.parse(r.body).job.id === jobId),
+      (r) => r.length >= 2,
+    );
     expect(mine.map((r) => JSON.parse(r.body).job.status)).toEqual(["running", "succeeded"]);
     for (const r of mine) expect(r.headers["x-service-signature"]).toBe(`sha256=${createHmac("sha256", secret).update(r.body).digest("hex")}`);
     // The provider's credentials are in no log line.

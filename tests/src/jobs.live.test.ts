@@ -46,7 +46,11 @@ describe("energy leases in live mode", () => {
     const view = await call(stack.edgeUrl, "GET", `/v1/apps/tron/leases/${lease.body.data.lease_id}`, { headers: asKey(c) });
     expect(view.body.data).toMatchObject({ status: "succeeded", dry_run: false, provider_order_id: tron.orders.get(jobId)!.id, cost_units: COST });
     // The job's life is in the audit trail.
-    const audit = await stack.sql<{ type: string; to: string | null }>("jobs", "SELECT type, data->>'to' AS to FROM audit_events WHERE data->>'job_id' = $1 ORDER BY occurred_at", [jobId]);
+    const audit = await stack.sql<{ type: string; to: string | null }>(
+      "jobs",
+      "SELECT type, data->>'to' AS to FROM audit_events WHERE data->>'job_id' = $1 ORDER BY occurred_at",
+      [jobId],
+    );
     expect(audit.map((a) => a.to ?? a.type)).toEqual(expect.arrayContaining(["pending", "running", "tron.lease_ordered", "succeeded"]));
   });
 
@@ -105,7 +109,10 @@ describe("energy leases in live mode", () => {
     expect((await call(stack.edgeUrl, "GET", "/v1/jobs", { headers: asKey(c) })).body.data).toHaveLength(1);
     expect(tron.orders.get(jobId)?.requests).toBe(1);
     // The same key with other parameters.
-    const other = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", { headers, body: { ...body, callback_url: "https://hooks.example.com/x", callback_secret: "s".repeat(20) } });
+    const other = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", {
+      headers,
+      body: { ...body, callback_url: "https://hooks.example.com/x", callback_secret: "s".repeat(20) },
+    });
     expect(other.status).toBe(409);
     // The same key in another tenant is another request.
     const d = await leaseCustomer(stack, 10_000);

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startCallbackReceiver, startTronMock, startStack, type CallbackReceiver, type ReceivedCallback, type Stack, type TronMock } from "@gateway/testkit";
+import {
+  call,
+  startCallbackReceiver,
+  startTronMock,
+  startStack,
+  type CallbackReceiver,
+  type ReceivedCallback,
+  type Stack,
+  type TronMock,
+} from "@gateway/testkit";
 import { asKey, balance, eventually, ledgerInvariant, leaseCustomer, quoteAndLease, randomSecret, waitJob } from "./support/tron.js";
 
 // The jobs service killed (SIGKILL) in the middle of a job and of a callback retry schedule.
@@ -74,7 +83,11 @@ describe("the jobs service restarting", () => {
     expect(job.result).toMatchObject({ dry_run: false, cost_units: String(COST) });
     expect(tron.orders.get(jobId)?.requests).toBe(1);
     expect(await balance(stack, c)).toMatchObject({ available_units: 10_000 - COST, reserved_units: 0 });
-    await eventually("both events delivered", async () => groups(r.received).filter((g) => g.some((x) => x.status === 200)).length, (n) => n === 2);
+    await eventually(
+      "both events delivered",
+      async () => groups(r.received).filter((g) => g.some((x) => x.status === 200)).length,
+      (n) => n === 2,
+    );
     const events = groups(r.received);
     expect(events.map((g) => JSON.parse(g[0]!.body).job.status)).toEqual(["running", "succeeded"]);
     expect(events.map((g) => g.filter((x) => x.status === 200).length)).toEqual([1, 1]);
@@ -89,20 +102,28 @@ describe("the jobs service restarting", () => {
     // Two failed attempts recorded, the third scheduled (1.5 s × 2, with jitter, ahead).
     await eventually(
       "two failed attempts recorded",
-      () => stack.sql<{ attempts: number; state: string }>("jobs", "SELECT attempts, state FROM job_callback_deliveries WHERE job_id = $1 ORDER BY seq LIMIT 1", [jobId]),
+      () =>
+        stack.sql<{ attempts: number; state: string }>("jobs", "SELECT attempts, state FROM job_callback_deliveries WHERE job_id = $1 ORDER BY seq LIMIT 1", [
+          jobId,
+        ]),
       (rows) => rows[0]?.attempts === 2 && rows[0]?.state === "pending" && r.received.length === 2,
     );
 
     await crashAndRestartJobs();
 
     await waitJob(stack, c, jobId, (j) => j.status === "succeeded" && j.callback.state === "delivered", 90_000);
-    await eventually("both events delivered", async () => groups(r.received).filter((g) => g.some((x) => x.status === 200)).length, (n) => n === 2);
+    await eventually(
+      "both events delivered",
+      async () => groups(r.received).filter((g) => g.some((x) => x.status === 200)).length,
+      (n) => n === 2,
+    );
     const events = groups(r.received);
     expect(events.map((g) => g.map((x) => x.status))).toEqual([[500, 500, 200], [200]]);
     // The receiver records a request before the dispatcher records its answer: wait for the rows to settle.
     const rows = await eventually(
       "deliveries recorded",
-      () => stack.sql<{ attempts: number; state: string }>("jobs", "SELECT attempts, state FROM job_callback_deliveries WHERE job_id = $1 ORDER BY seq", [jobId]),
+      () =>
+        stack.sql<{ attempts: number; state: string }>("jobs", "SELECT attempts, state FROM job_callback_deliveries WHERE job_id = $1 ORDER BY seq", [jobId]),
       (found) => found.every((d) => d.state !== "pending"),
     );
     expect(rows).toEqual([

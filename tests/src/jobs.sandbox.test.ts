@@ -38,7 +38,13 @@ describe("energy leases in sandbox mode", () => {
     expect(await balance(stack, customer)).toMatchObject({ available_units: 0, reserved_units: 0 });
     const view = await call(stack.edgeUrl, "GET", `/v1/apps/tron/leases/${lease.body.data.lease_id}`, { headers: asKey(customer) });
     expect(view.status).toBe(200);
-    expect(view.body.data).toMatchObject({ id: lease.body.data.lease_id, job_id: lease.body.data.job_id, status: "succeeded", dry_run: true, provider_order_id: null });
+    expect(view.body.data).toMatchObject({
+      id: lease.body.data.lease_id,
+      job_id: lease.body.data.job_id,
+      status: "succeeded",
+      dry_run: true,
+      provider_order_id: null,
+    });
     const list = await call(stack.edgeUrl, "GET", "/v1/apps/tron/leases", { headers: asKey(customer) });
     expect(list.body.data.map((l: { id: string }) => l.id)).toContain(lease.body.data.lease_id);
     // Give a would-be callback time to happen: the receiver must have seen nothing.
@@ -58,7 +64,8 @@ describe("energy leases in sandbox mode", () => {
     expect(await bad({ energy: 1_000, duration_seconds: 300 })).toBe(200);
     expect(await bad({ energy: 5_000_000, duration_seconds: 86_400 })).toBe(200);
 
-    const lease = async (extra: Record<string, unknown>, quoteBody: Record<string, unknown> = {}) => (await quoteAndLease(stack, customer, extra, {}, quoteBody)).lease;
+    const lease = async (extra: Record<string, unknown>, quoteBody: Record<string, unknown> = {}) =>
+      (await quoteAndLease(stack, customer, extra, {}, quoteBody)).lease;
     const expectError = (res: { status: number; body: any }, status: number, error: string) => {
       expect(res.status, JSON.stringify(res.body)).toBe(status);
       expect(res.body).toMatchObject({ error, request_id: expect.any(String), message: expect.any(String) });
@@ -89,7 +96,10 @@ describe("energy leases in sandbox mode", () => {
     const theirs = await quote(stack, other);
     const d = theirs.body.data;
     expectError(
-      await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", { headers: asKey(customer), body: { quote_id: d.quote_id, max_cost: 1, receiver: d.receiver, energy: d.energy, duration_seconds: d.duration_seconds } }),
+      await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", {
+        headers: asKey(customer),
+        body: { quote_id: d.quote_id, max_cost: 1, receiver: d.receiver, energy: d.energy, duration_seconds: d.duration_seconds },
+      }),
       409,
       "conflict",
     );
@@ -106,7 +116,10 @@ describe("energy leases in sandbox mode", () => {
       const q = await quote(stack, customer);
       await new Promise((r) => setTimeout(r, 1_200));
       const d = q.body.data;
-      const res = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", { headers: asKey(customer), body: { quote_id: d.quote_id, max_cost: d.cost, receiver: d.receiver, energy: d.energy, duration_seconds: d.duration_seconds } });
+      const res = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", {
+        headers: asKey(customer),
+        body: { quote_id: d.quote_id, max_cost: d.cost, receiver: d.receiver, energy: d.energy, duration_seconds: d.duration_seconds },
+      });
       expect(res.status).toBe(409);
       expect(res.body.message).toMatch(/expired/);
     } finally {

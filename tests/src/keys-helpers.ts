@@ -16,7 +16,11 @@ export function withKey(key: string, headers: Record<string, string> = {}) {
 export async function auditOf(stack: Stack, requestId: string, minCount = 1, timeoutMs = 5_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const rows = await stack.sql<{ type: string; data: Record<string, unknown> }>("jobs", "SELECT type, data FROM audit_events WHERE request_id = $1 ORDER BY occurred_at", [requestId]);
+    const rows = await stack.sql<{ type: string; data: Record<string, unknown> }>(
+      "jobs",
+      "SELECT type, data FROM audit_events WHERE request_id = $1 ORDER BY occurred_at",
+      [requestId],
+    );
     if (rows.length >= minCount || Date.now() > until) return rows;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -118,7 +118,11 @@ describe("daily quota: 429", () => {
     await new Promise((r) => setTimeout(r, 500));
     const quota = await stack.sql("jobs", "SELECT 1 FROM audit_events WHERE type = 'key.quota_exceeded' AND data->>'key_id' = $1", [key.id]);
     expect(quota).toHaveLength(1);
-    const denials = await stack.sql("jobs", "SELECT 1 FROM audit_events WHERE type = 'key.policy_denied' AND data->>'key_id' = $1 AND data->>'reason' = 'daily_quota'", [key.id]);
+    const denials = await stack.sql(
+      "jobs",
+      "SELECT 1 FROM audit_events WHERE type = 'key.policy_denied' AND data->>'key_id' = $1 AND data->>'reason' = 'daily_quota'",
+      [key.id],
+    );
     expect(denials).toHaveLength(30);
   });
 

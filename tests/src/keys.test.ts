@@ -89,9 +89,15 @@ describe("managing keys", () => {
 
   it("accepts both carriers: X-API-Key and Authorization: Bearer", async () => {
     const key = await createKey(stack, owner);
-    expect((await call(stack.edgeUrl, "GET", "/v1/key", withKey(key.key))).body.data).toMatchObject({ id: key.id, prefix: key.prefix, tenant_id: owner.tenantId });
+    expect((await call(stack.edgeUrl, "GET", "/v1/key", withKey(key.key))).body.data).toMatchObject({
+      id: key.id,
+      prefix: key.prefix,
+      tenant_id: owner.tenantId,
+    });
     expect((await call(stack.edgeUrl, "GET", "/v1/key", { token: key.key })).status).toBe(200);
-    expect((await call(stack.edgeUrl, "GET", "/v1/apps/socialops/providers", { token: key.key })).body).toEqual({ data: [{ id: "generic", name: "Generic webhook" }] });
+    expect((await call(stack.edgeUrl, "GET", "/v1/apps/socialops/providers", { token: key.key })).body).toEqual({
+      data: [{ id: "generic", name: "Generic webhook" }],
+    });
   });
 
   it("rotates: a new secret for the same key; the old one fails at once", async () => {

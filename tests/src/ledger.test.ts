@@ -22,8 +22,18 @@ beforeAll(async () => {
     METRICS_PORT: "0",
   });
   replica.start();
-  clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) => createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken }));
-  await eventually(() => clients[1]!.GetBalance({ tenant_id: "warm-up" }).then(() => true, () => false), (ok) => ok, 60_000);
+  clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) =>
+    createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken }),
+  );
+  await eventually(
+    () =>
+      clients[1]!.GetBalance({ tenant_id: "warm-up" }).then(
+        () => true,
+        () => false,
+      ),
+    (ok) => ok,
+    60_000,
+  );
 });
 
 afterAll(async () => {
@@ -43,14 +53,21 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeou
   }
 }
 
-
 type Kind = "Credit" | "Reserve" | "Capture" | "Void";
 type Op = { id: string; kind: Kind; request: Record<string, unknown> };
 type Outcome = { ok: true; response: Record<string, any> } | { ok: false; code: string };
 
 /** SQL sums over the ledger's own database, independent of the service's code. */
 async function sqlSums() {
-  const perTenant = await stack.sql<{ tenant_id: string; available: string; held: string; j_available: string; j_held: string; credits: string; captured: string }>(
+  const perTenant = await stack.sql<{
+    tenant_id: string;
+    available: string;
+    held: string;
+    j_available: string;
+    j_held: string;
+    credits: string;
+    captured: string;
+  }>(
     "ledger",
     `SELECT a.tenant_id, a.available::text, a.held::text,
             (SELECT coalesce(sum(e.units), 0) FROM entries e JOIN transfers t ON t.id = e.transfer_id WHERE t.tenant_id = a.tenant_id AND e.account = 'available')::text AS j_available,
@@ -97,11 +114,21 @@ describe("ledger under concurrency, retries and two replicas", () => {
       const tenant = pick(tenants);
       const id = `c${seed}:${++n}`;
       if (roll < 0.12) {
-        return { op: { id, kind: "Credit", request: { operation_id: id, tenant_id: tenant, units: String(1 + Math.floor(random() * 4_000)), reason: "random top-up" } }, copies: 1 };
+        return {
+          op: {
+            id,
+            kind: "Credit",
+            request: { operation_id: id, tenant_id: tenant, units: String(1 + Math.floor(random() * 4_000)), reason: "random top-up" },
+          },
+          copies: 1,
+        };
       }
       if (roll < 0.45 || holds.length === 0) {
         const copies = random() < 0.25 ? 3 : 1;
-        return { op: { id, kind: "Reserve", request: { operation_id: id, tenant_id: tenant, units: String(1 + Math.floor(random() * 2_500)), ttl_seconds: 900 } }, copies };
+        return {
+          op: { id, kind: "Reserve", request: { operation_id: id, tenant_id: tenant, units: String(1 + Math.floor(random() * 2_500)), ttl_seconds: 900 } },
+          copies,
+        };
       }
       if (roll < 0.65) {
         const hold = pick(holds);
@@ -125,7 +152,8 @@ describe("ledger under concurrency, retries and two replicas", () => {
     }
 
     // Funds first, then 40 workers draw random operations until 600 have been sent.
-    for (const tenant of tenants) await send({ id: `fund:${tenant}`, kind: "Credit", request: { operation_id: `fund:${tenant}`, tenant_id: tenant, units: "8000", reason: "funds" } });
+    for (const tenant of tenants)
+      await send({ id: `fund:${tenant}`, kind: "Credit", request: { operation_id: `fund:${tenant}`, tenant_id: tenant, units: "8000", reason: "funds" } });
     const conflicts: Outcome[] = [];
     let sent = 0;
     await Promise.all(
@@ -136,7 +164,12 @@ describe("ledger under concurrency, retries and two replicas", () => {
           if (conflicting) {
             const via = pick(clients);
             const fn = via[conflicting.kind] as (req: Record<string, unknown>) => Promise<unknown>;
-            conflicts.push(await fn(conflicting.request).then((response) => ({ ok: true, response }) as Outcome, (err: AppError) => ({ ok: false, code: err.code }) as Outcome));
+            conflicts.push(
+              await fn(conflicting.request).then(
+                (response) => ({ ok: true, response }) as Outcome,
+                (err: AppError) => ({ ok: false, code: err.code }) as Outcome,
+              ),
+            );
             continue;
           }
           await Promise.all(Array.from({ length: copies }, () => send(op)));
@@ -145,7 +178,11 @@ describe("ledger under concurrency, retries and two replicas", () => {
     );
 
     // A reservation no tenant can cover: the refusal path is exercised whatever the random draw.
-    await send({ id: `c${seed}:toolarge`, kind: "Reserve", request: { operation_id: `c${seed}:toolarge`, tenant_id: tenants[0]!, units: "1000000000000", ttl_seconds: 900 } });
+    await send({
+      id: `c${seed}:toolarge`,
+      kind: "Reserve",
+      request: { operation_id: `c${seed}:toolarge`, tenant_id: tenants[0]!, units: "1000000000000", ttl_seconds: 900 },
+    });
 
     // Every refusal is one the contract names; a conflicting retry is always a conflict.
     const codes = new Set([...ops.values()].flatMap((o) => o.outcomes.flatMap((x) => (x.ok ? [] : [x.code]))));
@@ -180,10 +217,22 @@ describe("ledger under concurrency, retries and two replicas", () => {
     }
     const settledCount = [...holdState.values()].filter((h) => h.settledBy).length;
     const tally: Record<string, number> = {};
-    for (const o of ops.values()) for (const x of o.outcomes) tally[`${o.kind}:${x.ok ? (x.response.replayed ? "replayed" : "ok") : x.code}`] = (tally[`${o.kind}:${x.ok ? (x.response.replayed ? "replayed" : "ok") : x.code}`] ?? 0) + 1;
+    for (const o of ops.values())
+      for (const x of o.outcomes)
+        tally[`${o.kind}:${x.ok ? (x.response.replayed ? "replayed" : "ok") : x.code}`] =
+          (tally[`${o.kind}:${x.ok ? (x.response.replayed ? "replayed" : "ok") : x.code}`] ?? 0) + 1;
     console.log(`seed ${seed} (LEDGER_TEST_SEED repeats a run): ${JSON.stringify(tally)}`);
     // The run exercised every path: refusals, replays (also of concurrent duplicates) and settlements.
-    for (const path of ["Reserve:insufficient_balance", "Reserve:replayed", "Capture:ok", "Capture:replayed", "Capture:conflict", "Void:ok", "Void:replayed", "Credit:replayed"]) {
+    for (const path of [
+      "Reserve:insufficient_balance",
+      "Reserve:replayed",
+      "Capture:ok",
+      "Capture:replayed",
+      "Capture:conflict",
+      "Void:ok",
+      "Void:replayed",
+      "Credit:replayed",
+    ]) {
       expect(tally[path] ?? 0, `${path} in ${JSON.stringify(tally)}`).toBeGreaterThan(0);
     }
     expect(settledCount).toBeGreaterThan(20);
@@ -205,7 +254,10 @@ describe("ledger under concurrency, retries and two replicas", () => {
         credits: credits.toString(),
         captured: captured.toString(),
       });
-      expect(report.tenants.find((t) => t.tenant_id === tenant), tenant).toMatchObject({
+      expect(
+        report.tenants.find((t) => t.tenant_id === tenant),
+        tenant,
+      ).toMatchObject({
         ok: true,
         credits: credits.toString(),
         captured: captured.toString(),
@@ -219,7 +271,10 @@ describe("ledger under concurrency, retries and two replicas", () => {
     // Every movement reached the audit trail exactly once, whichever replica's relay sent it.
     const [movements] = await stack.sql<{ n: number }>("ledger", "SELECT count(*)::int AS n FROM transfers WHERE tenant_id LIKE $1", [`conc-${seed}-%`]);
     const audited = await eventually(
-      () => stack.sql<{ n: number }>("jobs", "SELECT count(*)::int AS n FROM audit_events WHERE type LIKE 'ledger.%' AND data->>'tenant_id' LIKE $1", [`conc-${seed}-%`]),
+      () =>
+        stack.sql<{ n: number }>("jobs", "SELECT count(*)::int AS n FROM audit_events WHERE type LIKE 'ledger.%' AND data->>'tenant_id' LIKE $1", [
+          `conc-${seed}-%`,
+        ]),
       (rows) => rows[0]!.n >= movements!.n,
       30_000,
     );
@@ -241,16 +296,26 @@ describe("a crash between reserve and capture", () => {
     expect(await client.GetHold({ hold_id: hold.hold_id })).toMatchObject({ status: "open", units: "400" });
     expect(await client.GetBalance({ tenant_id: tenant })).toMatchObject({ available_units: "600", reserved_units: "400" });
     const voided = await client.Void({ operation_id: `${tenant}:void`, hold_id: hold.hold_id, reason: "managed-ai gave up after the crash" });
-    expect(voided).toMatchObject({ replayed: false, hold: { status: "voided", released_units: "400" }, balance: { available_units: "1000", reserved_units: "0" } });
+    expect(voided).toMatchObject({
+      replayed: false,
+      hold: { status: "voided", released_units: "400" },
+      balance: { available_units: "1000", reserved_units: "0" },
+    });
 
     const again = await client.Void({ operation_id: `${tenant}:void-2`, hold_id: hold.hold_id }).catch((e: AppError) => e);
     expect(again).toMatchObject({ code: "conflict" });
     const capture = await client.Capture({ operation_id: `${tenant}:capture`, hold_id: hold.hold_id, units: "1" }).catch((e: AppError) => e);
     expect(capture).toMatchObject({ code: "conflict" });
-    expect(await client.Void({ operation_id: `${tenant}:void`, hold_id: hold.hold_id, reason: "managed-ai gave up after the crash" })).toEqual({ ...voided, replayed: true });
+    expect(await client.Void({ operation_id: `${tenant}:void`, hold_id: hold.hold_id, reason: "managed-ai gave up after the crash" })).toEqual({
+      ...voided,
+      replayed: true,
+    });
 
     expect(await client.GetBalance({ tenant_id: tenant })).toMatchObject({ available_units: "1000", reserved_units: "0" });
-    expect(await client.CheckInvariant({ tenant_id: tenant })).toMatchObject({ ok: true, tenants: [{ credits: "1000", captured: "0", available: "1000", held: "0" }] });
+    expect(await client.CheckInvariant({ tenant_id: tenant })).toMatchObject({
+      ok: true,
+      tenants: [{ credits: "1000", captured: "0", available: "1000", held: "0" }],
+    });
   });
 
   it("loses nothing when the ledger dies in the middle of a burst: retries with the same ids settle every outcome", async () => {
@@ -294,12 +359,21 @@ describe("a crash between reserve and capture", () => {
     // Events committed before the crash leave after the restart (the relay tails the
     // journal from its checkpoint), and reach the audit trail exactly once each.
     await eventually(
-      () => stack.sql<{ n: number }>("ledger", "SELECT count(*)::int AS n FROM transfers WHERE seq > (SELECT position FROM relay_checkpoints WHERE name = 'ledger_events')"),
+      () =>
+        stack.sql<{ n: number }>(
+          "ledger",
+          "SELECT count(*)::int AS n FROM transfers WHERE seq > (SELECT position FROM relay_checkpoints WHERE name = 'ledger_events')",
+        ),
       (rows) => rows[0]!.n === 0,
     );
     const [movements] = await stack.sql<{ n: number }>("ledger", "SELECT count(*)::int AS n FROM transfers WHERE tenant_id = $1", [tenant]);
     const audited = await eventually(
-      () => stack.sql<{ n: number; distinct: number }>("jobs", "SELECT count(*)::int AS n, count(DISTINCT data->>'entry_id')::int AS distinct FROM audit_events WHERE type LIKE 'ledger.%' AND data->>'tenant_id' = $1", [tenant]),
+      () =>
+        stack.sql<{ n: number; distinct: number }>(
+          "jobs",
+          "SELECT count(*)::int AS n, count(DISTINCT data->>'entry_id')::int AS distinct FROM audit_events WHERE type LIKE 'ledger.%' AND data->>'tenant_id' = $1",
+          [tenant],
+        ),
       (rows) => rows[0]!.n >= movements!.n,
       30_000,
     );
@@ -311,7 +385,11 @@ describe("balance over HTTP (CONTRACT.md section 4)", () => {
   it("credits once per Idempotency-Key and shows available and reserved units to operators and the tenant", async () => {
     const tenant = await newTenant(stack.edgeUrl, "ledger-http");
     const credit = (units: number, key: string, reason = "top-up") =>
-      call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { token: admin, body: { units, reason }, headers: { "Idempotency-Key": key } });
+      call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, {
+        token: admin,
+        body: { units, reason },
+        headers: { "Idempotency-Key": key },
+      });
     const first = await credit(5_000, "topup-1");
     expect(first.status).toBe(201);
     expect(first.body.data).toEqual({ entry_id: expect.stringMatching(/^trf_/), available_units: 5_000 });
@@ -391,7 +469,9 @@ describe("kill -9 of the ledger and of the audit consumer at random points of re
     const holdIds = await Promise.all(pairs.map((p) => retry(() => attempt(p))));
     expect(new Set(holdIds).size).toBe(pairs.length);
     const released = await Promise.all(
-      pairs.map((p, i) => (p.settle === "none" ? retry(() => client.Void({ operation_id: `${tenant}:release${p.i}`, hold_id: holdIds[i]!, reason: "operator release" })) : null)),
+      pairs.map((p, i) =>
+        p.settle === "none" ? retry(() => client.Void({ operation_id: `${tenant}:release${p.i}`, hold_id: holdIds[i]!, reason: "operator release" })) : null,
+      ),
     );
     for (const r of released) if (r) expect(r.replayed).toBe(false);
     for (const [i, p] of pairs.entries()) {

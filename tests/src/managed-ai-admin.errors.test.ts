@@ -147,7 +147,12 @@ describe("404 not_found", () => {
     expectError(await req("GET", "/ops/ai/models/nope/prices", { token: op }), 404, "not_found");
     expectError(await req("POST", "/ops/ai/models/nope/prices", { token: op, body: { input_units_per_mtok: 1, output_units_per_mtok: 1 } }), 404, "not_found");
     expectError(await req("PUT", "/ops/ai/models/m-new", { token: op, body: { upstream_id: "nope", upstream_model: "m" } }), 404, "not_found", /upstream_id/);
-    expectError(await req("PUT", "/ops/ai/discounts", { token: op, body: { tenant_id: "ten_nope", model_alias: "model-1", discount_bps: 1 } }), 404, "not_found", /tenant_id/);
+    expectError(
+      await req("PUT", "/ops/ai/discounts", { token: op, body: { tenant_id: "ten_nope", model_alias: "model-1", discount_bps: 1 } }),
+      404,
+      "not_found",
+      /tenant_id/,
+    );
     expectError(
       await req("PUT", "/ops/ai/discounts", { token: op, body: { tenant_id: who.tenant.tenantId, model_alias: "nope", discount_bps: 1 } }),
       404,
@@ -162,9 +167,20 @@ describe("409 conflict", () => {
   it("for a stale version on every versioned write, changing nothing", async () => {
     const up = await req("PUT", "/ops/ai/upstreams/up-v", { token: op, body: { provider: "openai", base_url: "http://127.0.0.1:9/v1" } });
     expect(up.body.data.version).toBe(1);
-    expectError(await req("PUT", "/ops/ai/upstreams/up-v", { token: op, body: { provider: "openai", base_url: "http://changed.example/v1", version: 2 } }), 409, "conflict", /version 1/);
-    expectError(await req("PUT", "/ops/ai/upstreams/up-v", { token: op, body: { provider: "openai", base_url: "http://changed.example/v1", version: 0 } }), 409, "conflict");
-    expect(await stack.sql("managed-ai", "SELECT base_url, version FROM upstreams WHERE id = 'up-v'")).toEqual([{ base_url: "http://127.0.0.1:9/v1", version: 1 }]);
+    expectError(
+      await req("PUT", "/ops/ai/upstreams/up-v", { token: op, body: { provider: "openai", base_url: "http://changed.example/v1", version: 2 } }),
+      409,
+      "conflict",
+      /version 1/,
+    );
+    expectError(
+      await req("PUT", "/ops/ai/upstreams/up-v", { token: op, body: { provider: "openai", base_url: "http://changed.example/v1", version: 0 } }),
+      409,
+      "conflict",
+    );
+    expect(await stack.sql("managed-ai", "SELECT base_url, version FROM upstreams WHERE id = 'up-v'")).toEqual([
+      { base_url: "http://127.0.0.1:9/v1", version: 1 },
+    ]);
 
     const model = await req("PUT", "/ops/ai/models/model-v", { token: op, body: { upstream_id: "up-1", upstream_model: "a" } });
     await req("PUT", "/ops/ai/models/model-v", { token: op, body: { upstream_id: "up-1", upstream_model: "b", version: model.body.data.version } });
@@ -178,10 +194,22 @@ describe("409 conflict", () => {
   });
 
   it("for a version other than 0 when creating", async () => {
-    expectError(await req("PUT", "/ops/ai/upstreams/up-new", { token: op, body: { provider: "openai", base_url: "http://x.example/v1", version: 1 } }), 409, "conflict", /does not exist/);
+    expectError(
+      await req("PUT", "/ops/ai/upstreams/up-new", { token: op, body: { provider: "openai", base_url: "http://x.example/v1", version: 1 } }),
+      409,
+      "conflict",
+      /does not exist/,
+    );
     expectError(await req("PUT", "/ops/ai/models/model-new", { token: op, body: { upstream_id: "up-1", upstream_model: "m", version: 3 } }), 409, "conflict");
-    expectError(await req("PUT", "/ops/ai/discounts", { token: op, body: { tenant_id: who.tenant.tenantId, model_alias: "model-roles", discount_bps: 1, version: 1 } }), 409, "conflict");
-    expect((await req("PUT", "/ops/ai/upstreams/up-new", { token: op, body: { provider: "openai", base_url: "http://x.example/v1", version: 0 } })).body.data.version).toBe(1);
+    expectError(
+      await req("PUT", "/ops/ai/discounts", { token: op, body: { tenant_id: who.tenant.tenantId, model_alias: "model-roles", discount_bps: 1, version: 1 } }),
+      409,
+      "conflict",
+    );
+    expect(
+      (await req("PUT", "/ops/ai/upstreams/up-new", { token: op, body: { provider: "openai", base_url: "http://x.example/v1", version: 0 } })).body.data
+        .version,
+    ).toBe(1);
   });
 });
 
@@ -198,6 +226,9 @@ describe("503 unavailable", () => {
     expectError(await req("GET", "/console/services/managed-ai/models", { token: who.tenant.token }), 503, "unavailable");
     expect(Date.now() - started).toBeLessThan(3_000);
     await stack.start("managed-ai");
-    await eventually(() => req("GET", "/ops/ai/models", { token: op }), (r) => r.status === 200);
+    await eventually(
+      () => req("GET", "/ops/ai/models", { token: op }),
+      (r) => r.status === 200,
+    );
   });
 });

@@ -51,7 +51,11 @@ const upstream = (extra: Record<string, unknown> = {}) => ({ provider: "openai",
 
 describe("provider credentials", () => {
   it("are used against the provider but appear in no response, log line, event or plaintext column", async () => {
-    expect((await ops("PUT", "/ops/ai/upstreams/secret-up", upstream({ api_key: KEY_A }))).body.data).toEqual({ id: "secret-up", version: 1, key_configured: true });
+    expect((await ops("PUT", "/ops/ai/upstreams/secret-up", upstream({ api_key: KEY_A }))).body.data).toEqual({
+      id: "secret-up",
+      version: 1,
+      key_configured: true,
+    });
     expect((await ops("GET", "/ops/ai/upstreams")).status).toBe(200);
     expect((await ops("POST", "/ops/ai/upstreams/secret-up/test")).body.data).toEqual({ reachable: true, authenticated: false, upstream_status: 401 });
     // Rotation.
@@ -78,16 +82,33 @@ describe("provider credentials", () => {
     expect(row).toEqual({ key_id: "k2", length: 12 + KEY_B.length + 16, leaks: false });
 
     // Events: the audit trail has them (so the check below is not vacuous) and NATS carried them.
-    const changed = await eventually(() => auditEvents(stack, "managed_ai.upstream_changed"), (r) => r.length === 2);
+    const changed = await eventually(
+      () => auditEvents(stack, "managed_ai.upstream_changed"),
+      (r) => r.length === 2,
+    );
     expect(changed.map((e) => e.data.key_rotated)).toEqual([true, true]);
-    const tested = await eventually(() => auditEvents(stack, "managed_ai.upstream_tested"), (r) => r.length === 2);
-    await eventually(async () => published.filter((p) => p.includes("managed_ai.upstream_")).length, (n) => n === 4);
+    const tested = await eventually(
+      () => auditEvents(stack, "managed_ai.upstream_tested"),
+      (r) => r.length === 2,
+    );
+    await eventually(
+      async () => published.filter((p) => p.includes("managed_ai.upstream_")).length,
+      (n) => n === 4,
+    );
     const lastRequest = responses.length;
     expect(lastRequest).toBeGreaterThan(10);
 
     const stored = await stack.sql<{ all: string }>("jobs", "SELECT coalesce(string_agg(data::text, ' '), '') AS all FROM audit_events");
     const outbox = await stack.sql<{ all: string }>("managed-ai", "SELECT coalesce(string_agg(payload::text, ' '), '') AS all FROM outbox_events");
-    const logs = Object.fromEntries((["edge", ...GRPC_SERVICES] as const).map((s) => [s, stack.logs(s).map((l) => JSON.stringify(l)).join("\n")]));
+    const logs = Object.fromEntries(
+      (["edge", ...GRPC_SERVICES] as const).map((s) => [
+        s,
+        stack
+          .logs(s)
+          .map((l) => JSON.stringify(l))
+          .join("\n"),
+      ]),
+    );
     expect(logs["managed-ai"]).toContain("upstream test answered");
     expect(logs.edge).toContain("/ops/ai/upstreams/secret-up");
     for (const secret of SECRETS) {
@@ -115,7 +136,9 @@ describe("price versions", () => {
 
   it("published concurrently are numbered 1..n without gaps or duplicates", async () => {
     await ops("PUT", "/ops/ai/models/busy", { upstream_id: "secret-up", upstream_model: "gpt-x" });
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => ops("POST", "/ops/ai/models/busy/prices", { input_units_per_mtok: i, output_units_per_mtok: i })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => ops("POST", "/ops/ai/models/busy/prices", { input_units_per_mtok: i, output_units_per_mtok: i })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
     expect(results.map((r) => r.body.data.price.version).sort((a: number, b: number) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect((await ops("GET", "/ops/ai/models/busy/prices")).body.data.map((p: { version: number }) => p.version)).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
@@ -130,7 +153,12 @@ describe("optimistic concurrency", () => {
 
   it("of two concurrent writes with the same version, exactly one wins", async () => {
     await ops("PUT", "/ops/ai/upstreams/contended", upstream());
-    expect(await race([() => ops("PUT", "/ops/ai/upstreams/contended", upstream({ enabled: false, version: 1 })), () => ops("PUT", "/ops/ai/upstreams/contended", upstream({ api_key: KEY_B, version: 1 }))])).toEqual([200, 409]);
+    expect(
+      await race([
+        () => ops("PUT", "/ops/ai/upstreams/contended", upstream({ enabled: false, version: 1 })),
+        () => ops("PUT", "/ops/ai/upstreams/contended", upstream({ api_key: KEY_B, version: 1 })),
+      ]),
+    ).toEqual([200, 409]);
     expect(await stack.sql("managed-ai", "SELECT version FROM upstreams WHERE id = 'contended'")).toEqual([{ version: 2 }]);
 
     await ops("PUT", "/ops/ai/models/contended", { upstream_id: "contended", upstream_model: "a" });
@@ -144,15 +172,26 @@ describe("optimistic concurrency", () => {
 
     const offer = { tenant_id: who.tenant.tenantId, model_alias: "contended" };
     await ops("PUT", "/ops/ai/discounts", { ...offer, discount_bps: 1 });
-    expect(await race([() => ops("PUT", "/ops/ai/discounts", { ...offer, discount_bps: 2, version: 1 }), () => ops("PUT", "/ops/ai/discounts", { ...offer, discount_bps: 3, version: 1 })])).toEqual([
-      200, 409,
-    ]);
+    expect(
+      await race([
+        () => ops("PUT", "/ops/ai/discounts", { ...offer, discount_bps: 2, version: 1 }),
+        () => ops("PUT", "/ops/ai/discounts", { ...offer, discount_bps: 3, version: 1 }),
+      ]),
+    ).toEqual([200, 409]);
     expect(await stack.sql("managed-ai", "SELECT version FROM offers WHERE model_alias = 'contended'")).toEqual([{ version: 2 }]);
 
     // Two creations (version 0) of one id: one creates, the other is told it lost.
-    expect(await race([() => ops("PUT", "/ops/ai/upstreams/born-twice", upstream({ version: 0 })), () => ops("PUT", "/ops/ai/upstreams/born-twice", upstream({ version: 0 }))])).toEqual([200, 409]);
+    expect(
+      await race([
+        () => ops("PUT", "/ops/ai/upstreams/born-twice", upstream({ version: 0 })),
+        () => ops("PUT", "/ops/ai/upstreams/born-twice", upstream({ version: 0 })),
+      ]),
+    ).toEqual([200, 409]);
     // Exactly one audit event per winning write.
-    const audited = await eventually(() => auditEvents(stack, "managed_ai.upstream_changed"), (r) => r.some((e) => e.data.upstream_id === "born-twice"));
+    const audited = await eventually(
+      () => auditEvents(stack, "managed_ai.upstream_changed"),
+      (r) => r.some((e) => e.data.upstream_id === "born-twice"),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect((await auditEvents(stack, "managed_ai.upstream_changed")).filter((e) => e.data.upstream_id === "contended")).toHaveLength(2);
     expect(audited.filter((e) => e.data.upstream_id === "born-twice")).toHaveLength(1);
@@ -165,7 +204,8 @@ describe("customer view", () => {
     await ops("PUT", "/ops/ai/discounts", { tenant_id: other.tenantId, model_alias: "priced", discount_bps: 4_000 });
     const mine = await call(stack.edgeUrl, "GET", "/console/services/managed-ai/models", { token: who.tenant.token });
     const theirs = await call(stack.edgeUrl, "GET", "/console/services/managed-ai/models", { token: other.token });
-    const discountOf = (res: { body: { data: { alias: string; discount_bps: number }[] } }, alias: string) => res.body.data.find((m) => m.alias === alias)?.discount_bps;
+    const discountOf = (res: { body: { data: { alias: string; discount_bps: number }[] } }, alias: string) =>
+      res.body.data.find((m) => m.alias === alias)?.discount_bps;
     expect(discountOf(theirs, "priced")).toBe(4_000);
     expect(discountOf(mine, "priced")).toBe(0);
     expect(JSON.stringify(mine.body)).not.toContain(other.tenantId);

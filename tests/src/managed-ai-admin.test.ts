@@ -67,7 +67,13 @@ describe("upstreams", () => {
       after: { enabled: false, key_configured: true, version: 2 },
     });
 
-    const rotated = await ops("PUT", "/ops/ai/upstreams/openai-main", { provider: "openai", base_url: provider.url, api_key: PROVIDER_KEY, enabled: true, version: 2 });
+    const rotated = await ops("PUT", "/ops/ai/upstreams/openai-main", {
+      provider: "openai",
+      base_url: provider.url,
+      api_key: PROVIDER_KEY,
+      enabled: true,
+      version: 2,
+    });
     expect(rotated.body.data.version).toBe(3);
     expect((await auditOf(stack, requestIdOf(rotated))).data).toMatchObject({ key_rotated: true, after: { enabled: true, version: 3 } });
 
@@ -139,9 +145,19 @@ describe("models and prices", () => {
       created_at: expect.stringMatching(ISO),
       updated_at: expect.stringMatching(ISO),
     });
-    expect((await auditOf(stack, requestIdOf(created))).data).toMatchObject({ model_alias: "gpt-small", change: "created", before: null, after: { version: 1 } });
+    expect((await auditOf(stack, requestIdOf(created))).data).toMatchObject({
+      model_alias: "gpt-small",
+      change: "created",
+      before: null,
+      after: { version: 1 },
+    });
 
-    const updated = await ops("PUT", "/ops/ai/models/gpt-small", { upstream_id: "openai-main", upstream_model: "gpt-4o-mini-2024", max_output_tokens: 1024, version: 1 });
+    const updated = await ops("PUT", "/ops/ai/models/gpt-small", {
+      upstream_id: "openai-main",
+      upstream_model: "gpt-4o-mini-2024",
+      max_output_tokens: 1024,
+      version: 1,
+    });
     expect(updated.body.data).toMatchObject({ upstream_model: "gpt-4o-mini-2024", max_output_tokens: 1024, enabled: true, version: 2 });
     expect((await auditOf(stack, requestIdOf(updated))).data).toMatchObject({
       actor: `user:${who.platformAdmin.userId}`,
@@ -198,7 +214,13 @@ describe("offers and the customer view", () => {
     const created = await ops("PUT", "/ops/ai/discounts", { tenant_id: tenant, model_alias: "gpt-small", discount_bps: 1_000 });
     expect(created.status).toBe(200);
     expect(created.body.data).toEqual({ id: expect.stringMatching(/^offer_/), version: 1 });
-    const replaced = await ops("PUT", "/ops/ai/discounts", { tenant_id: tenant, model_alias: "gpt-small", discount_bps: 2_500, expires_at: "2999-12-31T00:00:00Z", version: 1 });
+    const replaced = await ops("PUT", "/ops/ai/discounts", {
+      tenant_id: tenant,
+      model_alias: "gpt-small",
+      discount_bps: 2_500,
+      expires_at: "2999-12-31T00:00:00Z",
+      version: 1,
+    });
     expect(replaced.body.data).toEqual({ id: created.body.data.id, version: 2 });
     expect((await auditOf(stack, requestIdOf(replaced))).data).toEqual({
       actor: `user:${who.platformAdmin.userId}`,

@@ -149,7 +149,10 @@ describe("push instances", () => {
       [{ id: "x", type: "webhook", url: "ftp://example.com/x" }],
       [{ id: "x", type: "telegram", chat_id: "1" }],
       [{ id: "x", type: "telegram", chat_id: "1", bot_token: "1:a", connected_account_id: "ca_1" }],
-      [{ id: "x", type: "webhook", url: `${hooks.url}/x` }, { id: "x", type: "webhook", url: `${hooks.url}/y` }],
+      [
+        { id: "x", type: "webhook", url: `${hooks.url}/x` },
+        { id: "x", type: "webhook", url: `${hooks.url}/y` },
+      ],
       [{ id: "x", type: "pager", url: `${hooks.url}/x` }],
     ];
     for (const list of bad) {
@@ -157,7 +160,10 @@ describe("push instances", () => {
       expect(res.status, JSON.stringify(list)).toBe(400);
       expect(res.body.error).toBe("invalid_request");
     }
-    expect((await call(stack.edgeUrl, "POST", "/console/services", { token: t.token, body: { service_id: "sms", alias: "x", status: "active", config: {} } })).status).toBe(400);
+    expect(
+      (await call(stack.edgeUrl, "POST", "/console/services", { token: t.token, body: { service_id: "sms", alias: "x", status: "active", config: {} } }))
+        .status,
+    ).toBe(400);
   });
 });
 
@@ -311,7 +317,12 @@ describe("a messaging restart in the middle of a push", () => {
 
     await stack.start("messaging");
     const [row] = await eventually(
-      () => stack.sql<{ status: string; charged_units: string; recovered: boolean }>("messaging", "SELECT status, charged_units, recovered FROM push_messages WHERE id = $1", [messageId]),
+      () =>
+        stack.sql<{ status: string; charged_units: string; recovered: boolean }>(
+          "messaging",
+          "SELECT status, charged_units, recovered FROM push_messages WHERE id = $1",
+          [messageId],
+        ),
       (rows) => rows[0]?.status !== "sending",
       30_000,
     );
@@ -355,7 +366,14 @@ describe("egress to private addresses", () => {
       expect(hooks.received).toEqual([]);
       expect(await balanceOf(t.tenantId)).toEqual({ available: 1_000, reserved: 0 });
 
-      for (const url of [`${hooks.url}/x`, "http://localhost:9/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data", "http://[::1]:9/x", "http://192.168.0.10/x"]) {
+      for (const url of [
+        `${hooks.url}/x`,
+        "http://localhost:9/x",
+        "http://10.1.2.3/x",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]:9/x",
+        "http://192.168.0.10/x",
+      ]) {
         const created = await instance(t, "refused", [{ id: "x", type: "webhook", url }]);
         expect(created.status, url).toBe(422);
         expect(created.body.error).toBe("validation_failed");

@@ -3,7 +3,19 @@ import type { MockProvider } from "@gateway/mock-provider";
 import { createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import { startStack, type Stack } from "@gateway/testkit";
-import { balance, customer, expectedCost, inputBound, managedModel, mockProvider, operator, upstream, type Customer, type ManagedModel, type Operator } from "./support/managed-ai.js";
+import {
+  balance,
+  customer,
+  expectedCost,
+  inputBound,
+  managedModel,
+  mockProvider,
+  operator,
+  upstream,
+  type Customer,
+  type ManagedModel,
+  type Operator,
+} from "./support/managed-ai.js";
 import { settledBooks } from "./support/money-audit.js";
 import { eventually } from "./support/operators.js";
 import { prng } from "./support/prng.js";
@@ -64,7 +76,6 @@ function chat(baseUrl: string, c: Customer, maxTokens: number): Promise<number> 
     .catch(() => 0);
 }
 
-
 /** Waits until the reconciler has closed every allotment of the tenant, then audits the books. */
 async function closedBooks(c: Customer, credit: number) {
   await eventually(
@@ -112,9 +123,20 @@ describe("allotments", () => {
       const view = await balance(stack, c);
       expect(view.available_units + view.reserved_units).toBeLessThanOrEqual(credit);
     }
-    expect(statuses.every((s) => s === 200), JSON.stringify(statuses)).toBe(true);
-    const fromAllotments = await stack.sql<{ n: number }>("managed-ai", "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = $1 AND allotment_id IS NOT NULL", [c.tenantId]);
-    const ownHolds = await stack.sql<{ n: number }>("ledger", "SELECT count(*)::int AS n FROM transfers WHERE tenant_id = $1 AND operation_id LIKE 'reserve:%'", [c.tenantId]);
+    expect(
+      statuses.every((s) => s === 200),
+      JSON.stringify(statuses),
+    ).toBe(true);
+    const fromAllotments = await stack.sql<{ n: number }>(
+      "managed-ai",
+      "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = $1 AND allotment_id IS NOT NULL",
+      [c.tenantId],
+    );
+    const ownHolds = await stack.sql<{ n: number }>(
+      "ledger",
+      "SELECT count(*)::int AS n FROM transfers WHERE tenant_id = $1 AND operation_id LIKE 'reserve:%'",
+      [c.tenantId],
+    );
     expect(fromAllotments[0]!.n).toBeGreaterThan(statuses.length / 2);
     expect(ownHolds[0]!.n + fromAllotments[0]!.n).toBe(statuses.length);
     const { posts } = await closedBooks(c, credit);
@@ -131,11 +153,18 @@ describe("allotments", () => {
     let refusals = 0;
     for (let wave = 0; wave < 50 && refusals === 0; wave++) {
       const statuses = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(i % 2 ? edge2 : stack.edgeUrl, c, maxTokens)));
-      expect(statuses.every((s) => s === 200 || s === 402), JSON.stringify(statuses)).toBe(true);
+      expect(
+        statuses.every((s) => s === 200 || s === 402),
+        JSON.stringify(statuses),
+      ).toBe(true);
       refusals += statuses.filter((s) => s === 402).length;
     }
     expect(refusals).toBeGreaterThan(0);
-    const served = await stack.sql<{ n: number }>("managed-ai", "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = $1 AND allotment_id IS NOT NULL", [c.tenantId]);
+    const served = await stack.sql<{ n: number }>(
+      "managed-ai",
+      "SELECT count(*)::int AS n FROM usage_records WHERE tenant_id = $1 AND allotment_id IS NOT NULL",
+      [c.tenantId],
+    );
     expect(served[0]!.n).toBeGreaterThan(10);
     // ...then one at a time: each refusal must find less than the reservation anywhere.
     for (let i = 0; i < 40; i++) {
@@ -166,7 +195,10 @@ describe("allotments", () => {
     await stack.stop("managed-ai-2", "SIGKILL");
     const statuses = await burst;
     provider.set({ delayMs: 0 });
-    expect(statuses.every((s) => [200, 0, 502, 503].includes(s)), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => [200, 0, 502, 503].includes(s)),
+      JSON.stringify(statuses),
+    ).toBe(true);
     await stack.start("managed-ai-2");
     const { audit } = await closedBooks(c, credit);
     expect(audit.records).toBeGreaterThanOrEqual(statuses.filter((s) => s === 200).length);

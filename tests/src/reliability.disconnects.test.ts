@@ -84,11 +84,12 @@ describe("clients that disconnect in the middle of streams", () => {
 
     // Every record settles: completed (usage came), review (usage unknown); nothing left reserved.
     const records = await eventually(
-      () => stack.sql<{ id: string; status: string; error_code: string | null; reserved_units: string; final_units: string | null; hold_id: string | null }>(
-        "managed-ai",
-        "SELECT id, status, error_code, reserved_units::text, final_units::text, hold_id FROM usage_records WHERE tenant_id = $1",
-        [c.tenantId],
-      ),
+      () =>
+        stack.sql<{ id: string; status: string; error_code: string | null; reserved_units: string; final_units: string | null; hold_id: string | null }>(
+          "managed-ai",
+          "SELECT id, status, error_code, reserved_units::text, final_units::text, hold_id FROM usage_records WHERE tenant_id = $1",
+          [c.tenantId],
+        ),
       (rows) => rows.length > 0 && rows.every((r) => r.status !== "reserved"),
       30_000,
     );

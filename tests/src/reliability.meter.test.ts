@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countTokens, embeddingTokens, promptTokens, replyFor, truncateToTokens, type MockProvider } from "@gateway/mock-provider";
 import { startStack, type Stack } from "@gateway/testkit";
-import { balance, customer, expectedCost, managedModel, mockProvider, operator, upstream, type Customer, type ManagedModel, type Operator } from "./support/managed-ai.js";
+import {
+  balance,
+  customer,
+  expectedCost,
+  managedModel,
+  mockProvider,
+  operator,
+  upstream,
+  type Customer,
+  type ManagedModel,
+  type Operator,
+} from "./support/managed-ai.js";
 import { settledBooks } from "./support/money-audit.js";
 import { eventually } from "./support/operators.js";
 import { rawRequest } from "./support/raw-client.js";
@@ -37,7 +48,6 @@ afterAll(async () => {
   await provider?.close();
 });
 
-
 const messages = [{ role: "user", content: "Tell me a long story about holds, captures and voids, with many words in it." }];
 const MAX_TOKENS = 30;
 const texts = ["one text to embed", "and another one, a little longer: é😀"];
@@ -52,7 +62,8 @@ const request = (path: string, body: unknown) => ({
 type Kind = "json" | "stream" | "embeddings";
 const requests: Record<Kind, (random: () => number) => ReturnType<typeof request>> = {
   json: () => request("chat/completions", { messages, max_tokens: MAX_TOKENS }),
-  stream: (random) => request("chat/completions", { messages, max_tokens: MAX_TOKENS, stream: true, ...(random() < 0.5 ? { stream_options: { include_usage: true } } : {}) }),
+  stream: (random) =>
+    request("chat/completions", { messages, max_tokens: MAX_TOKENS, stream: true, ...(random() < 0.5 ? { stream_options: { include_usage: true } } : {}) }),
   embeddings: () => request("embeddings", { input: texts }),
 };
 
@@ -70,8 +81,18 @@ describe("clients that hang up at random points", () => {
           const kind = (["json", "stream", "embeddings"] as const)[Math.floor(random() * 3)]!;
           const r = random();
           // Right after sending; after some bytes of the answer (head or events); after a time; never.
-          const point = r < 0.15 ? { bytes: 0 } : r < 0.45 ? { bytes: 1 + Math.floor(random() * 1_500) } : r < 0.9 ? { bytes: Infinity, ms: Math.floor(random() * 200) } : { bytes: Infinity };
-          return rawRequest(stack.edgeUrl, requests[kind](random), point.bytes, { timeoutMs: 20_000, ...(point.ms !== undefined ? { cutAfterMs: point.ms } : {}) });
+          const point =
+            r < 0.15
+              ? { bytes: 0 }
+              : r < 0.45
+                ? { bytes: 1 + Math.floor(random() * 1_500) }
+                : r < 0.9
+                  ? { bytes: Infinity, ms: Math.floor(random() * 200) }
+                  : { bytes: Infinity };
+          return rawRequest(stack.edgeUrl, requests[kind](random), point.bytes, {
+            timeoutMs: 20_000,
+            ...(point.ms !== undefined ? { cutAfterMs: point.ms } : {}),
+          });
         }),
       );
       cut += outcomes.filter((o) => !o.completed).length;
@@ -81,9 +102,22 @@ describe("clients that hang up at random points", () => {
     expect(cut, `seed ${seed}`).toBeGreaterThan(20);
     expect(answered, `seed ${seed}`).toBeGreaterThan(0);
 
-    type Row = { id: string; status: string; error_code: string | null; final_units: string | null; output_tokens_cap: number; stream: boolean; usage_json: string | null };
+    type Row = {
+      id: string;
+      status: string;
+      error_code: string | null;
+      final_units: string | null;
+      output_tokens_cap: number;
+      stream: boolean;
+      usage_json: string | null;
+    };
     const records = await eventually(
-      () => stack.sql<Row>("managed-ai", "SELECT id, status, error_code, final_units::text, output_tokens_cap, stream, usage_json FROM usage_records WHERE tenant_id = $1", [c.tenantId]),
+      () =>
+        stack.sql<Row>(
+          "managed-ai",
+          "SELECT id, status, error_code, final_units::text, output_tokens_cap, stream, usage_json FROM usage_records WHERE tenant_id = $1",
+          [c.tenantId],
+        ),
       (rows) => rows.length > 0 && rows.every((r) => r.status !== "reserved"),
       30_000,
     );
@@ -107,7 +141,9 @@ describe("clients that hang up at random points", () => {
       if (!embedding) expect(usage.completion_tokens).toBe(Number(chatOutput));
       charged += BigInt(r.final_units!);
     }
-    expect(records.some((r) => r.stream) && records.some((r) => !r.stream && r.output_tokens_cap > 0) && records.some((r) => r.output_tokens_cap === 0)).toBe(true);
+    expect(records.some((r) => r.stream) && records.some((r) => !r.stream && r.output_tokens_cap > 0) && records.some((r) => r.output_tokens_cap === 0)).toBe(
+      true,
+    );
 
     // The ledger: every hold captured at the record's charge (a record's end state is written
     // in parallel with its capture: docs/decisions/0164), the balance the credit less the charges.
@@ -115,12 +151,19 @@ describe("clients that hang up at random points", () => {
     expect(audit.problems).toEqual([]);
     expect(audit.waiting).toBe(0);
     expect(audit.captured).toBe(charged);
-    await eventually(() => balance(stack, c), (b) => b.reserved_units === 0, 5_000);
+    await eventually(
+      () => balance(stack, c),
+      (b) => b.reserved_units === 0,
+      5_000,
+    );
     expect(await balance(stack, c)).toEqual({ available_units: CREDIT - Number(charged), reserved_units: 0 });
 
     for (const name of ["edge", "managed-ai", "ledger"] as const) {
       expect(stack.process(name).running, name).toBe(true);
-      expect(stack.logs(name).filter((l) => l.level === "fatal" || /uncaught|unhandled/i.test(String(l.msg ?? l.raw ?? ""))), name).toEqual([]);
+      expect(
+        stack.logs(name).filter((l) => l.level === "fatal" || /uncaught|unhandled/i.test(String(l.msg ?? l.raw ?? ""))),
+        name,
+      ).toEqual([]);
     }
   }, 240_000);
 
@@ -129,7 +172,12 @@ describe("clients that hang up at random points", () => {
     let stopped = false;
     try {
       // A stream of some 20 events, 60 ms apart: the client leaves after the first bytes.
-      const cut = rawRequest(stack.edgeUrl, requests.stream(() => 0), 700, { timeoutMs: 20_000 });
+      const cut = rawRequest(
+        stack.edgeUrl,
+        requests.stream(() => 0),
+        700,
+        { timeoutMs: 20_000 },
+      );
       const outcome = await cut;
       expect(outcome.completed).toBe(false);
       const id = /x-request-id: (\S+)/i.exec(outcome.text)?.[1];
@@ -139,7 +187,11 @@ describe("clients that hang up at random points", () => {
       expect(before?.status).toBe("reserved");
       stopped = true;
       expect(await stack.stop("managed-ai", "SIGTERM")).toBe(0);
-      const [after] = await stack.sql<{ status: string; final_units: string | null }>("managed-ai", "SELECT status, final_units::text FROM usage_records WHERE id = $1", [id]);
+      const [after] = await stack.sql<{ status: string; final_units: string | null }>(
+        "managed-ai",
+        "SELECT status, final_units::text FROM usage_records WHERE id = $1",
+        [id],
+      );
       const chatCost = expectedCost(BigInt(promptTokens(messages)), BigInt(countTokens(truncateToTokens(replyFor(messages), MAX_TOKENS).text)), model);
       expect(after).toEqual({ status: "completed", final_units: chatCost.toString() });
       expect(provider.abandoned).toEqual([]);

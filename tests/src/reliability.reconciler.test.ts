@@ -20,7 +20,15 @@ beforeAll(async () => {
   stack = await startStack({
     services: ["ledger", "managed-ai", "jobs"],
     // A hold per request: these cases are about holds (allotments have their own: reliability.allotments.test.ts).
-    env: { "managed-ai": { RECONCILE_INTERVAL_MS: "1000", RECONCILE_RESERVED_AFTER_SECONDS: "5", RECONCILE_SETTLED_AFTER_SECONDS: "2", LEDGER_DEADLINE_MS: "1500", ALLOTMENTS: "false" } },
+    env: {
+      "managed-ai": {
+        RECONCILE_INTERVAL_MS: "1000",
+        RECONCILE_RESERVED_AFTER_SECONDS: "5",
+        RECONCILE_SETTLED_AFTER_SECONDS: "2",
+        LEDGER_DEADLINE_MS: "1500",
+        ALLOTMENTS: "false",
+      },
+    },
   });
   op = await operator(stack);
   await upstream(stack, op, provider, "mock");
@@ -52,7 +60,8 @@ async function reviewWithOpenHold(c: Customer, alias: string): Promise<string> {
   return id;
 }
 
-const setRecord = (id: string, sql: string, values: unknown[] = []) => stack.sql("managed-ai", `UPDATE usage_records SET ${sql}, updated_at = now() WHERE id = $1`, [id, ...values]);
+const setRecord = (id: string, sql: string, values: unknown[] = []) =>
+  stack.sql("managed-ai", `UPDATE usage_records SET ${sql}, updated_at = now() WHERE id = $1`, [id, ...values]);
 
 describe("the reconciler", () => {
   it("finishes every record whose outcome the ledger knows, and leaves unknown usage to an operator", async () => {
@@ -63,7 +72,9 @@ describe("the reconciler", () => {
     await setRecord(lost, "error_code = 'ledger_unavailable', hold_id = NULL");
     // The capture failed after usage arrived (settlement_failed): capture the known charge, completed.
     const uncaptured = await reviewWithOpenHold(c, "rec");
-    await setRecord(uncaptured, "error_code = 'settlement_failed', usage_json = $2", [JSON.stringify({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 })]);
+    await setRecord(uncaptured, "error_code = 'settlement_failed', usage_json = $2", [
+      JSON.stringify({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }),
+    ]);
     // The capture reached the ledger but its answer did not: completed with the ledger's amount.
     const captured = await chat(c, "rec");
     const capturedRecord = await usageRecord(stack, captured.id);
@@ -101,7 +112,12 @@ describe("the reconciler", () => {
 
     // Each finished record says so in the audit trail, once.
     const events = await eventually(
-      () => stack.sql<{ n: string }>("jobs", "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_reconciled' AND data->>'tenant_id' = $1", [c.tenantId]),
+      () =>
+        stack.sql<{ n: string }>(
+          "jobs",
+          "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_reconciled' AND data->>'tenant_id' = $1",
+          [c.tenantId],
+        ),
       (rows) => rows[0]?.n === "6",
       15_000,
     );
@@ -124,10 +140,15 @@ describe("the reconciler", () => {
     expect(audit.problems).toEqual([]);
     expect(await usageRecord(stack, id)).toMatchObject({ status: "completed", final_units: "26" });
     const reserved = BigInt((await usageRecord(stack, id))!.reserved_units);
-    expect(await balance(stack, c)).toEqual({ available_units: before.available_units + Number(reserved) - 26, reserved_units: before.reserved_units - Number(reserved) });
+    expect(await balance(stack, c)).toEqual({
+      available_units: before.available_units + Number(reserved) - 26,
+      reserved_units: before.reserved_units - Number(reserved),
+    });
     // Later passes find it captured and move nothing more.
     await new Promise((r) => setTimeout(r, 3_000));
-    expect(await stack.sql("ledger", "SELECT 1 FROM transfers WHERE hold_id = (SELECT hold_id FROM transfers WHERE operation_id = $1)", [`capture:${id}`])).toHaveLength(2);
+    expect(
+      await stack.sql("ledger", "SELECT 1 FROM transfers WHERE hold_id = (SELECT hold_id FROM transfers WHERE operation_id = $1)", [`capture:${id}`]),
+    ).toHaveLength(2);
   }, 60_000);
 
   it("a reservation that never reached the ledger is found so, and nothing is charged", async () => {
@@ -190,6 +211,6 @@ describe("the reconciler", () => {
     const audit = await settledBooks(stack, [c.tenantId], 60_000);
     expect(audit.problems).toEqual([]);
     // Only records whose provider usage is unknown wait (a process killed mid-call, a stream cut).
-    expect(audit.waiting).toBeLessThanOrEqual((audit.byStatus.review ?? 0));
+    expect(audit.waiting).toBeLessThanOrEqual(audit.byStatus.review ?? 0);
   }, 180_000);
 });

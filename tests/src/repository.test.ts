@@ -109,7 +109,15 @@ describe("deployment files", () => {
   });
 
   it("compose ships no credential: every secret must be given (${VAR:?}), none has a default", () => {
-    const SECRETS = ["SERVICE_TOKEN", "JWT_SECRET", "WIDGET_JWT_SECRET", "ENCRYPTION_KEYS", "BOOTSTRAP_ADMIN_EMAIL", "BOOTSTRAP_ADMIN_PASSWORD", "POSTGRES_PASSWORD"];
+    const SECRETS = [
+      "SERVICE_TOKEN",
+      "JWT_SECRET",
+      "WIDGET_JWT_SECRET",
+      "ENCRYPTION_KEYS",
+      "BOOTSTRAP_ADMIN_EMAIL",
+      "BOOTSTRAP_ADMIN_PASSWORD",
+      "POSTGRES_PASSWORD",
+    ];
     let seen = 0;
     for (const [name, def] of Object.entries(compose.services)) {
       for (const [key, value] of Object.entries(def.environment ?? {})) {
@@ -126,7 +134,9 @@ describe("deployment files", () => {
   });
 
   it("compose publishes only the edge, on loopback unless EDGE_BIND says otherwise; the rest sits on an internal network", () => {
-    const published = Object.entries(compose.services).filter(([, def]) => (def.ports ?? []).length > 0).map(([name]) => name);
+    const published = Object.entries(compose.services)
+      .filter(([, def]) => (def.ports ?? []).length > 0)
+      .map(([name]) => name);
     expect(published).toEqual(["edge"]);
     expect(compose.services.edge!.ports).toEqual(["${EDGE_BIND:-127.0.0.1}:${EDGE_PORT:-8080}:8080"]);
     expect(compose.networks.backend?.internal).toBe(true);
@@ -145,7 +155,12 @@ describe("deployment files", () => {
         ["docker", ["compose"]],
       ] as const) {
         try {
-          execFileSync(file, [...args, "--env-file", envFile, "config"], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: "pipe", encoding: "utf8" });
+          execFileSync(file, [...args, "--env-file", envFile, "config"], {
+            cwd: REPO_ROOT,
+            env: { PATH: process.env.PATH ?? "" },
+            stdio: "pipe",
+            encoding: "utf8",
+          });
           return { ok: true, stderr: "" };
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
@@ -184,8 +199,17 @@ describe("deployment files", () => {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return expect.fail("kubectl is needed to render deploy/ (apt-get install kubectl)");
       throw err;
     }
-    type Policy = { kind: string; metadata: { name: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] } };
-    const policies = parseAllDocuments(rendered).map((d) => d.toJS() as Policy).filter((d) => d.kind === "NetworkPolicy");
+    type Policy = {
+      kind: string;
+      metadata: { name: string };
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[];
+      };
+    };
+    const policies = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as Policy)
+      .filter((d) => d.kind === "NetworkPolicy");
     const deny = policies.find((p) => p.metadata.name === "default-deny-ingress")!;
     expect(deny.spec.podSelector).toEqual({});
     expect(deny.spec.ingress).toBeUndefined();
@@ -193,12 +217,19 @@ describe("deployment files", () => {
       policies
         .find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === service)!
         .spec.ingress!.filter((rule) => rule.ports.some((p) => p.port === port))
-        .flatMap((rule) => (rule.from ?? [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "*" } } }]).map((f) => f.podSelector?.matchLabels["app.kubernetes.io/name"]))
+        .flatMap((rule) =>
+          (rule.from ?? [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "*" } } }]).map((f) => f.podSelector?.matchLabels["app.kubernetes.io/name"]),
+        )
         .sort();
     expect(callers("edge", 8080)).toEqual(["*"]);
     expect(callers("ledger", 50051)).toEqual(["edge", "jobs", "managed-ai", "messaging"]);
     expect(callers("managed-ai", 50052)).toEqual(["edge", "messaging"]);
-    for (const [service, port] of [["jobs", 50053], ["messaging", 50054], ["files", 50055]] as const) expect(callers(service, port), service).toEqual(["edge"]);
+    for (const [service, port] of [
+      ["jobs", 50053],
+      ["messaging", 50054],
+      ["files", 50055],
+    ] as const)
+      expect(callers(service, port), service).toEqual(["edge"]);
   });
 
   it("kustomize renders every service with readiness and liveness probes and a scalable edge", () => {

@@ -26,7 +26,10 @@ afterAll(async () => {
 
 /** The gRPC status code under the AppError a kit client reports. */
 async function statusOf(pending: Promise<unknown>): Promise<number | undefined> {
-  const err = (await pending.then(() => undefined, (e: unknown) => e)) as { cause?: { code?: number } } | undefined;
+  const err = (await pending.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as { cause?: { code?: number } } | undefined;
   return err?.cause?.code;
 }
 
@@ -96,7 +99,11 @@ describe("tenant-owned data needs the tenant", () => {
       10_000,
     );
     expect(ofA.events.map((e) => (JSON.parse(e.data_json) as { tenant_id: string }).tenant_id)).toEqual(ofA.events.map(() => a.tenantId));
-    await eventually(() => jobs.ListAuditEvents({ tenant_id: b.tenantId, type: "key.created", limit: 50 }), (res) => res.events.length > 0, 10_000);
+    await eventually(
+      () => jobs.ListAuditEvents({ tenant_id: b.tenantId, type: "key.created", limit: 50 }),
+      (res) => res.events.length > 0,
+      10_000,
+    );
     const ofB = await jobs.ListAuditEvents({ tenant_id: b.tenantId, limit: 500 });
     expect(ofB.events.some((e) => e.data_json.includes(a.tenantId))).toBe(false);
   });
@@ -104,7 +111,10 @@ describe("tenant-owned data needs the tenant", () => {
   it("RevealConnectedAccount needs the owning tenant: another tenant's id or none is refused", async () => {
     const owner = await newTenant(stack.edgeUrl, "reveal-a");
     const other = await newTenant(stack.edgeUrl, "reveal-b");
-    const created = await call(stack.edgeUrl, "POST", "/console/connected-accounts", { token: owner.token, body: { provider: "telegram", name: "bot", secret: "123456:reveal-SECRET" } });
+    const created = await call(stack.edgeUrl, "POST", "/console/connected-accounts", {
+      token: owner.token,
+      body: { provider: "telegram", name: "bot", secret: "123456:reveal-SECRET" },
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     await expect(managedAi.RevealConnectedAccount({ tenant_id: other.tenantId, id })).rejects.toMatchObject({ code: "not_found" });

@@ -36,13 +36,17 @@ async function setup(alias = "support"): Promise<{ t: Tenant; writer: string; re
   });
   expect(created.status).toBe(201);
   expect(created.body.data.config).toEqual({ reply_webhook_url: `${hooks.url}/replies`, reply_webhook_secret: "[redacted]" });
-  const mk = async (scopes: string[]) => (await call(stack.edgeUrl, "POST", "/console/keys", { token: t.token, body: { name: "s", scopes } })).body.data.key as string;
+  const mk = async (scopes: string[]) =>
+    (await call(stack.edgeUrl, "POST", "/console/keys", { token: t.token, body: { name: "s", scopes } })).body.data.key as string;
   return { t, writer: await mk(["socialops:write"]), reader: await mk(["socialops:read"]) };
 }
 
 const h = (key: string) => ({ "X-API-Key": key });
 function ingest(key: string, alias: string, body: Record<string, unknown>, provider = "generic") {
-  return call(stack.edgeUrl, "POST", `/v1/apps/socialops/${alias}/webhook/${provider}`, { headers: h(key), body: { subject: "Order", text: "hello", ...body } });
+  return call(stack.edgeUrl, "POST", `/v1/apps/socialops/${alias}/webhook/${provider}`, {
+    headers: h(key),
+    body: { subject: "Order", text: "hello", ...body },
+  });
 }
 function get(key: string, path: string) {
   return call(stack.edgeUrl, "GET", `/v1/apps/socialops/${path}`, { headers: h(key) });
@@ -129,12 +133,28 @@ describe("replies", () => {
     const { writer, reader } = await setup();
     const { thread_id } = (await ingest(writer, "support", { event_id: "r1", thread_id: "R" })).body.data;
     const { message_id } = (await reply(writer, "support", thread_id, "thanks!")).body.data;
-    const msgs = await eventually(() => messagesOf(reader, "support", thread_id), (m) => m[1]?.delivery?.state === "delivered");
-    expect(msgs[1]).toMatchObject({ id: message_id, direction: "outbound", text: "thanks!", delivery: { state: "delivered", attempts: 1, last_status: 200, error: null } });
+    const msgs = await eventually(
+      () => messagesOf(reader, "support", thread_id),
+      (m) => m[1]?.delivery?.state === "delivered",
+    );
+    expect(msgs[1]).toMatchObject({
+      id: message_id,
+      direction: "outbound",
+      text: "thanks!",
+      delivery: { state: "delivered", attempts: 1, last_status: 200, error: null },
+    });
     const [got] = hooks.at("/replies").filter((r) => r.json?.thread_id === thread_id);
     expect(got!.signatureValid).toBe(true);
     expect(got!.headers["x-service-event-id"]).toBe(message_id);
-    expect(got!.json).toMatchObject({ event: "socialops.reply", event_id: message_id, message_id, thread_id, external_thread_id: "R", provider: "generic", text: "thanks!" });
+    expect(got!.json).toMatchObject({
+      event: "socialops.reply",
+      event_id: message_id,
+      message_id,
+      thread_id,
+      external_thread_id: "R",
+      provider: "generic",
+      text: "thanks!",
+    });
   });
 
   it("are retried with backoff and recorded as failed after the last attempt", async () => {
@@ -142,7 +162,10 @@ describe("replies", () => {
     const { thread_id } = (await ingest(writer, "support", { event_id: "r2", thread_id: "R2" })).body.data;
     hooks.on("/replies", { status: 500 }, { status: 502 }, { status: 200 });
     await reply(writer, "support", thread_id, "retry me");
-    let msgs = await eventually(() => messagesOf(reader, "support", thread_id), (m) => m[1]?.delivery?.state === "delivered");
+    let msgs = await eventually(
+      () => messagesOf(reader, "support", thread_id),
+      (m) => m[1]?.delivery?.state === "delivered",
+    );
     expect(msgs[1].delivery).toMatchObject({ state: "delivered", attempts: 3, last_status: 200 });
     const mine = hooks.at("/replies").filter((r) => r.json?.thread_id === thread_id);
     expect(mine).toHaveLength(3);
@@ -151,7 +174,11 @@ describe("replies", () => {
     hooks.reset();
     hooks.on("/replies", { status: 500 });
     await reply(writer, "support", thread_id, "never arrives");
-    msgs = await eventually(() => messagesOf(reader, "support", thread_id), (m) => m[2]?.delivery?.state === "failed", 20_000);
+    msgs = await eventually(
+      () => messagesOf(reader, "support", thread_id),
+      (m) => m[2]?.delivery?.state === "failed",
+      20_000,
+    );
     expect(msgs[2].delivery).toMatchObject({ state: "failed", attempts: 3, last_status: 500, error: "http_500" });
   });
 
@@ -191,12 +218,19 @@ describe("a messaging restart with a reply in flight", () => {
     const { thread_id } = (await ingest(writer, "support", { event_id: "k1", thread_id: "K" })).body.data;
     hooks.on("/replies", { hang: true }, { status: 200 });
     const { message_id } = (await reply(writer, "support", thread_id, "survive")).body.data;
-    await eventually(async () => hooks.pendingCount(), (n) => n === 1);
+    await eventually(
+      async () => hooks.pendingCount(),
+      (n) => n === 1,
+    );
     stack.process("messaging").signal("SIGKILL");
     await stack.process("messaging").waitExit();
     hooks.release();
     await stack.start("messaging");
-    const msgs = await eventually(() => messagesOf(reader, "support", thread_id), (m) => m[1]?.delivery?.state === "delivered", 30_000);
+    const msgs = await eventually(
+      () => messagesOf(reader, "support", thread_id),
+      (m) => m[1]?.delivery?.state === "delivered",
+      30_000,
+    );
     expect(msgs[1]).toMatchObject({ id: message_id, delivery: { state: "delivered", attempts: 1, last_status: 200 } });
     // At least once to the receiver (the first attempt's answer was lost with the process), always the same event id.
     const mine = hooks.at("/replies").filter((r) => r.json?.thread_id === thread_id);

@@ -88,9 +88,15 @@ describe.each([
     expect(out).toContain("stopped.");
     for (const service of SERVICES) {
       const log = lines(logDir, service);
-      expect(log.filter((l) => l.msg === "second signal: exiting now"), service).toEqual([]);
+      expect(
+        log.filter((l) => l.msg === "second signal: exiting now"),
+        service,
+      ).toEqual([]);
       expect(log.filter((l) => l.msg === "shutting down").length, service).toBe(1);
-      expect(log.find((l) => l.msg === "stopped"), service).toMatchObject({ code: 0 });
+      expect(
+        log.find((l) => l.msg === "stopped"),
+        service,
+      ).toMatchObject({ code: 0 });
     }
   }, 150_000);
 });

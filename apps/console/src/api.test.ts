@@ -22,7 +22,11 @@ function gateway(options: { valid: () => string; refreshOk?: boolean; refreshSta
     const headers = (init.headers ?? {}) as Record<string, string>;
     calls.push({ url, auth: headers.authorization ?? null, body: (init.body as string) ?? null });
     if (url.endsWith("/auth/refresh")) {
-      if (options.refreshStatus) return new Response(JSON.stringify({ error: "rate_limited", message: "later", request_id: "r2" }), { status: options.refreshStatus, headers: { "retry-after": "5" } });
+      if (options.refreshStatus)
+        return new Response(JSON.stringify({ error: "rate_limited", message: "later", request_id: "r2" }), {
+          status: options.refreshStatus,
+          headers: { "retry-after": "5" },
+        });
       if (options.refreshOk === false) return new Response(JSON.stringify({ error: "unauthorized", message: "used", request_id: "r1" }), { status: 401 });
       n += 1;
       return new Response(JSON.stringify({ token: `access-${n}`, refresh_token: `refresh-${n}`, expires_in: 900 }), { status: 200 });
@@ -104,7 +108,9 @@ describe("the console's API client", () => {
 
   it("reads the contract's error body as a sentence with the request id", async () => {
     const fetchImpl = (async () =>
-      new Response(JSON.stringify({ error: "validation_failed", message: "scopes.0: Invalid option", request_id: "req_abc" }), { status: 422 })) as unknown as typeof fetch;
+      new Response(JSON.stringify({ error: "validation_failed", message: "scopes.0: Invalid option", request_id: "req_abc" }), {
+        status: 422,
+      })) as unknown as typeof fetch;
     const client = new ApiClient("", memoryStore(), fetchImpl);
     const err = (await client.data("POST", "/console/keys", { body: {}, auth: { kind: "none" } }).catch((e: unknown) => e)) as ApiError;
     expect(err.status).toBe(422);
@@ -114,11 +120,16 @@ describe("the console's API client", () => {
   });
 
   it("tells a route this gateway lacks from a missing resource", async () => {
-    const answer = (message: string) => (async () => new Response(JSON.stringify({ error: "not_found", message, request_id: "r" }), { status: 404 })) as unknown as typeof fetch;
-    const missing = (await new ApiClient("", memoryStore(), answer("No route for GET /v1/apps/file/list.")).data("GET", "/x", { auth: { kind: "none" } }).catch((e: unknown) => e)) as ApiError;
+    const answer = (message: string) =>
+      (async () => new Response(JSON.stringify({ error: "not_found", message, request_id: "r" }), { status: 404 })) as unknown as typeof fetch;
+    const missing = (await new ApiClient("", memoryStore(), answer("No route for GET /v1/apps/file/list."))
+      .data("GET", "/x", { auth: { kind: "none" } })
+      .catch((e: unknown) => e)) as ApiError;
     expect(missing.routeMissing).toBe(true);
     expect(missing.describe()).toMatch(/not available on this gateway/i);
-    const absent = (await new ApiClient("", memoryStore(), answer("No such request.")).data("GET", "/x", { auth: { kind: "none" } }).catch((e: unknown) => e)) as ApiError;
+    const absent = (await new ApiClient("", memoryStore(), answer("No such request."))
+      .data("GET", "/x", { auth: { kind: "none" } })
+      .catch((e: unknown) => e)) as ApiError;
     expect(absent.routeMissing).toBe(false);
   });
 

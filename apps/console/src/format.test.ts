@@ -36,6 +36,8 @@ describe("budgetText", () => {
     expect(budgetText({ limit_units: 100, spent_units: 70, reserved_units: 10, period: "day", resets_at: "2026-11-26T00:00:00.000Z" })).toBe(
       "$0.0070 of $0.0100 this day ($0.0020 left) · resets 2026-11-26 00:00:00 UTC",
     );
-    expect(budgetText({ limit_units: 5, spent_units: 8, reserved_units: 0, period: "month", resets_at: "2026-12-01T00:00:00.000Z" })).toContain("($0.0000 left)");
+    expect(budgetText({ limit_units: 5, spent_units: 8, reserved_units: 0, period: "month", resets_at: "2026-12-01T00:00:00.000Z" })).toContain(
+      "($0.0000 left)",
+    );
   });
 });

@@ -50,7 +50,17 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): Loaded
 }
 
 /** A form whose submit runs an async action and shows its error or result. */
-export function ActionForm({ onSubmit, submit, children, busyText = "Working…" }: { onSubmit: () => Promise<ReactNode | void>; submit: string; children: ReactNode; busyText?: string }) {
+export function ActionForm({
+  onSubmit,
+  submit,
+  children,
+  busyText = "Working…",
+}: {
+  onSubmit: () => Promise<ReactNode | void>;
+  submit: string;
+  children: ReactNode;
+  busyText?: string;
+}) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<ReactNode>(null);
@@ -113,7 +123,17 @@ export function BudgetFields({ units, period, onUnits, onPeriod, hint }: { units
   );
 }
 
-export function Table<T>({ rows, columns, empty = "Nothing yet.", rowKey }: { rows: T[]; columns: [string, (row: T) => ReactNode][]; empty?: string; rowKey: (row: T) => string }) {
+export function Table<T>({
+  rows,
+  columns,
+  empty = "Nothing yet.",
+  rowKey,
+}: {
+  rows: T[];
+  columns: [string, (row: T) => ReactNode][];
+  empty?: string;
+  rowKey: (row: T) => string;
+}) {
   if (rows.length === 0) return <p className="muted">{empty}</p>;
   return (
     <div className="table-wrap">

@@ -28,15 +28,19 @@ export const EdgeEnv = z
       DEV_WIDGET_JWT_SECRET,
     ),
     WIDGET_TOKEN_TTL_SECONDS: int("Lifetime of a widget access token (at most 15 minutes).", 600, { min: 30, max: 900 }),
-    WIDGET_RATE_LIMIT_PER_MINUTE: int("Requests per widget session and minute, counted in Redis across edge replicas (0: no limit).", 120, { min: 0, max: 100_000 }),
+    WIDGET_RATE_LIMIT_PER_MINUTE: int("Requests per widget session and minute, counted in Redis across edge replicas (0: no limit).", 120, {
+      min: 0,
+      max: 100_000,
+    }),
     WIDGET_SESSION_CACHE_TTL_MS: int("How long a replica trusts its cached view of a widget session (revocations also arrive over NATS at once).", 30_000, {
       min: 0,
       max: 300_000,
     }),
-    REDIS_URL: url("Redis for API key limits (daily quota, per-minute rate, concurrency) and key versions, shared by all edge replicas.", "redis://127.0.0.1:6379", [
-      "redis:",
-      "rediss:",
-    ]),
+    REDIS_URL: url(
+      "Redis for API key limits (daily quota, per-minute rate, concurrency) and key versions, shared by all edge replicas.",
+      "redis://127.0.0.1:6379",
+      ["redis:", "rediss:"],
+    ),
     REDIS_KEY_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_]{1,32}$/)
@@ -67,13 +71,19 @@ export const EdgeEnv = z
     ),
     AUTH_BACKOFF_BASE_SECONDS: int("The first backoff wait, in seconds (then 2x, 4x, ...).", 1, { min: 1, max: 3_600 }),
     AUTH_BACKOFF_MAX_SECONDS: int("The longest backoff wait, in seconds.", 900, { min: 1, max: 86_400 }),
-    BOOTSTRAP_ADMIN_EMAIL: z.string().email().optional().describe(
+    BOOTSTRAP_ADMIN_EMAIL: z
+      .string()
+      .email()
+      .optional()
+      .describe(
         "With BOOTSTRAP_ADMIN_PASSWORD: the first platform admin, created at start when no account has this email. An existing platform admin is kept as it is; any other existing account is left alone and start-up logs an error (it is never promoted).",
       ),
     BOOTSTRAP_ADMIN_PASSWORD: env.optionalSecret("Password of the bootstrap platform admin (12-256 characters)."),
     ...serviceTokenEnvShape(),
     GRPC_DEADLINE_MS: int("Deadline of each unary gRPC call to a service; past it the caller gets 503.", 3_000, { min: 50 }),
-    INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, { min: 1_000 }),
+    INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, {
+      min: 1_000,
+    }),
     LEDGER_GRPC_URL: address("host:port of the ledger service.", "127.0.0.1:50051"),
     MANAGED_AI_GRPC_URL: address("host:port of the managed-ai service.", "127.0.0.1:50052"),
     JOBS_GRPC_URL: address("host:port of the jobs service.", "127.0.0.1:50053"),
@@ -82,7 +92,9 @@ export const EdgeEnv = z
     FILES_TRANSFER_DEADLINE_MS: int("Deadline of one file upload or download through the files service; past it the transfer is cut.", 3_600_000, {
       min: 1_000,
     }),
-    PUSH_DEADLINE_MS: int("Deadline of a push send to the messaging service (every target in parallel, each with its own timeout, plus the ledger).", 30_000, { min: 1_000 }),
+    PUSH_DEADLINE_MS: int("Deadline of a push send to the messaging service (every target in parallel, each with its own timeout, plus the ledger).", 30_000, {
+      min: 1_000,
+    }),
     CONSOLE_UI: bool("Serve the web console (apps/console, built) under /app/; it uses only the public API.", true),
     EXPOSE_METRICS: bool("Serve GET /metrics on the public port (turn off when a sidecar scrapes elsewhere).", true),
     ...databaseEnvShape("gateway_edge"),

@@ -37,7 +37,13 @@ const { logger, registry, prisma, transact, nats, publisher, subjects, shutdown 
 
 // Redis holds key limits and versions; without it no API-key request is admitted (503).
 // Auto-pipelining sends the commands of concurrent requests in one write.
-const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 3_000, lazyConnect: true, enableAutoPipelining: true });
+const redis = new Redis(env.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  connectTimeout: 3_000,
+  lazyConnect: true,
+  enableAutoPipelining: true,
+});
 redis.on("error", (err) => logger.warn({ err: err.message }, "redis error"));
 try {
   await redis.connect();
@@ -70,7 +76,12 @@ const identity = {
   }),
   tokens: { secret: env.JWT_SECRET, accessTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS, refreshTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS },
 };
-const store = new KeyStore({ prisma, ttlMs: env.KEY_CACHE_TTL_MS, broadcast: new Broadcast<KeyInvalidation>(nats, subjects.broadcast("keys"), logger), logger });
+const store = new KeyStore({
+  prisma,
+  ttlMs: env.KEY_CACHE_TTL_MS,
+  broadcast: new Broadcast<KeyInvalidation>(nats, subjects.broadcast("keys"), logger),
+  logger,
+});
 store.listen();
 const keys: KeysContext = {
   prisma,

@@ -9,7 +9,11 @@ export const FilesEnv = z
     FILES_MAX_BYTES: int("Largest upload accepted; a larger one (declared or counted) gets 413 and leaves nothing.", 100 * 1_048_576, { min: 1 }),
     FILES_DEFAULT_TTL_SECONDS: int("Lifetime of an upload sent without x-expires-in.", 7 * DAY, { min: 1 }),
     FILES_MAX_TTL_SECONDS: int("Largest x-expires-in accepted (seconds).", 365 * DAY, { min: 1 }),
-    FILES_STORAGE: oneOf("Where file bytes live: `local` (a directory) or `s3` (an S3-compatible object store, for several machines).", ["local", "s3"], "local"),
+    FILES_STORAGE: oneOf(
+      "Where file bytes live: `local` (a directory) or `s3` (an S3-compatible object store, for several machines).",
+      ["local", "s3"],
+      "local",
+    ),
     FILES_LOCAL_DIR: str("Directory of the local store (FILES_STORAGE=local); created when missing.", "./data/files"),
     FILES_S3_ENDPOINT: z.string().url().optional().describe("Endpoint of the S3-compatible store (unset: AWS S3 of FILES_S3_REGION)."),
     FILES_S3_REGION: str("Region of the S3 store.", "us-east-1"),
@@ -49,7 +53,11 @@ export const FilesEnv = z
       ctx.addIssue({ code: "custom", path: ["FILES_DEFAULT_TTL_SECONDS"], message: "must not exceed FILES_MAX_TTL_SECONDS" });
     }
     if (Boolean(cfg.FILES_S3_ACCESS_KEY_ID) !== Boolean(cfg.FILES_S3_SECRET_ACCESS_KEY)) {
-      ctx.addIssue({ code: "custom", path: ["FILES_S3_SECRET_ACCESS_KEY"], message: "set both FILES_S3_ACCESS_KEY_ID and FILES_S3_SECRET_ACCESS_KEY, or neither" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["FILES_S3_SECRET_ACCESS_KEY"],
+        message: "set both FILES_S3_ACCESS_KEY_ID and FILES_S3_SECRET_ACCESS_KEY, or neither",
+      });
     }
   });
 export type FilesEnv = z.output<typeof FilesEnv>;

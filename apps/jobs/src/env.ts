@@ -11,22 +11,36 @@ export const JobsEnv = z
     ),
     LEDGER_GRPC_URL: address("host:port of the ledger service (holds for live energy leases).", "127.0.0.1:50051"),
     LEDGER_DEADLINE_MS: int("Deadline of each ledger call.", 3_000, { min: 50 }),
-    TRON_MODE: oneOf("`sandbox`: leases are dry runs (no charge, no provider order, no callbacks); `live`: reserve, order, verify on chain, capture.", ["sandbox", "live"] as const, "sandbox"),
+    TRON_MODE: oneOf(
+      "`sandbox`: leases are dry runs (no charge, no provider order, no callbacks); `live`: reserve, order, verify on chain, capture.",
+      ["sandbox", "live"] as const,
+      "sandbox",
+    ),
     TRON_PROVIDER: oneOf(
       "Which energy rental API `TRON_PROVIDER_URL` speaks (live mode): `generic` (`POST {url}/orders`, docs/decisions/0102) or `itrx` (itrx.io / TronEnergy, `https://itrx.io`, docs/decisions/0105).",
       ["generic", "itrx"] as const,
       "generic",
     ),
-    TRON_PROVIDER_URL: url("Base URL of the energy rental provider (live mode): for `generic` `POST {url}/orders`; for `itrx` its API root, e.g. `https://itrx.io`.", "http://127.0.0.1:8091", ["http:", "https:"]),
-    TRON_PROVIDER_API_KEY: env.optionalSecret("The provider's API key: `generic` sends it as a Bearer token when set; `itrx` sends it as `API-KEY` (required with `TRON_PROVIDER=itrx` in live mode)."),
-    TRON_PROVIDER_API_SECRET: env.optionalSecret("`itrx` only: the API secret paired with the key, which signs orders (HMAC-SHA256); required with `TRON_PROVIDER=itrx` in live mode."),
+    TRON_PROVIDER_URL: url(
+      "Base URL of the energy rental provider (live mode): for `generic` `POST {url}/orders`; for `itrx` its API root, e.g. `https://itrx.io`.",
+      "http://127.0.0.1:8091",
+      ["http:", "https:"],
+    ),
+    TRON_PROVIDER_API_KEY: env.optionalSecret(
+      "The provider's API key: `generic` sends it as a Bearer token when set; `itrx` sends it as `API-KEY` (required with `TRON_PROVIDER=itrx` in live mode).",
+    ),
+    TRON_PROVIDER_API_SECRET: env.optionalSecret(
+      "`itrx` only: the API secret paired with the key, which signs orders (HMAC-SHA256); required with `TRON_PROVIDER=itrx` in live mode.",
+    ),
     TRON_NODE_URL: url(
       "Base URL of the TRON node HTTP API (live mode): `wallet/gettransactionbyid` and `wallet/gettransactioninfobyid` confirm a reported delegation transaction, `wallet/getdelegatedresourcev2` sums delegations when there is none.",
       "http://127.0.0.1:8090",
       ["http:", "https:"],
     ),
     TRON_HTTP_TIMEOUT_MS: int("Timeout of each call to the provider or the node.", 10_000, { min: 100 }),
-    TRON_VERIFY_TIMEOUT_SECONDS: int("A live lease whose delegation the node has not shown this long after the order ends `expired`, refunded.", 600, { min: 1 }),
+    TRON_VERIFY_TIMEOUT_SECONDS: int("A live lease whose delegation the node has not shown this long after the order ends `expired`, refunded.", 600, {
+      min: 1,
+    }),
     TRON_VERIFY_POLL_MS: int("How often the node is asked for the delegation while a lease waits for it.", 3_000, { min: 10 }),
     TRON_QUOTE_TTL_SECONDS: int("How long a quote can be used to create a lease.", 300, { min: 1, max: 86_400 }),
     TRON_PRICE_BASE_UNITS: int("Quote price, fixed part per lease, in units of USD 0.0001 (docs/decisions/0101).", 100, { min: 0 }),

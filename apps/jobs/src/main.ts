@@ -26,8 +26,21 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   register: async (server, { prisma, transact, consume, js, jsm, subjects, logger, registry, shutdown }) => {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
     const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
-    const dispatcher = new CallbackDispatcher({ prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, maxPollMs: env.OUTBOX_POLL_MAX_MS, registry });
-    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
+    const dispatcher = new CallbackDispatcher({
+      prisma,
+      keyring,
+      logger,
+      settings: callbacks,
+      pollMs: env.CALLBACK_POLL_MS,
+      maxPollMs: env.OUTBOX_POLL_MAX_MS,
+      registry,
+    });
+    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
+      deadlineMs: env.LEDGER_DEADLINE_MS,
+      name: "ledger",
+      registry,
+      serviceToken: env.SERVICE_TOKEN,
+    });
     const ctx: JobsContext = {
       prisma,
       transact,
@@ -51,8 +64,21 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     // one checkpoint row instead of a processed_events row per event (decision 0162); three
     // round trips and one insert per batch, commits that do not wait for the disk, envelopes
     // checked for shape only (decision 0166: a lost commit is read again from the checkpoint).
-    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), { checkpoint: true, synchronousCommit: false, trustPayloads: true });
-    const runner = await startJobRunner({ js, jsm, subjects, logger, registry, concurrency: env.JOBS_RUNNER_CONCURRENCY, ackWaitMs: env.JOBS_ACK_WAIT_MS, step: (input) => advanceLease({ ctx, input }) });
+    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), {
+      checkpoint: true,
+      synchronousCommit: false,
+      trustPayloads: true,
+    });
+    const runner = await startJobRunner({
+      js,
+      jsm,
+      subjects,
+      logger,
+      registry,
+      concurrency: env.JOBS_RUNNER_CONCURRENCY,
+      ackWaitMs: env.JOBS_ACK_WAIT_MS,
+      step: (input) => advanceLease({ ctx, input }),
+    });
     dispatcher.start();
     // After the gRPC server has drained; before the database and NATS close (registered earlier, run later).
     shutdown.addFirst("ledger client", async () => ledger.close());

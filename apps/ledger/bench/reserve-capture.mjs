@@ -66,9 +66,7 @@ const ledger = new ServiceProcess("ledger", entry, {
   NATS_URL: natsUrl,
   NATS_NAMESPACE: namespace,
   SERVICE_TOKEN: serviceToken,
-  ...(args.profile
-    ? { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./cpu-profile.mjs", import.meta.url))}`, LEDGER_PROFILE_DIR: args.profile }
-    : {}),
+  ...(args.profile ? { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./cpu-profile.mjs", import.meta.url))}`, LEDGER_PROFILE_DIR: args.profile } : {}),
 });
 
 const client = createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken });
@@ -127,9 +125,7 @@ async function cpuSnapshot() {
   const [stats] = await prisma.$queryRawUnsafe("SELECT xact_commit::int AS commits FROM pg_stat_database WHERE datname = current_database()");
   // Row changes (inserts, updates, deletes) in every table of the ledger's database:
   // what the WAL, the indexes and vacuum pay for. Flushed by the backends with a delay.
-  const [rows] = await prisma.$queryRawUnsafe(
-    "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS changes FROM pg_stat_user_tables",
-  );
+  const [rows] = await prisma.$queryRawUnsafe("SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS changes FROM pg_stat_user_tables");
   return {
     commits: stats.commits,
     rowChanges: Number(rows.changes),
@@ -164,10 +160,12 @@ async function worker(tenant, until, latencies, counters) {
 /** Events not yet published: outbox rows, or journal rows after the relay's checkpoint (tailing mode). */
 async function eventBacklog() {
   const [outbox] = await prisma.$queryRawUnsafe("SELECT count(*)::int AS n FROM outbox_events");
-  const [tail] = await prisma.$queryRawUnsafe(
-    `SELECT CASE WHEN to_regclass('relay_checkpoints') IS NULL THEN 0
+  const [tail] = await prisma
+    .$queryRawUnsafe(
+      `SELECT CASE WHEN to_regclass('relay_checkpoints') IS NULL THEN 0
        ELSE (SELECT count(*)::int FROM transfers WHERE seq > coalesce((SELECT max(position) FROM relay_checkpoints), 0)) END AS n`,
-  ).catch(() => [{ n: 0 }]);
+    )
+    .catch(() => [{ n: 0 }]);
   return { n: outbox.n + tail.n };
 }
 
@@ -210,15 +208,20 @@ async function main() {
   }
   const [pgVersion] = await prisma.$queryRawUnsafe("SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc");
   console.log(
-    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load ${loadavg().map((l) => l.toFixed(2)).join(" ")}, ` +
-      `Node ${process.version}, PostgreSQL ${pgVersion.v} (synchronous_commit=${pgVersion.sc})`,
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}, ` + `Node ${process.version}, PostgreSQL ${pgVersion.v} (synchronous_commit=${pgVersion.sc})`,
   );
   console.log(`ledger pool ${args.pool}, ${tenantCount} tenants, ${args.client} client, ${seconds} s per level after ${warmup} s warm-up\n`);
-  console.log("| concurrency | pairs | pairs/s | p50 ms | p99 ms | errors | outbox backlog | commits per pair | row changes per pair | CPU ms per pair: ledger / postgres / nats / client |");
+  console.log(
+    "| concurrency | pairs | pairs/s | p50 ms | p99 ms | errors | outbox backlog | commits per pair | row changes per pair | CPU ms per pair: ledger / postgres / nats / client |",
+  );
   console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const c of levels) {
     const r = await level(c);
-    console.log(`| ${r.concurrency} | ${r.pairs} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${r.outboxBacklog} | ${r.commitsPerPair.toFixed(2)} | ${r.rowsPerPair.toFixed(2)} | ${r.cpu} |`);
+    console.log(
+      `| ${r.concurrency} | ${r.pairs} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${r.outboxBacklog} | ${r.commitsPerPair.toFixed(2)} | ${r.rowsPerPair.toFixed(2)} | ${r.cpu} |`,
+    );
   }
   const check = await client.CheckInvariant({ tenant_id: "" });
   console.log(`\ninvariant after the run: ${check.ok ? "ok" : "VIOLATED"} (journal sum ${check.journal_sum}, ${check.tenants.length} tenants)`);

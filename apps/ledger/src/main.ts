@@ -36,7 +36,12 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
     });
     relay.start();
     shutdown.addFirst("ledger event relay", () => relay.stop());
-    const batchSize = new Histogram({ name: "ledger_movement_batch_size", help: "Movements per ledger_apply statement (group commit).", buckets: BATCH_BUCKETS, registers: [registry] });
+    const batchSize = new Histogram({
+      name: "ledger_movement_batch_size",
+      help: "Movements per ledger_apply statement (group commit).",
+      buckets: BATCH_BUCKETS,
+      registers: [registry],
+    });
     const movements = poolMovements(pool, relay, {
       logger,
       maxBatch: env.LEDGER_BATCH_MAX,

@@ -125,7 +125,13 @@ describe("migrations", () => {
         q(
           `SELECT * FROM ledger_apply(ARRAY[$1], ARRAY[$2], ARRAY[$8], ARRAY[$3]::text[], ARRAY[$4]::text[], ARRAY[$5]::bigint[], ARRAY[NULL]::timestamptz[], ARRAY[900],
              ARRAY[''], ARRAY[$6]::text[], ARRAY[$7], ARRAY['evt_' || $7], ARRAY[NULL]::text[])`,
-          kind, op, tenant, hold, units, newHold, trf,
+          kind,
+          op,
+          tenant,
+          hold,
+          units,
+          newHold,
+          trf,
           kind === "reserve" ? requestHash(["reserve", tenant!, String(units), "ttl:900", ""]) : `h-${op}`,
         );
       await apply("reserve", "old:r1", "m1", null, 300, "hold_o1", "trf_r1");
@@ -142,16 +148,28 @@ describe("migrations", () => {
       expect(await deployTo(join(PRISMA_DIR, "migrations"))).toHaveLength(all.length - cut);
       db2 = createDatabase(url2, 2);
       const relay = { kick() {} };
-      const ctx: LedgerContext = { ...db2, relay, movements: poolMovements(db2.pool, relay), logger: createLogger({ service: "ledger-test", level: "silent" }) };
+      const ctx: LedgerContext = {
+        ...db2,
+        relay,
+        movements: poolMovements(db2.pool, relay),
+        logger: createLogger({ service: "ledger-test", level: "silent" }),
+      };
 
       // Balances preserved exactly; the account carries them as pending/posted debits and credits.
       expect(await getBalance({ ctx, input: { tenant_id: "m1" } })).toEqual({ tenantId: "m1", available: 780n, held: 100n });
-      expect(await q("SELECT debits_pending::int AS dp, debits_posted::int AS dpo, credits_posted::int AS cpo FROM accounts WHERE tenant_id = 'm1'")).toEqual([{ dp: 100, dpo: 120, cpo: 1000 }]);
+      expect(await q("SELECT debits_pending::int AS dp, debits_posted::int AS dpo, credits_posted::int AS cpo FROM accounts WHERE tenant_id = 'm1'")).toEqual([
+        { dp: 100, dpo: 120, cpo: 1000 },
+      ]);
       // The legs the view derives are the legs that were stored.
       expect(await q("SELECT transfer_id, leg, account, units FROM entries ORDER BY transfer_id, leg")).toEqual(oldEntries);
       expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true, journalSum: 0n, unbalancedTransfers: 0n });
       // Holds as they were; the open one still settles exactly once, the others refuse.
-      expect(await getHold({ ctx, input: { hold_id: "hold_o3" } })).toMatchObject({ status: "open", units: 100n, expiresAt: oldHold3.expires_at, createdAt: oldHold3.created_at });
+      expect(await getHold({ ctx, input: { hold_id: "hold_o3" } })).toMatchObject({
+        status: "open",
+        units: 100n,
+        expiresAt: oldHold3.expires_at,
+        createdAt: oldHold3.created_at,
+      });
       expect(await getHold({ ctx, input: { hold_id: "hold_o1" } })).toMatchObject({ status: "captured", capturedUnits: 120n, releasedUnits: 180n });
       await expect(voidHold({ ctx, input: { operation_id: "new:v1", hold_id: "hold_o1" } })).rejects.toMatchObject({ code: "conflict" });
       const settled = await captureHold({ ctx, input: { operation_id: "new:c3", hold_id: "hold_o3", units: "40" } });
@@ -163,7 +181,15 @@ describe("migrations", () => {
       // The old events stay with the outbox relay; the tail starts after them.
       expect(await q("SELECT position::int AS p FROM relay_checkpoints WHERE name = 'ledger_events'")).toEqual([{ p: 6 }]);
       expect(await q("SELECT count(*)::int AS n FROM ledger_events WHERE seq > 6")).toEqual([{ n: 1 }]);
-      expect((await listEntries({ ctx, input: { tenant_id: "m1" } })).entries.map((e) => e.operationId)).toEqual(["new:c3", "old:v2", "old:c1", "old:r3", "old:r2", "old:r1", "old:credit"]);
+      expect((await listEntries({ ctx, input: { tenant_id: "m1" } })).entries.map((e) => e.operationId)).toEqual([
+        "new:c3",
+        "old:v2",
+        "old:c1",
+        "old:r3",
+        "old:r2",
+        "old:r1",
+        "old:credit",
+      ]);
       expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
       // Holds converted before allotments existed are none; allotments work beside them.
       expect(await getHold({ ctx, input: { hold_id: "hold_o1" } })).toMatchObject({ allotment: false, releasedUnits: 180n });
@@ -172,7 +198,9 @@ describe("migrations", () => {
         balance: { available: 340n, held: 420n },
         hold: { allotment: true, capturedUnits: 80n },
       });
-      await expect(postAllotment({ ctx, input: { operation_id: "new:p2", hold_id: "hold_o3", units: "1" } })).rejects.toMatchObject({ code: "invalid_request" });
+      await expect(postAllotment({ ctx, input: { operation_id: "new:p2", hold_id: "hold_o3", units: "1" } })).rejects.toMatchObject({
+        code: "invalid_request",
+      });
       await expect(postAllotment({ ctx, input: { operation_id: "new:p3", hold_id: "hold_o9", units: "1" } })).rejects.toMatchObject({ code: "not_found" });
       expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
     } finally {

@@ -49,19 +49,33 @@ export const ManagedAiEnv = z
     ),
     ALLOTMENT_SHARE_PERCENT: int("An allotment takes this share of the tenant's available balance.", 25, { min: 1, max: 100 }),
     ALLOTMENT_MAX_UNITS: int("The largest allotment, in units.", 1_000_000, { min: 1 }),
-    ALLOTMENT_MIN_UNITS: int("No allotment below this many units (nor below four times the request's reservation): such tenants keep a hold per request.", 1_000, { min: 1 }),
-    ALLOTMENT_POST_LINGER_MS: int("How long a charge from an allotment waits for others before its batch is posted to the ledger (the balance views show it within this).", 100, {
-      min: 0,
-      max: 900,
+    ALLOTMENT_MIN_UNITS: int(
+      "No allotment below this many units (nor below four times the request's reservation): such tenants keep a hold per request.",
+      1_000,
+      { min: 1 },
+    ),
+    ALLOTMENT_POST_LINGER_MS: int(
+      "How long a charge from an allotment waits for others before its batch is posted to the ledger (the balance views show it within this).",
+      100,
+      {
+        min: 0,
+        max: 900,
+      },
+    ),
+    ALLOTMENT_IDLE_SECONDS: int("An allotment without a new claim for this long is closed by the reconciler (its rest goes back to available).", 30, {
+      min: 1,
     }),
-    ALLOTMENT_IDLE_SECONDS: int("An allotment without a new claim for this long is closed by the reconciler (its rest goes back to available).", 30, { min: 1 }),
     ALLOTMENT_MAX_AGE_SECONDS: int("An allotment older than this is closed by the reconciler; the tenant's next request opens a new one.", 600, { min: 1 }),
   })
   .superRefine((cfg, ctx) => {
     const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
     if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
     if (cfg.NODE_ENV === "production" && cfg.ALLOW_PRIVATE_TARGETS) {
-      ctx.addIssue({ code: "custom", path: ["ALLOW_PRIVATE_TARGETS"], message: "turns off every check of customer URLs (SSRF) and is for local testing: refused in production" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["ALLOW_PRIVATE_TARGETS"],
+        message: "turns off every check of customer URLs (SSRF) and is for local testing: refused in production",
+      });
     }
   });
 export type ManagedAiEnv = z.output<typeof ManagedAiEnv>;

@@ -28,8 +28,16 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   register: (server, { prisma, pool, transact, relay, nats, subjects, logger, registry, shutdown }) => {
     const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
     catalog.listen();
-    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
-    const provider = new ProviderClient({ headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS }, { allowPrivate: env.ALLOW_PRIVATE_TARGETS });
+    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
+      deadlineMs: env.LEDGER_DEADLINE_MS,
+      name: "ledger",
+      registry,
+      serviceToken: env.SERVICE_TOKEN,
+    });
+    const provider = new ProviderClient(
+      { headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS },
+      { allowPrivate: env.ALLOW_PRIVATE_TARGETS },
+    );
     // After the gRPC server has drained (it stops first): nothing calls these any more.
     shutdown.add("ledger client", async () => ledger.close());
     shutdown.add("provider client", () => provider.close());

@@ -19,7 +19,12 @@ import { startReplyWorker } from "./socialops/reply-worker.js";
 export async function startApps(env: MessagingEnv, base: MessagingContext, infra: Infrastructure<PrismaClient, Tx>): Promise<ReturnType<typeof appHandlers>> {
   const { logger, registry, shutdown } = infra;
   const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
-  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "managed-ai", registry, serviceToken: env.SERVICE_TOKEN });
+  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
+    deadlineMs: env.LEDGER_DEADLINE_MS,
+    name: "managed-ai",
+    registry,
+    serviceToken: env.SERVICE_TOKEN,
+  });
   const ctx: AppContext = {
     ...base,
     logger: logger.child({ component: "apps" }),
@@ -54,7 +59,9 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
 
   let recovering: Promise<unknown> = Promise.resolve();
   const recovery = setInterval(() => {
-    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).catch((err: unknown) => logger.warn({ err }, "push recovery failed"));
+    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).catch((err: unknown) =>
+      logger.warn({ err }, "push recovery failed"),
+    );
   }, env.PUSH_RECOVERY_INTERVAL_MS);
   recovery.unref();
   const worker = await startReplyWorker({ ctx, js: infra.js, jsm: infra.jsm, subjects: infra.subjects, logger });

@@ -20,6 +20,8 @@ describe("messaging environment", () => {
   });
 
   it("refuses in production the encryption keys compose shipped", () => {
-    expect(() => loadEnv({ ...PRODUCTION, ENCRYPTION_KEYS: "compose-messaging:dKGyJh6JNudI0Ii+dFSU3RedBqAH9Vgw91KOTkdNnmI=" })).toThrow(/ENCRYPTION_KEYS: must be set in production/);
+    expect(() => loadEnv({ ...PRODUCTION, ENCRYPTION_KEYS: "compose-messaging:dKGyJh6JNudI0Ii+dFSU3RedBqAH9Vgw91KOTkdNnmI=" })).toThrow(
+      /ENCRYPTION_KEYS: must be set in production/,
+    );
   });
 });

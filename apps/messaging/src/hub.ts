@@ -17,7 +17,11 @@ export const WIDGET_SESSIONS_BROADCAST = "widget-sessions";
 export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, Tx>): HubContext {
   const { prisma, transact, nats, subjects, logger, shutdown } = infra;
   const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-  const policy: EgressPolicy = { allowPrivate: env.ALLOW_PRIVATE_TARGETS, allowHttpLoopback: env.ALLOW_PRIVATE_TARGETS, requireHttps: !env.ALLOW_PRIVATE_TARGETS };
+  const policy: EgressPolicy = {
+    allowPrivate: env.ALLOW_PRIVATE_TARGETS,
+    allowHttpLoopback: env.ALLOW_PRIVATE_TARGETS,
+    requireHttps: !env.ALLOW_PRIVATE_TARGETS,
+  };
   const dispatcher = new WebhookDispatcher({
     ctx: { prisma, transact, keyring },
     logger: logger.child({ component: "conversation-webhooks" }),

@@ -44,18 +44,24 @@ export function url(description: string, defaultValue: string, protocols: string
   return z
     .string()
     .default(defaultValue)
-    .refine((value) => {
-      try {
-        return protocols.includes(new URL(value).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL with protocol ${protocols.join(" or ")}`)
+    .refine(
+      (value) => {
+        try {
+          return protocols.includes(new URL(value).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `must be a URL with protocol ${protocols.join(" or ")}`,
+    )
     .describe(description);
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(description: string, values: T, defaultValue: T[number]) {
-  return z.enum(values).default(defaultValue as never).describe(description);
+  return z
+    .enum(values)
+    .default(defaultValue as never)
+    .describe(description);
 }
 
 /** host:port of a gRPC peer. */

@@ -144,8 +144,14 @@ export function telemetryEnvShape() {
           return false;
         }
       }, "must be an http(s) URL")
-      .describe("Base URL of an OTLP/HTTP trace collector (e.g. `http://otel-collector:4318`); spans go to `<url>/v1/traces`. Unset: no tracing, and the SDK is not even loaded."),
-    OTEL_EXPORTER_OTLP_PROTOCOL: oneOf("Encoding of exported spans (OTLP over gRPC is not supported).", ["http/protobuf", "http/json"] as const, "http/protobuf"),
+      .describe(
+        "Base URL of an OTLP/HTTP trace collector (e.g. `http://otel-collector:4318`); spans go to `<url>/v1/traces`. Unset: no tracing, and the SDK is not even loaded.",
+      ),
+    OTEL_EXPORTER_OTLP_PROTOCOL: oneOf(
+      "Encoding of exported spans (OTLP over gRPC is not supported).",
+      ["http/protobuf", "http/json"] as const,
+      "http/protobuf",
+    ),
     OTEL_SERVICE_NAME: z.string().min(1).optional().describe("`service.name` of this process's spans; unset: the service's own name (`edge`, `ledger`, ...)."),
     OTEL_BSP_SCHEDULE_DELAY: int("Longest wait, in ms, before ended spans are exported in one batch.", 5_000, { min: 1, max: 60_000 }),
   };
@@ -166,8 +172,14 @@ export function databaseEnvShape(defaultName: string) {
       10_000,
       { min: 10, max: 600_000 },
     ),
-    OUTBOX_LINGER_MS: int("After a commit with events, how long the outbox relay waits for more before publishing them in one batch (0: at once).", 20, { min: 0, max: 1_000 }),
-    CONSUMER_LINGER_MS: int("How long an event consumer waits for more events before committing a batch that is not full (0: at once).", 50, { min: 0, max: 5_000 }),
+    OUTBOX_LINGER_MS: int("After a commit with events, how long the outbox relay waits for more before publishing them in one batch (0: at once).", 20, {
+      min: 0,
+      max: 1_000,
+    }),
+    CONSUMER_LINGER_MS: int("How long an event consumer waits for more events before committing a batch that is not full (0: at once).", 50, {
+      min: 0,
+      max: 5_000,
+    }),
   };
 }
 

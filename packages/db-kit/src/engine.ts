@@ -161,9 +161,11 @@ function adapterFactory(url: string) {
 type EngineModule = typeof import("@prisma/schema-engine-wasm");
 type WasmExports = Record<string, unknown>;
 /** The part of the WebAssembly global we use (its types live in lib.dom, not @types/node). */
-const wasm = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Uint8Array, imports: Record<string, unknown>): Promise<{ instance: { exports: WasmExports } }> };
-}).WebAssembly;
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: { instantiate(bytes: Uint8Array, imports: Record<string, unknown>): Promise<{ instance: { exports: WasmExports } }> };
+  }
+).WebAssembly;
 let enginePromise: Promise<EngineModule> | undefined;
 
 /**

@@ -75,7 +75,10 @@ export function migrationName(name: string, now = new Date()): string {
 export async function readMigrations(migrationsDir: string): Promise<MigrationList> {
   const lockPath = join(migrationsDir, LOCKFILE);
   const directories = existsSync(migrationsDir)
-    ? (await readdir(migrationsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    ? (await readdir(migrationsDir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
     : [];
   return {
     baseDir: migrationsDir,
@@ -169,14 +172,9 @@ export class Migrator {
       this.handle.engine.diagnoseMigrationHistory({ migrationsList: list, optInToShadowDatabase: false, filters: NO_FILTER }),
     );
     const history = diag.history;
-    const pending =
-      history?.diagnostic === "databaseIsBehind" || history?.diagnostic === "historiesDiverge"
-        ? history.unappliedMigrationNames
-        : [];
+    const pending = history?.diagnostic === "databaseIsBehind" || history?.diagnostic === "historiesDiverge" ? history.unappliedMigrationNames : [];
     const unknown =
-      history?.diagnostic === "migrationsDirectoryIsBehind" || history?.diagnostic === "historiesDiverge"
-        ? history.unpersistedMigrationNames
-        : [];
+      history?.diagnostic === "migrationsDirectoryIsBehind" || history?.diagnostic === "historiesDiverge" ? history.unpersistedMigrationNames : [];
     const drift = await wrap("diffing migrations against the database", () =>
       this.handle.engine.diff({
         from: { tag: "migrations", ...list },

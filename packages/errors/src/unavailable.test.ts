@@ -9,7 +9,9 @@ describe("failures of a dependency that is down", () => {
     expect(isUnavailableFailure(new Error("Connection terminated unexpectedly"))).toBe(true);
     expect(isUnavailableFailure(Object.assign(new Error("the database system is not yet accepting connections"), { code: "57P03" }))).toBe(true);
     expect(isUnavailableFailure(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }))).toBe(true);
-    expect(isUnavailableFailure(Object.assign(new Error("Invalid `prisma.x.findUnique()` invocation: Database error. Code: `57P03`."), { code: "P2010" }))).toBe(true);
+    expect(
+      isUnavailableFailure(Object.assign(new Error("Invalid `prisma.x.findUnique()` invocation: Database error. Code: `57P03`."), { code: "P2010" })),
+    ).toBe(true);
     expect(isUnavailableFailure(Object.assign(new Error("Can't reach database server"), { code: "P1001" }))).toBe(true);
     expect(isUnavailableFailure(new Error("wrapped", { cause: refused }))).toBe(true);
   });

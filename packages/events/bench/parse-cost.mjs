@@ -20,5 +20,6 @@ function measure(parse) {
 }
 for (const parse of [parseEnvelope, parseEnvelopeShape]) measure(parse); // warm-up
 const rows = { parseEnvelope: [], parseEnvelopeShape: [] };
-for (let r = 0; r < 4; r++) for (const parse of r % 2 ? [parseEnvelopeShape, parseEnvelope] : [parseEnvelope, parseEnvelopeShape]) rows[parse.name].push(measure(parse));
+for (let r = 0; r < 4; r++)
+  for (const parse of r % 2 ? [parseEnvelopeShape, parseEnvelope] : [parseEnvelope, parseEnvelopeShape]) rows[parse.name].push(measure(parse));
 for (const [name, us] of Object.entries(rows)) console.log(`${name.padEnd(20)} µs/event ${us.map((u) => u.toFixed(2)).join(" ")}`);

@@ -14,7 +14,16 @@ const jsm = await nc.jetstreamManager();
 const subjects = subjectsFor(`pc${randomBytes(3).toString("hex")}`);
 await ensureStream(jsm, subjects);
 const subject = subjects.subject("ledger.credited");
-const body = new TextEncoder().encode(JSON.stringify({ id: "evt_x", type: "ledger.credited", source: "bench", occurred_at: new Date().toISOString(), request_id: null, data: { tenant_id: "ten_1" } }));
+const body = new TextEncoder().encode(
+  JSON.stringify({
+    id: "evt_x",
+    type: "ledger.credited",
+    source: "bench",
+    occurred_at: new Date().toISOString(),
+    request_id: null,
+    data: { tenant_id: "ten_1" },
+  }),
+);
 const js = nc.jetstream();
 const publisher = new JetStreamPublisher(nc);
 // "no stacks": the same js.publish with V8's stack capture off for the whole run
@@ -54,7 +63,9 @@ for (let r = 0; r < rounds; r++) {
 }
 for (const [name, rs] of Object.entries(results)) {
   const cpu = rs.map((r) => r.cpuUsPerPublish).sort((a, b) => a - b);
-  console.log(`${name.padEnd(24)} CPU µs/publish median ${cpu[Math.floor(cpu.length / 2)].toFixed(1)} (runs ${cpu.map((c) => c.toFixed(1)).join(" ")}), NatsErrors per publish ${rs[0].natsErrorsPerPublish}`);
+  console.log(
+    `${name.padEnd(24)} CPU µs/publish median ${cpu[Math.floor(cpu.length / 2)].toFixed(1)} (runs ${cpu.map((c) => c.toFixed(1)).join(" ")}), NatsErrors per publish ${rs[0].natsErrorsPerPublish}`,
+  );
 }
 publisher.close();
 await jsm.streams.delete(subjects.stream);

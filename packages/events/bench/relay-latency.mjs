@@ -31,7 +31,16 @@ const subjects = subjectsFor(`rl${tag}`);
 await ensureStream(jsm, subjects);
 const publisher = new JetStreamPublisher(nc);
 const logger = createLogger({ service: "relay-latency", level: "warn" });
-const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects, source: "bench", logger, pollMs: 500, maxPollMs: 10_000, lingerMs: 20 });
+const relay = new OutboxRelay({
+  runTx: pgTransactions(pool, { synchronousCommit: false }),
+  js: publisher,
+  subjects,
+  source: "bench",
+  logger,
+  pollMs: 500,
+  maxPollMs: 10_000,
+  lingerMs: 20,
+});
 relay.start();
 
 // The subscriber on a connection of its own, as a consumer in another process would be.
@@ -63,7 +72,10 @@ async function measure(label, rate, kick) {
   await Promise.all(writes);
   const until = Date.now() + 30_000;
   while ([...commits.keys()].some((id) => !arrivals.has(id)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  const delays = [...commits].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id) - at).sort((a, b) => a - b);
+  const delays = [...commits]
+    .filter(([id]) => arrivals.has(id))
+    .map(([id, at]) => arrivals.get(id) - at)
+    .sort((a, b) => a - b);
   const pct = (p) => delays[Math.min(delays.length - 1, Math.ceil((p / 100) * delays.length) - 1)];
   const f = (ms) => ms.toFixed(1).padStart(7);
   const achieved = (count / (performance.now() - started)) * 1000;

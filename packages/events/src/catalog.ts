@@ -479,6 +479,7 @@ export function parseEnvelopeShape(raw: unknown): EventEnvelope {
 
 export function validateData<T extends EventType>(type: T, data: EventData<T>): EventData<T> {
   const parsed = EVENT_CATALOG[type].safeParse(data);
-  if (!parsed.success) throw new InvalidEventError(`invalid ${type} payload: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new InvalidEventError(`invalid ${type} payload: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data as EventData<T>;
 }

@@ -165,7 +165,10 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
       const event = parseEvent(JSON.parse(decoder.decode(item.msg.data)));
       return wanted.size === 0 || wanted.has(event.type) ? event : null;
     } catch (err) {
-      log.error({ err: err instanceof InvalidEventError ? err.message : String(err), subject: item.msg.subject, stream_seq: item.seq }, "malformed event passed over");
+      log.error(
+        { err: err instanceof InvalidEventError ? err.message : String(err), subject: item.msg.subject, stream_seq: item.seq },
+        "malformed event passed over",
+      );
       outcomes?.inc({ consumer: name, outcome: "malformed" });
       return null;
     }
@@ -178,21 +181,26 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
    */
   async function commit(batch: Item[]): Promise<number | { rewind: number }> {
     type Outcome = { rewind: number } | { events: EventEnvelope[]; applied: Set<string> | null };
-    return inConsumerSpan(name, batch.map((i) => i.msg), () => runTx<Outcome>(async (tx) => {
-      type Row = { stream_seq: bigint | string };
-      const [row] = await (tx.$queryPrepared ? tx.$queryPrepared<Row[]>(lockName, lockCheckpoint) : tx.$queryRawUnsafe<Row[]>(lockCheckpoint));
-      const checkpoint = Number(row?.stream_seq ?? 0);
-      if (checkpoint < position) return { rewind: checkpoint };
-      const fresh = batch.filter((i) => i.seq > checkpoint);
-      if (fresh.length === 0) return { events: [], applied: null };
-      const events = fresh.map(parse).filter((e): e is EventEnvelope => e !== null);
-      // A handler may answer the ids it applied (the others were duplicates by event id).
-      const result: unknown = events.length > 0 ? await handler(events as EventEnvelope<T>[], tx) : undefined;
-      const update = `UPDATE consumer_checkpoints SET stream_seq = ${fresh[fresh.length - 1]!.seq}, updated_at = now() WHERE consumer = '${name}'`;
-      if (tx.commitWith) tx.commitWith(update);
-      else await tx.$executeRawUnsafe(update);
-      return { events, applied: Array.isArray(result) ? new Set(result as string[]) : null };
-    })).then((outcome): number | { rewind: number } => {
+    return inConsumerSpan(
+      name,
+      batch.map((i) => i.msg),
+      () =>
+        runTx<Outcome>(async (tx) => {
+          type Row = { stream_seq: bigint | string };
+          const [row] = await (tx.$queryPrepared ? tx.$queryPrepared<Row[]>(lockName, lockCheckpoint) : tx.$queryRawUnsafe<Row[]>(lockCheckpoint));
+          const checkpoint = Number(row?.stream_seq ?? 0);
+          if (checkpoint < position) return { rewind: checkpoint };
+          const fresh = batch.filter((i) => i.seq > checkpoint);
+          if (fresh.length === 0) return { events: [], applied: null };
+          const events = fresh.map(parse).filter((e): e is EventEnvelope => e !== null);
+          // A handler may answer the ids it applied (the others were duplicates by event id).
+          const result: unknown = events.length > 0 ? await handler(events as EventEnvelope<T>[], tx) : undefined;
+          const update = `UPDATE consumer_checkpoints SET stream_seq = ${fresh[fresh.length - 1]!.seq}, updated_at = now() WHERE consumer = '${name}'`;
+          if (tx.commitWith) tx.commitWith(update);
+          else await tx.$executeRawUnsafe(update);
+          return { events, applied: Array.isArray(result) ? new Set(result as string[]) : null };
+        }),
+    ).then((outcome): number | { rewind: number } => {
       if ("rewind" in outcome) return outcome;
       const { events, applied } = outcome;
       position = batch[batch.length - 1]!.seq;
@@ -202,7 +210,8 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
         const result = applied === null || applied.delete(e.id) ? "processed" : "duplicate";
         if (result === "processed") processed++;
         else outcomes?.inc({ consumer: name, outcome: result });
-        if (debug) runWithContext({ requestId: e.request_id ?? newId("req") }, () => log.debug({ event_id: e.id, type: e.type, outcome: result }, "event handled"));
+        if (debug)
+          runWithContext({ requestId: e.request_id ?? newId("req") }, () => log.debug({ event_id: e.id, type: e.type, outcome: result }, "event handled"));
       }
       return processed;
     });

@@ -133,17 +133,22 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
   }
 
   async function commit(batch: Parsed[]): Promise<Set<string>> {
-    return inConsumerSpan(durable, batch.map((p) => p.msg), () => runTx(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
-        "INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id",
-        durable,
-        batch.map((p) => p.event.id),
-      );
-      const fresh = new Set(rows.map((r) => r.event_id));
-      const events = batch.filter((p, i) => fresh.has(p.event.id) && batch.findIndex((q) => q.event.id === p.event.id) === i).map((p) => p.event);
-      if (events.length > 0) await handler(events as EventEnvelope<T>[], tx);
-      return fresh;
-    }));
+    return inConsumerSpan(
+      durable,
+      batch.map((p) => p.msg),
+      () =>
+        runTx(async (tx) => {
+          const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
+            "INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id",
+            durable,
+            batch.map((p) => p.event.id),
+          );
+          const fresh = new Set(rows.map((r) => r.event_id));
+          const events = batch.filter((p, i) => fresh.has(p.event.id) && batch.findIndex((q) => q.event.id === p.event.id) === i).map((p) => p.event);
+          if (events.length > 0) await handler(events as EventEnvelope<T>[], tx);
+          return fresh;
+        }),
+    );
   }
 
   function settled(batch: Parsed[], fresh: Set<string>): void {
@@ -152,7 +157,10 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
     for (const p of batch) {
       const outcome = fresh.has(p.event.id) ? "processed" : "duplicate";
       outcomes?.inc({ consumer: durable, outcome });
-      if (debug) runWithContext({ requestId: p.event.request_id ?? newId("req") }, () => log.debug({ event_id: p.event.id, type: p.event.type, outcome }, "event handled"));
+      if (debug)
+        runWithContext({ requestId: p.event.request_id ?? newId("req") }, () =>
+          log.debug({ event_id: p.event.id, type: p.event.type, outcome }, "event handled"),
+        );
       fresh.delete(p.event.id); // a second copy in the same batch is a duplicate
     }
   }
@@ -193,7 +201,10 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
         });
         full = undefined;
       }
-      const batch = queue.splice(0, maxBatch).map(parse).filter((p): p is Parsed => p !== null);
+      const batch = queue
+        .splice(0, maxBatch)
+        .map(parse)
+        .filter((p): p is Parsed => p !== null);
       if (batch.length > 0) await handle(batch);
     }
   })().catch((err: unknown) => log.error({ err }, "consumer loop ended"));

@@ -386,9 +386,9 @@ describe("outbox and consumer", () => {
   });
 
   it("refuses a payload that does not match the catalog, before anything is written", async () => {
-    await expect(
-      runTx((tx) => enqueueEvent(tx, "ledger.credited", { ...credit(40), units: "12.5" }, { id: "evt_invalid" })),
-    ).rejects.toBeInstanceOf(InvalidEventError);
+    await expect(runTx((tx) => enqueueEvent(tx, "ledger.credited", { ...credit(40), units: "12.5" }, { id: "evt_invalid" }))).rejects.toBeInstanceOf(
+      InvalidEventError,
+    );
     expect((await pool.query("SELECT count(*)::int AS n FROM outbox_events WHERE id = 'evt_invalid'")).rows[0].n).toBe(0);
   });
 });

@@ -204,7 +204,8 @@ afterAll(async () => {
   await dropDatabase(SERVER, dbName);
 }, 30_000);
 
-const payload = (i: number) => JSON.stringify({ tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" });
+const payload = (i: number) =>
+  JSON.stringify({ tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" });
 
 type Relay = { start(): void; kick(): void; stop(): Promise<void> };
 
@@ -230,7 +231,10 @@ const kinds: RelayKind[] = [
       return {
         async write(count) {
           const ids = Array.from({ length: count }, () => `evt_${tag}_${++i}`);
-          await direct.query("INSERT INTO outbox_events (id, type, payload) SELECT id, 'ledger.credited', $2::jsonb FROM unnest($1::text[]) AS id", [ids, payload(i)]);
+          await direct.query("INSERT INTO outbox_events (id, type, payload) SELECT id, 'ledger.credited', $2::jsonb FROM unnest($1::text[]) AS id", [
+            ids,
+            payload(i),
+          ]);
           return ids;
         },
         relay: (pool, js, subjects) => new OutboxRelay({ ...relayOptions, runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects }),
@@ -241,8 +245,12 @@ const kinds: RelayKind[] = [
     name: "LogRelay",
     async prepare(tag) {
       const log = `log_${tag}`;
-      await direct.query(`CREATE TABLE ${log} (seq BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, payload JSONB NOT NULL, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
-      await direct.query(`CREATE VIEW ${log}_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM ${log}`);
+      await direct.query(
+        `CREATE TABLE ${log} (seq BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, payload JSONB NOT NULL, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`,
+      );
+      await direct.query(
+        `CREATE VIEW ${log}_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM ${log}`,
+      );
       let i = 0;
       return {
         async write(count) {
@@ -318,7 +326,11 @@ async function startConsumers(subjects: Subjects, tag: string): Promise<Consumer
     let dead = false;
     return async (events: { id: string }[], tx: { $executeRawUnsafe(q: string, ...v: unknown[]): PromiseLike<number> }) => {
       if (dead) throw new Error("this consumer process is dead");
-      await tx.$executeRawUnsafe("INSERT INTO applied (consumer, event_id) SELECT $1, unnest($2::text[])", names[which], events.map((e) => e.id));
+      await tx.$executeRawUnsafe(
+        "INSERT INTO applied (consumer, event_id) SELECT $1, unnest($2::text[])",
+        names[which],
+        events.map((e) => e.id),
+      );
       if (die[which]) {
         die[which] = false;
         dead = true;
@@ -452,7 +464,9 @@ async function writeSteadily(write: (n: number) => Promise<string[]>, relay: Rel
 }
 
 describe.each(kinds)("$name and the consumers", (kind) => {
-  it("a restart in the middle of a batch: the relay dies after publishing part of a batch and before its commit, each consumer dies after applying a batch and before its commit", { timeout: 120_000 }, async () => {
+  it("a restart in the middle of a batch: the relay dies after publishing part of a batch and before its commit, each consumer dies after applying a batch and before its commit", {
+    timeout: 120_000,
+  }, async () => {
     const c = await newCase(kind);
     try {
       const written = await c.source.write(60);
@@ -515,7 +529,9 @@ describe.each(kinds)("$name and the consumers", (kind) => {
     }
   });
 
-  it("a PostgreSQL restart: every backend of the relay and the consumers terminated and new connections refused for a while, while events are committed", { timeout: 120_000 }, async () => {
+  it("a PostgreSQL restart: every backend of the relay and the consumers terminated and new connections refused for a while, while events are committed", {
+    timeout: 120_000,
+  }, async () => {
     const c = await newCase(kind);
     const relay = await c.relayProcess();
     try {

@@ -1,8 +1,28 @@
 export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
 export type { EventData, EventEnvelope, EventType } from "./catalog.js";
 export { redeliveryDelayMs, startConsumer, type ConsumerOptions, type EventHandler, type RunningConsumer } from "./consumer.js";
-export { connectNats, ensureStream, isNotFound, DUPLICATE_WINDOW_MS, STREAM_MAX_AGE_MS, type JetStreamClient, type JetStreamManager, type NatsConnection } from "./nats.js";
-export { createTransact, enqueueEvent, outboxInsertFrom, outboxRow, poolStatements, type Emit, type EmitOptions, type OutboxRow, type Statements, type Transact } from "./outbox.js";
+export {
+  connectNats,
+  ensureStream,
+  isNotFound,
+  DUPLICATE_WINDOW_MS,
+  STREAM_MAX_AGE_MS,
+  type JetStreamClient,
+  type JetStreamManager,
+  type NatsConnection,
+} from "./nats.js";
+export {
+  createTransact,
+  enqueueEvent,
+  outboxInsertFrom,
+  outboxRow,
+  poolStatements,
+  type Emit,
+  type EmitOptions,
+  type OutboxRow,
+  type Statements,
+  type Transact,
+} from "./outbox.js";
 export { OutboxRelay, type RelayOptions } from "./relay.js";
 export { LogRelay, type LogRelayOptions } from "./log-relay.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";

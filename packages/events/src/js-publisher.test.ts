@@ -61,7 +61,9 @@ describe("JetStreamPublisher", () => {
       Promise.all(Array.from({ length: n }, (_, i) => js.publish(subject, payload, { msgID: `evt_${run}_js_${i}`, headers: natsHeaders(), timeout: 5_000 }))),
     );
     const viaPublisher = await natsErrorsDuring(() =>
-      Promise.all(Array.from({ length: n }, (_, i) => publisher.publish(subject, payload, { msgID: `evt_${run}_p_${i}`, headers: natsHeaders(), timeout: 5_000 }))),
+      Promise.all(
+        Array.from({ length: n }, (_, i) => publisher.publish(subject, payload, { msgID: `evt_${run}_p_${i}`, headers: natsHeaders(), timeout: 5_000 })),
+      ),
     );
     expect(viaJs).toBe(n); // RequestOne.cancel(): NatsError(Cancelled) after every answer
     expect(viaPublisher).toBe(0);

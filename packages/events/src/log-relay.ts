@@ -93,7 +93,11 @@ export class LogRelay {
       FROM cp LEFT JOIN LATERAL (SELECT * FROM ${options.log} WHERE seq > cp.position ORDER BY seq LIMIT ${this.batchSize}) e ON true`;
     if (options.registry) {
       this.published = new Counter({ name: "log_relay_published_total", help: "Events published by tailing the event log.", registers: [options.registry] });
-      this.rounds = new Counter({ name: "log_relay_rounds_total", help: "Log relay rounds that published (events per round = published ÷ rounds).", registers: [options.registry] });
+      this.rounds = new Counter({
+        name: "log_relay_rounds_total",
+        help: "Log relay rounds that published (events per round = published ÷ rounds).",
+        registers: [options.registry],
+      });
       this.failures = new Counter({ name: "log_relay_failures_total", help: "Failed log relay rounds.", registers: [options.registry] });
     }
     this.schedule = new BatchLoop({
@@ -141,7 +145,9 @@ export class LogRelay {
       open = true;
       // The select is the session's prepared statement: parsed and planned once per connection
       // (planned again by PostgreSQL after each ANALYZE of the log's tables; decision 0167).
-      const results = (await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${preparedStatement(client, this.statement, this.select)}`)) as unknown as { rows: LogRow[] }[];
+      const results = (await client.query(
+        `BEGIN; SET LOCAL synchronous_commit = off; ${preparedStatement(client, this.statement, this.select)}`,
+      )) as unknown as { rows: LogRow[] }[];
       const { rows } = results[results.length - 1]!;
       const events = rows.filter((r) => r.id !== null);
       if (events.length === 0) {

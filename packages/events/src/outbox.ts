@@ -77,7 +77,10 @@ export type Statements = {
   eventsWritten(): void;
 };
 
-export function poolStatements(pool: { query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: unknown[] }> }, relay?: { kick(): void }): Statements {
+export function poolStatements(
+  pool: { query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: unknown[] }> },
+  relay?: { kick(): void },
+): Statements {
   return {
     query: async <R>(text: string, values: unknown[], name?: string) => (await pool.query(name ? { name, text, values } : { text, values })).rows as R[],
     eventsWritten: () => relay?.kick(),

@@ -66,9 +66,9 @@ export function pgTransactions(pool: PoolLike, options: { synchronousCommit?: bo
       $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await run(query, values)).rows as T,
       $queryPrepared: async <T>(name: string, query: string) => {
         usedPrepared = true;
-        const results = (await client.query(begun ? preparedStatement(client, name, query) : `${begin}; ${preparedStatement(client, name, query)}`)) as unknown as
-          | { rows: unknown[] }[]
-          | { rows: unknown[] };
+        const results = (await client.query(
+          begun ? preparedStatement(client, name, query) : `${begin}; ${preparedStatement(client, name, query)}`,
+        )) as unknown as { rows: unknown[] }[] | { rows: unknown[] };
         begun = true;
         return (Array.isArray(results) ? results[results.length - 1]!.rows : results.rows) as T;
       },

@@ -70,7 +70,11 @@ export class OutboxRelay {
     this.log = options.logger.child({ component: "outbox-relay" });
     if (options.registry) {
       this.published = new Counter({ name: "outbox_published_total", help: "Events published from the outbox.", registers: [options.registry] });
-      this.batches = new Counter({ name: "outbox_batches_total", help: "Outbox batches published (events per batch = published ÷ batches).", registers: [options.registry] });
+      this.batches = new Counter({
+        name: "outbox_batches_total",
+        help: "Outbox batches published (events per batch = published ÷ batches).",
+        registers: [options.registry],
+      });
       this.failures = new Counter({ name: "outbox_publish_failures_total", help: "Failed outbox publish batches.", registers: [options.registry] });
       this.backlog = new Gauge({ name: "outbox_last_batch_size", help: "Rows in the last outbox batch.", registers: [options.registry] });
     }

@@ -4,7 +4,18 @@ import { AckPolicy, type JetStreamClient, type JetStreamManager, type NatsConnec
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
-import { connectNats, ensureStream, LogRelay, pgTransactions, publishEnvelope, startCheckpointConsumer, subjectsFor, type EventEnvelope, type PoolLike, type RunningConsumer } from "./index.js";
+import {
+  connectNats,
+  ensureStream,
+  LogRelay,
+  pgTransactions,
+  publishEnvelope,
+  startCheckpointConsumer,
+  subjectsFor,
+  type EventEnvelope,
+  type PoolLike,
+  type RunningConsumer,
+} from "./index.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
@@ -25,7 +36,14 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Pr
   }
 }
 
-const credit = (i: number) => ({ tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" });
+const credit = (i: number) => ({
+  tenant_id: "ten_1",
+  entry_id: `ent_${i}`,
+  operation_id: `op_${i}`,
+  units: String(i),
+  available_units: String(i),
+  reason: "test",
+});
 
 /** Every message of a stream: event ids in stream order. */
 async function streamIds(subjects: ReturnType<typeof subjectsFor>): Promise<string[]> {
@@ -68,13 +86,27 @@ async function append(log: string, count: number, holdMs = 0): Promise<void> {
 
 async function newLog(): Promise<string> {
   const log = `log_${++n}`;
-  await pool.query(`CREATE TABLE ${log} (seq BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, payload JSONB NOT NULL, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
+  await pool.query(
+    `CREATE TABLE ${log} (seq BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, payload JSONB NOT NULL, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`,
+  );
   await pool.query(`CREATE VIEW ${log}_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM ${log}`);
   return log;
 }
 
 const relayFor = (log: string, subjects: ReturnType<typeof subjectsFor>, extra: Partial<ConstructorParameters<typeof LogRelay>[0]> = {}) =>
-  new LogRelay({ pool, js: nc.jetstream(), subjects, source: "tailing-test", log: `${log}_events`, checkpoint: log, logger, pollMs: 50, lingerMs: 5, batchSize: 50, ...extra });
+  new LogRelay({
+    pool,
+    js: nc.jetstream(),
+    subjects,
+    source: "tailing-test",
+    log: `${log}_events`,
+    checkpoint: log,
+    logger,
+    pollMs: 50,
+    lingerMs: 5,
+    batchSize: 50,
+    ...extra,
+  });
 
 async function ids(log: string): Promise<string[]> {
   return (await pool.query<{ id: string }>(`SELECT id FROM ${log} ORDER BY seq`)).rows.map((r) => r.id);
@@ -126,7 +158,8 @@ describe("LogRelay", () => {
     const js = nc.jetstream();
     const flaky = new Proxy(js, {
       get(target, prop, receiver) {
-        if (prop === "publish") return (...args: Parameters<JetStreamClient["publish"]>) => (failures-- > 0 ? Promise.reject(new Error("nats down")) : target.publish(...args));
+        if (prop === "publish")
+          return (...args: Parameters<JetStreamClient["publish"]>) => (failures-- > 0 ? Promise.reject(new Error("nats down")) : target.publish(...args));
         return Reflect.get(target, prop, receiver);
       },
     }) as JetStreamClient;
@@ -178,7 +211,14 @@ describe("checkpoint consumer", () => {
   async function publish(subjects: ReturnType<typeof subjectsFor>, from: number, to: number): Promise<string[]> {
     const out: string[] = [];
     for (let i = from; i < to; i++) {
-      const envelope: EventEnvelope = { id: `evt_${subjects.namespace}_${i}`, type: "ledger.credited", source: "t", occurred_at: new Date().toISOString(), request_id: null, data: credit(i) };
+      const envelope: EventEnvelope = {
+        id: `evt_${subjects.namespace}_${i}`,
+        type: "ledger.credited",
+        source: "t",
+        occurred_at: new Date().toISOString(),
+        request_id: null,
+        data: credit(i),
+      };
       await publishEnvelope(nc.jetstream(), subjects, envelope);
       out.push(envelope.id);
     }
@@ -198,13 +238,20 @@ describe("checkpoint consumer", () => {
       maxBatch: 7,
       handler: async (events, tx) => {
         for (const e of events) if (fail(e.id)) throw new Error(`fails on ${e.id}`);
-        await tx.$executeRawUnsafe("INSERT INTO applied (consumer, event_id) SELECT $1, unnest($2::text[])", name, events.map((e) => e.id));
+        await tx.$executeRawUnsafe(
+          "INSERT INTO applied (consumer, event_id) SELECT $1, unnest($2::text[])",
+          name,
+          events.map((e) => e.id),
+        );
       },
     });
 
-  const applied = async (name: string) => (await pool.query<{ event_id: string }>("SELECT event_id FROM applied WHERE consumer = $1 ORDER BY at", [name])).rows.map((r) => r.event_id);
+  const applied = async (name: string) =>
+    (await pool.query<{ event_id: string }>("SELECT event_id FROM applied WHERE consumer = $1 ORDER BY at", [name])).rows.map((r) => r.event_id);
 
-  it("applies every event once, in stream order, across restarts, a failing event and two replicas; one checkpoint row, no row per event", { timeout: 90_000 }, async () => {
+  it("applies every event once, in stream order, across restarts, a failing event and two replicas; one checkpoint row, no row per event", {
+    timeout: 90_000,
+  }, async () => {
     const subjects = await newStream();
     const name = `cp-${n}`;
     const all = await publish(subjects, 0, 40);

@@ -76,7 +76,16 @@ it("an event published inside a span carries its traceparent; the consumer's bat
 it("a relay round that published is a root producer span; the consumer's batch continues the relay's trace", async () => {
   recorder.reset();
   // An outbox holding one row, then none.
-  let rows = [{ seq: 1n, id: "evt_relayed_1", type: "ledger.credited", payload: { tenant_id: "ten_1", entry_id: "ent_2", operation_id: "op_2", units: "2", available_units: "2", reason: "r" }, request_id: "req_relayed1", created_at: new Date() }];
+  let rows = [
+    {
+      seq: 1n,
+      id: "evt_relayed_1",
+      type: "ledger.credited",
+      payload: { tenant_id: "ten_1", entry_id: "ent_2", operation_id: "op_2", units: "2", available_units: "2", reason: "r" },
+      request_id: "req_relayed1",
+      created_at: new Date(),
+    },
+  ];
   const outbox: TxRunner<SqlExecutor> = (fn) =>
     fn({
       $queryRawUnsafe: (async () => {
@@ -87,7 +96,16 @@ it("a relay round that published is a root producer span; the consumer's batch c
       $executeRawUnsafe: (async () => 0) as SqlExecutor["$executeRawUnsafe"],
     } as SqlExecutor);
   const relay = new OutboxRelay({ runTx: outbox, js: nc.jetstream(), subjects, source: "test", logger, pollMs: 60_000 });
-  const consumer = await startConsumer({ js: nc.jetstream(), jsm, subjects, durable: "relay-trace-test", types: ["ledger.credited"], runTx, logger, handler: async () => undefined });
+  const consumer = await startConsumer({
+    js: nc.jetstream(),
+    jsm,
+    subjects,
+    durable: "relay-trace-test",
+    types: ["ledger.credited"],
+    runTx,
+    logger,
+    handler: async () => undefined,
+  });
   try {
     // Flushed from inside another span: the round must not become its child.
     await inSpan("unrelated request", {}, () => relay.flush());
@@ -98,7 +116,9 @@ it("a relay round that published is a root producer span; the consumer's batch c
     expect(round.attributes["messaging.batch.message_count"]).toBe(1);
     const processed = recorder.spans().filter((s) => s.name === "process relay-trace-test");
     // The consumer may also see the first test's event; the relayed one continues the round's trace.
-    expect(processed.some((s) => s.parentSpanContext?.spanId === round.spanContext().spanId && s.spanContext().traceId === round.spanContext().traceId)).toBe(true);
+    expect(processed.some((s) => s.parentSpanContext?.spanId === round.spanContext().spanId && s.spanContext().traceId === round.spanContext().traceId)).toBe(
+      true,
+    );
   } finally {
     await consumer.stop();
   }

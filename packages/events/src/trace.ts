@@ -31,12 +31,23 @@ export function injectTrace(headers: MsgHdrs): void {
  * schedule, for many requests at once) from the round's start, active while
  * its events are published, so their headers carry it to the consumers.
  */
-export async function inRelaySpan<T>(name: string, startedAt: number, events: number, stream: string, publish: () => Promise<T>): Promise<{ span: Span; result: T }> {
+export async function inRelaySpan<T>(
+  name: string,
+  startedAt: number,
+  events: number,
+  stream: string,
+  publish: () => Promise<T>,
+): Promise<{ span: Span; result: T }> {
   const span = startSpan(name, {
     kind: SpanKind.PRODUCER,
     root: true,
     startTime: startedAt,
-    attributes: { "messaging.system": "nats", "messaging.operation.type": "send", "messaging.destination.name": stream, "messaging.batch.message_count": events },
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.type": "send",
+      "messaging.destination.name": stream,
+      "messaging.batch.message_count": events,
+    },
   });
   try {
     return { span, result: await withSpan(span, publish) };
@@ -64,6 +75,11 @@ export function inConsumerSpan<T>(consumer: string, messages: JsMsg[], fn: () =>
     const context = spanContextOf(ctx);
     if (context) links.push({ context });
   }
-  const attributes = { "messaging.system": "nats", "messaging.operation.type": "process", "messaging.consumer.group.name": consumer, "messaging.batch.message_count": messages.length };
+  const attributes = {
+    "messaging.system": "nats",
+    "messaging.operation.type": "process",
+    "messaging.consumer.group.name": consumer,
+    "messaging.batch.message_count": messages.length,
+  };
   return inSpan(`process ${consumer}`, { kind: SpanKind.CONSUMER, root: contexts.length === 0, links, attributes }, fn, contexts[0]);
 }

@@ -42,7 +42,8 @@ if (process.argv[2] === "server") {
     b.writeUInt32BE(id, 0);
     return b;
   };
-  const unary = (id) => new Promise((resolve, reject) => client.Unary(request(id), { deadline: Date.now() + 10_000 }, (err, res) => (err ? reject(err) : resolve(res))));
+  const unary = (id) =>
+    new Promise((resolve, reject) => client.Unary(request(id), { deadline: Date.now() + 10_000 }, (err, res) => (err ? reject(err) : resolve(res))));
   let stream;
   const waiting = new Map();
   const openStream = () => {
@@ -54,16 +55,21 @@ if (process.argv[2] === "server") {
       waiting.delete(id);
     });
   };
-  const onStream = (id) => new Promise((resolve) => {
-    waiting.set(id, resolve);
-    stream.write(request(id));
-  });
+  const onStream = (id) =>
+    new Promise((resolve) => {
+      waiting.set(id, resolve);
+      stream.write(request(id));
+    });
   const run = async (label, fn, n) => {
     let next = 0;
-    const c0 = clientCpu(), s0 = serverCpu(), t0 = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < n) await fn(next++);
-    }));
+    const c0 = clientCpu(),
+      s0 = serverCpu(),
+      t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) await fn(next++);
+      }),
+    );
     const ms = performance.now() - t0;
     const perCall = (s) => ((s * 1000) / n).toFixed(4);
     const result = { label, callsPerSecond: Math.round((n / ms) * 1000), clientMs: perCall(clientCpu() - c0), serverMs: perCall(serverCpu() - s0) };
@@ -74,11 +80,19 @@ if (process.argv[2] === "server") {
   // Warm-up, then A B B A.
   await run("warm", unary, 2000);
   await run("warm", onStream, 2000);
-  for (const [label, fn] of [["unary", unary], ["bidi stream", onStream], ["bidi stream", onStream], ["unary", unary]]) results.push(await run(label, fn, calls));
+  for (const [label, fn] of [
+    ["unary", unary],
+    ["bidi stream", onStream],
+    ["bidi stream", onStream],
+    ["unary", unary],
+  ])
+    results.push(await run(label, fn, calls));
   for (const label of ["unary", "bidi stream"]) {
     const rs = results.filter((r) => r.label === label);
-    const mean = (k) => (rs.reduce((s, r) => s + Number(r[k]), 0) / rs.length);
-    console.log(`${label}: ${mean("callsPerSecond").toFixed(0)} calls/s, CPU ms per call: client ${mean("clientMs").toFixed(4)}, server ${mean("serverMs").toFixed(4)}`);
+    const mean = (k) => rs.reduce((s, r) => s + Number(r[k]), 0) / rs.length;
+    console.log(
+      `${label}: ${mean("callsPerSecond").toFixed(0)} calls/s, CPU ms per call: client ${mean("clientMs").toFixed(4)}, server ${mean("serverMs").toFixed(4)}`,
+    );
   }
   await new Promise((r) => {
     stream.once("close", r);

@@ -90,14 +90,21 @@ export function createClient<C extends AnyContract>(contract: C, address: string
         response.catch(() => undefined);
         const metadata = metadataFor(call);
         const span = startClientSpan(def.path, metadata);
-        const stream = raw.makeClientStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, metadata, { deadline: Date.now() + deadlineMs }, (err, res) => {
-          endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
-          ended = { error: err ? fromServiceError(err, name) : new Error("the call has ended") };
-          waiting?.reject(ended.error);
-          waiting = undefined;
-          if (err) settle.reject(ended.error);
-          else settle.resolve(res);
-        });
+        const stream = raw.makeClientStreamRequest(
+          def.path,
+          def.requestSerialize,
+          def.responseDeserialize,
+          metadata,
+          { deadline: Date.now() + deadlineMs },
+          (err, res) => {
+            endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
+            ended = { error: err ? fromServiceError(err, name) : new Error("the call has ended") };
+            waiting?.reject(ended.error);
+            waiting = undefined;
+            if (err) settle.reject(ended.error);
+            else settle.resolve(res);
+          },
+        );
         // The call's outcome arrives through the callback; stream errors must not go unheard.
         stream.on("error", () => undefined);
         stream.on("drain", () => {
@@ -164,10 +171,7 @@ export function createClient<C extends AnyContract>(contract: C, address: string
             (err, response) => {
               call?.signal?.removeEventListener("abort", onAbort);
               endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
-              histogram?.observe(
-                { method: def.path, code: statusName(err ? err.code : grpc.status.OK) },
-                Number(process.hrtime.bigint() - started) / 1e9,
-              );
+              histogram?.observe({ method: def.path, code: statusName(err ? err.code : grpc.status.OK) }, Number(process.hrtime.bigint() - started) / 1e9);
               if (err) reject(fromServiceError(err, name));
               else resolve(response);
             },

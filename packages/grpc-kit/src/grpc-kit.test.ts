@@ -283,7 +283,9 @@ describe("service-call authentication", () => {
   });
 
   it("will not run a server or client on a token shorter than 32 characters", () => {
-    expect(() => new GrpcServer({ logger: createLogger({ service: "x", level: "silent" }), registry: createRegistry("short"), serviceToken: "short" })).toThrow(/at least 32/);
+    expect(() => new GrpcServer({ logger: createLogger({ service: "x", level: "silent" }), registry: createRegistry("short"), serviceToken: "short" })).toThrow(
+      /at least 32/,
+    );
     expect(() => withToken("short")).toThrow(/at least 32/);
   });
 });

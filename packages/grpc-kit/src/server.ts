@@ -63,7 +63,10 @@ export class GrpcServer {
 
   add<C extends AnyContract>(contract: C, implementation: Implementation<C>): this {
     const definition = contract.definition();
-    const impl = implementation as unknown as Record<string, UnaryMethod<unknown, unknown> | ServerStreamMethod<unknown, unknown> | ClientStreamMethod<unknown, unknown>>;
+    const impl = implementation as unknown as Record<
+      string,
+      UnaryMethod<unknown, unknown> | ServerStreamMethod<unknown, unknown> | ClientStreamMethod<unknown, unknown>
+    >;
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(definition)) {
       const fn = impl[name];
@@ -72,8 +75,8 @@ export class GrpcServer {
       handlers[name] = method.requestStream
         ? this.wrapClientStream(method.path, fn as ClientStreamMethod<unknown, unknown>)
         : method.responseStream
-        ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
-        : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
+          ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
+          : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
     }
     this.server.addService(definition, handlers);
     this.services.push(contract.serviceName);
@@ -83,9 +86,7 @@ export class GrpcServer {
   /** Binds, then reports every added service (and the server as a whole) SERVING. */
   async listen(host: string, port: number): Promise<number> {
     const bound = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, actual) =>
-        err ? reject(err) : resolve(actual),
-      );
+      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, actual) => (err ? reject(err) : resolve(actual)));
     });
     for (const name of ["", ...this.services]) this.health.set(name, "SERVING");
     return bound;
@@ -173,20 +174,22 @@ export class GrpcServer {
       const ctx = this.context(call);
       const started = process.hrtime.bigint();
       const span = startServerSpan(path, call.metadata, ctx.requestId);
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
-        fn(call.request, ctx).then(
-          (response) => {
-            finished.add(call);
-            this.observe(path, started, undefined, span);
-            callback(null, response);
-          },
-          (err: unknown) => {
-            finished.add(call);
-            this.observe(path, started, err, span);
-            callback(toStatus(err));
-          },
-        );
-      }));
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () =>
+        withSpan(span, () => {
+          fn(call.request, ctx).then(
+            (response) => {
+              finished.add(call);
+              this.observe(path, started, undefined, span);
+              callback(null, response);
+            },
+            (err: unknown) => {
+              finished.add(call);
+              this.observe(path, started, err, span);
+              callback(toStatus(err));
+            },
+          );
+        }),
+      );
     };
   }
 
@@ -214,20 +217,22 @@ export class GrpcServer {
           call.once("drain", onDrain);
           call.once("cancelled", onCancel);
         });
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
-        fn(call.request, ctx, send).then(
-          () => {
-            finished.add(call);
-            this.observe(path, started, undefined, span);
-            call.end();
-          },
-          (err: unknown) => {
-            finished.add(call);
-            this.observe(path, started, err, span);
-            if (!call.cancelled) call.emit("error", toStatus(err));
-          },
-        );
-      }));
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () =>
+        withSpan(span, () => {
+          fn(call.request, ctx, send).then(
+            () => {
+              finished.add(call);
+              this.observe(path, started, undefined, span);
+              call.end();
+            },
+            (err: unknown) => {
+              finished.add(call);
+              this.observe(path, started, err, span);
+              if (!call.cancelled) call.emit("error", toStatus(err));
+            },
+          );
+        }),
+      );
     };
   }
 
@@ -245,18 +250,20 @@ export class GrpcServer {
       // A cancelled call's stream may simply end (grpc-js reports the cancellation just after its 'end'):
       // protocols carry an explicit last message (files' UploadFile sends `end`), and ctx.signal aborts.
       const requests: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => call[Symbol.asyncIterator]() };
-      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () => withSpan(span, () => {
-        fn(requests, ctx).then(
-          (response) => {
-            this.observe(path, started, undefined, span);
-            callback(null, response);
-          },
-          (err: unknown) => {
-            this.observe(path, started, err, span);
-            callback(toStatus(err));
-          },
-        );
-      }));
+      runWithContext({ requestId: ctx.requestId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, () =>
+        withSpan(span, () => {
+          fn(requests, ctx).then(
+            (response) => {
+              this.observe(path, started, undefined, span);
+              callback(null, response);
+            },
+            (err: unknown) => {
+              this.observe(path, started, err, span);
+              callback(toStatus(err));
+            },
+          );
+        }),
+      );
     };
   }
 }

@@ -47,7 +47,13 @@ beforeEach(() => recorder.reset());
 
 function named(name: string, kind?: SpanKind): ReadableSpan {
   const span = recorder.spans().find((s) => s.name === name && (kind === undefined || s.kind === kind));
-  if (!span) throw new Error(`no span ${name}; got ${recorder.spans().map((s) => s.name).join(", ")}`);
+  if (!span)
+    throw new Error(
+      `no span ${name}; got ${recorder
+        .spans()
+        .map((s) => s.name)
+        .join(", ")}`,
+    );
   return span;
 }
 

@@ -1,5 +1,18 @@
 import * as grpc from "@grpc/grpc-js";
-import { extractContext, injectContext, NOOP_SPAN, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withSpan, type Context, type Span, type TextMapGetter, type TextMapSetter } from "@gateway/telemetry";
+import {
+  extractContext,
+  injectContext,
+  NOOP_SPAN,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  tracingEnabled,
+  withSpan,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+} from "@gateway/telemetry";
 
 /** W3C trace context in gRPC metadata (`traceparent`, `tracestate`). */
 const metadataSetter: TextMapSetter<grpc.Metadata> = { set: (md, key, value) => md.set(key, value) };

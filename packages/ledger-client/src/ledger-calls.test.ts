@@ -24,7 +24,8 @@ const reserved = (units: string): ledger.ReserveResponse__Output => ({
 function fakeLedger(options: { applyBatch?: "ok" | "unimplemented" | "down" } = {}) {
   const batches: ledger.Movement[][] = [];
   const singles: string[] = [];
-  const fail = (code: number, details: string) => Promise.reject(new AppError(code === UNAVAILABLE ? "unavailable" : "internal_error", details, { cause: { code, details } }));
+  const fail = (code: number, details: string) =>
+    Promise.reject(new AppError(code === UNAVAILABLE ? "unavailable" : "internal_error", details, { cause: { code, details } }));
   const client = {
     async ApplyBatch(req: ledger.ApplyBatchRequest): Promise<ledger.ApplyBatchResponse__Output> {
       await tick();

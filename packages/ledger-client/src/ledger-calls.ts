@@ -69,7 +69,11 @@ export class LedgerCalls implements HoldCalls {
 
   /** Gives part of an open allotment back to available (docs/decisions/0028). */
   async release(request: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse__Output> {
-    return (await this.apply({ release: request }, async () => ({ released: await this.ledger.ApplyBatch({ items: [{ release: request }] }).then(single("released")) }))).released!;
+    return (
+      await this.apply({ release: request }, async () => ({
+        released: await this.ledger.ApplyBatch({ items: [{ release: request }] }).then(single("released")),
+      }))
+    ).released!;
   }
 
   /** The movement's result; its error as an AppError. `single` calls the ledger without ApplyBatch. */

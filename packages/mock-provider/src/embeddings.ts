@@ -20,19 +20,26 @@ export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest | strin
   let inputs: (string | number[])[];
   if (typeof input === "string") inputs = [input];
   else if (Array.isArray(input) && input.length > 0 && input.every((v) => typeof v === "number")) inputs = [input as number[]];
-  else if (Array.isArray(input) && input.length > 0 && input.every((v) => typeof v === "string" || (Array.isArray(v) && v.every((n) => typeof n === "number")))) {
+  else if (
+    Array.isArray(input) &&
+    input.length > 0 &&
+    input.every((v) => typeof v === "string" || (Array.isArray(v) && v.every((n) => typeof n === "number")))
+  ) {
     inputs = input as (string | number[])[];
   } else return "'input' must be a string, an array of strings, or token arrays";
   if (inputs.some((i) => i.length === 0)) return "'input' cannot contain an empty string";
   if (b.encoding_format !== undefined && b.encoding_format !== "float" && b.encoding_format !== "base64") return "'encoding_format' must be float or base64";
   const dimensions = b.dimensions === undefined ? EMBEDDING_DIMENSIONS : b.dimensions;
-  if (typeof dimensions !== "number" || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > EMBEDDING_DIMENSIONS) return "'dimensions' is out of range";
+  if (typeof dimensions !== "number" || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > EMBEDDING_DIMENSIONS)
+    return "'dimensions' is out of range";
   return { model: b.model, inputs, base64: b.encoding_format === "base64", dimensions };
 }
 
 /** The vector of one input (exported so tests can compare). */
 export function embeddingOf(input: string | number[], dimensions = EMBEDDING_DIMENSIONS): number[] {
-  const digest = createHash("sha256").update(typeof input === "string" ? input : JSON.stringify(input)).digest();
+  const digest = createHash("sha256")
+    .update(typeof input === "string" ? input : JSON.stringify(input))
+    .digest();
   return [...digest.subarray(0, dimensions)].map((b) => Math.round(((b / 255) * 2 - 1) * 1e6) / 1e6);
 }
 

@@ -109,7 +109,8 @@ export async function startMockProvider(options: MockProviderOptions): Promise<M
       req.socket.destroy();
       return;
     }
-    if (b.failStatus) return sendError(res, b.failStatus, `The mock provider was told to fail with ${b.failStatus}.`, errorTypeFor(b.failStatus), "mock_failure");
+    if (b.failStatus)
+      return sendError(res, b.failStatus, `The mock provider was told to fail with ${b.failStatus}.`, errorTypeFor(b.failStatus), "mock_failure");
 
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     if (auth !== options.apiKey) {

@@ -20,7 +20,13 @@ describe("token rules", () => {
   });
 
   it("answers the last user message, deterministically", () => {
-    expect(replyFor([{ role: "user", content: "first" }, { role: "assistant", content: "x" }, { role: "user", content: "second" }])).toBe("Mock reply to: second");
+    expect(
+      replyFor([
+        { role: "user", content: "first" },
+        { role: "assistant", content: "x" },
+        { role: "user", content: "second" },
+      ]),
+    ).toBe("Mock reply to: second");
     expect(replyFor([{ role: "system", content: "only system" }])).toBe("Mock reply.");
     expect(contentText(42)).toBe("");
   });

@@ -38,7 +38,10 @@ describe("deliver", () => {
   it("sends the exact body and headers and reports a 2xx as delivered", async () => {
     routes.set("/ok", (_req, _body, res) => res.writeHead(204).end());
     const body = '{"message_id":"msg_1","title":"é"}';
-    const result = await deliver(`${base}/ok`, { ...json(body), headers: { "content-type": "application/json", "x-service-signature": signBody("s3cret-s3cret-s3", body) } });
+    const result = await deliver(`${base}/ok`, {
+      ...json(body),
+      headers: { "content-type": "application/json", "x-service-signature": signBody("s3cret-s3cret-s3", body) },
+    });
     expect(result).toMatchObject({ ok: true, status: 204, error: null });
     const got = seen.at(-1)!;
     expect(got.body).toBe(body);

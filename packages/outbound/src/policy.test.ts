@@ -12,8 +12,15 @@ describe("checkUrl", () => {
 
   it("refuses private, loopback and link-local literals, in every spelling", async () => {
     for (const url of [
-      "http://127.0.0.1/", "https://10.0.0.5/hook", "https://169.254.169.254/latest/meta-data", "https://[::1]:8443/",
-      "https://[::ffff:127.0.0.1]/", "https://0x7f000001/", "https://2130706433/", "https://017700000001/", "https://0/",
+      "http://127.0.0.1/",
+      "https://10.0.0.5/hook",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]:8443/",
+      "https://[::ffff:127.0.0.1]/",
+      "https://0x7f000001/",
+      "https://2130706433/",
+      "https://017700000001/",
+      "https://0/",
     ]) {
       expect(await checkUrl(url, strict), url).toEqual({ ok: false, reason: "private_address" });
     }

@@ -109,9 +109,7 @@ export type InfrastructureOptions<P> = {
  * migrated), the broker and its stream, the outbox relay. Shutdown steps are
  * registered in reverse so callers only add what they start on top.
  */
-export async function startInfrastructure<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(
-  options: InfrastructureOptions<P>,
-): Promise<Infrastructure<P, Tx>> {
+export async function startInfrastructure<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(options: InfrastructureOptions<P>): Promise<Infrastructure<P, Tx>> {
   const { env, service } = options;
   const logger = createLogger({ service, level: env.LOG_LEVEL });
   const shutdown = new Shutdown(logger, env.SHUTDOWN_TIMEOUT_MS);
@@ -127,7 +125,8 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       scheduleDelayMs: env.OTEL_BSP_SCHEDULE_DELAY,
       logger,
     });
-    if (telemetry.enabled) logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, "tracing on: exporting spans over OTLP");
+    if (telemetry.enabled)
+      logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, "tracing on: exporting spans over OTLP");
     const metrics = env.METRICS_PORT ? await startMetricsServer(registry, env.METRICS_PORT, "0.0.0.0") : undefined;
 
     const url = await prepareDatabase({
@@ -150,7 +149,17 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     await ensureStream(jsm, subjects);
     const publisher = new JetStreamPublisher(nats);
 
-    const relay = new OutboxRelay({ runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects, source: service, logger, registry, pollMs: env.OUTBOX_POLL_MS, maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS), lingerMs: env.OUTBOX_LINGER_MS });
+    const relay = new OutboxRelay({
+      runTx: pgTransactions(pool, { synchronousCommit: false }),
+      js: publisher,
+      subjects,
+      source: service,
+      logger,
+      registry,
+      pollMs: env.OUTBOX_POLL_MS,
+      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
+      lingerMs: env.OUTBOX_LINGER_MS,
+    });
     relay.start();
     const consumers: RunningConsumer[] = [];
 

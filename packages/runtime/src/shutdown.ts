@@ -73,10 +73,7 @@ export class Shutdown {
     for (const step of this.steps) {
       const left = Math.max(0, deadline - Date.now());
       try {
-        await Promise.race([
-          step.run(),
-          new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), left + 1_000).unref()),
-        ]);
+        await Promise.race([step.run(), new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), left + 1_000).unref())]);
       } catch (err) {
         this.exitCode = 1;
         this.logger.warn({ err, step: step.name }, "shutdown step failed");

@@ -36,13 +36,17 @@ const OFF: Telemetry = { enabled: false, shutdown: async () => undefined };
  */
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
   if (!options.endpoint && !options.exporter) return OFF;
-  const [{ TracerProvider, BatchSpanProcessor, SimpleSpanProcessor }, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { resourceFromAttributes }] =
-    await Promise.all([
-      import("@opentelemetry/sdk-trace"),
-      import("@opentelemetry/context-async-hooks"),
-      import("@opentelemetry/core"),
-      import("@opentelemetry/resources"),
-    ]);
+  const [
+    { TracerProvider, BatchSpanProcessor, SimpleSpanProcessor },
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator },
+    { resourceFromAttributes },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace"),
+    import("@opentelemetry/context-async-hooks"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/resources"),
+  ]);
   if (options.logger) {
     const logger = options.logger;
     const warn = (message: string) => logger.warn({ component: "telemetry" }, message);

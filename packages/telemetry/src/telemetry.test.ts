@@ -148,7 +148,10 @@ describe("tracing on (endpoint set)", () => {
       if (protocol === "http/json") {
         expect(request!.contentType).toContain("application/json");
         const body = JSON.parse(request!.body.toString()) as {
-          resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: { name: string; traceId: string }[] }[] }[];
+          resourceSpans: {
+            resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+            scopeSpans: { spans: { name: string; traceId: string }[] }[];
+          }[];
         };
         const rs = body.resourceSpans[0]!;
         expect(rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue).toBe("edge-test");

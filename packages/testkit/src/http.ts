@@ -35,7 +35,10 @@ export async function signIn(baseUrl: string, email: string, password: string): 
 }
 
 /** Registers a user (with a new tenant) and signs in. */
-export async function newTenant(baseUrl: string, label = "user"): Promise<{ email: string; password: string; token: string; userId: string; tenantId: string }> {
+export async function newTenant(
+  baseUrl: string,
+  label = "user",
+): Promise<{ email: string; password: string; token: string; userId: string; tenantId: string }> {
   const email = `${label}-${Math.random().toString(36).slice(2, 10)}@example.com`;
   const password = "a-long-enough-password";
   const res = await call<{ user_id: string; tenant_id: string }>(baseUrl, "POST", "/auth/register", { body: { email, password } });

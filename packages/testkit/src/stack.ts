@@ -166,9 +166,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ),
     );
   }
-  const grpcUrls = Object.fromEntries(
-    GRPC_SERVICES.map((s) => [EDGE_GRPC_VARS[s], `127.0.0.1:${ports.get(s) ?? 9}`]),
-  );
+  const grpcUrls = Object.fromEntries(GRPC_SERVICES.map((s) => [EDGE_GRPC_VARS[s], `127.0.0.1:${ports.get(s) ?? 9}`]));
   const edgeEnv = (name: EdgeName, port: number, extra?: Record<string, string>) => ({
     ...common,
     DATABASE_NAME: dbName(name),
@@ -217,7 +215,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     redisPrefix: namespace,
     edgeUrlOf,
     address: (service) => `127.0.0.1:${ports.get(service)}`,
-    metricsUrl: (service) => (service.startsWith("edge") ? `${edgeUrlOf(service as EdgeName)}/metrics` : `http://127.0.0.1:${ports.get(`${service}:metrics`)}/metrics`),
+    metricsUrl: (service) =>
+      service.startsWith("edge") ? `${edgeUrlOf(service as EdgeName)}/metrics` : `http://127.0.0.1:${ports.get(`${service}:metrics`)}/metrics`,
     async addReplica(service, name, env) {
       if (processes.has(name)) throw new Error(`${name} exists`);
       const first = processes.get(service);
@@ -225,7 +224,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       replicaOf.set(name, service);
       ports.set(name, await freePort());
       ports.set(`${name}:metrics`, await freePort());
-      const proc = new ServiceProcess(name, entry(name), { ...first.env, GRPC_PORT: String(ports.get(name)), METRICS_PORT: String(ports.get(`${name}:metrics`)), ...env }, logDir);
+      const proc = new ServiceProcess(
+        name,
+        entry(name),
+        { ...first.env, GRPC_PORT: String(ports.get(name)), METRICS_PORT: String(ports.get(`${name}:metrics`)), ...env },
+        logDir,
+      );
       processes.set(name, proc);
       proc.start();
       await ready(name);

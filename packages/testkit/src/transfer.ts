@@ -124,7 +124,14 @@ export function downloadRaw(url: string, options: { stopAfter?: number; headers?
       });
       res.on("error", () => undefined);
       res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, size, sha256: hash.digest("hex"), text: Buffer.concat(head).toString("utf8"), complete: res.complete }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          size,
+          sha256: hash.digest("hex"),
+          text: Buffer.concat(head).toString("utf8"),
+          complete: res.complete,
+        }),
       );
     });
     req.end();

@@ -178,7 +178,14 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     let order = orders.get(key);
     if (order) order.requests += 1;
     else {
-      order = { id: `ord_${++seq}`, clientOrderId: key, receiver: body.receiver, energy: body.energy, durationSeconds: Number(body.duration_seconds), requests: 1 };
+      order = {
+        id: `ord_${++seq}`,
+        clientOrderId: key,
+        receiver: body.receiver,
+        energy: body.energy,
+        durationSeconds: Number(body.duration_seconds),
+        requests: 1,
+      };
       orders.set(key, order);
     }
     send(res, 201, { id: order.id, status: "delegating", delegator: MOCK_DELEGATOR });
@@ -187,7 +194,14 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const itrxSettings = () => behaviour.itrx ?? {};
   const balanceLeft = () => itrxBalance ?? itrxSettings().balanceSun ?? 1_000_000_000_000;
   const place = (o: { outTradeNo: string | undefined; receiver: string; energy: number; period: string }): ItrxMockOrder => {
-    const order: ItrxMockOrder = { serial: createHash("md5").update(`itrx-${++seq}`).digest("hex"), ...o, amountSun: o.energy * (o.period === "1H" ? 100 : 200), status: 30, queries: 0, txids: [] };
+    const order: ItrxMockOrder = {
+      serial: createHash("md5").update(`itrx-${++seq}`).digest("hex"),
+      ...o,
+      amountSun: o.energy * (o.period === "1H" ? 100 : 200),
+      status: 30,
+      queries: 0,
+      txids: [],
+    };
     itrxBalance = balanceLeft() - order.amountSun;
     itrxOrders.set(order.serial, order);
     return order;
@@ -206,7 +220,16 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     for (let i = 0; i < splits; i++) {
       const share = Math.floor(order.energy / splits) + (i === 0 ? order.energy % splits : 0);
       const txid = createHash("sha256").update(`${order.serial}:${i}`).digest("hex");
-      transactions.set(txid, { txid, type: "DelegateResourceContract", owner: MOCK_ITRX_DELEGATOR, receiver: order.receiver, balanceSun: sunFor(share), resource: "ENERGY", contractRet: "SUCCESS", inBlock: true });
+      transactions.set(txid, {
+        txid,
+        type: "DelegateResourceContract",
+        owner: MOCK_ITRX_DELEGATOR,
+        receiver: order.receiver,
+        balanceSun: sunFor(share),
+        resource: "ENERGY",
+        contractRet: "SUCCESS",
+        inBlock: true,
+      });
       order.txids.push(txid);
     }
     order.status = 40;
@@ -251,12 +274,26 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const body = tryJson(raw) as Record<string, unknown> | undefined;
     const ts = String(req.headers.timestamp ?? "");
     const given = String(req.headers.signature ?? "");
-    const canonical = body ? JSON.stringify(Object.fromEntries(Object.keys(body).sort().map((k) => [k, body[k]]))) : "";
+    const canonical = body
+      ? JSON.stringify(
+          Object.fromEntries(
+            Object.keys(body)
+              .sort()
+              .map((k) => [k, body[k]]),
+          ),
+        )
+      : "";
     const expected = createHmac("sha256", MOCK_ITRX_API_SECRET).update(`${ts}&${canonical}`).digest("hex");
     const fresh = /^\d{10}$/.test(ts) && Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
     record.signed = fresh && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
     if (!record.signed) return send(res, 403, { errno: 403, message: "signature error" });
-    if (!body || typeof body.energy_amount !== "number" || !Number.isInteger(body.energy_amount) || typeof body.receive_address !== "string" || typeof body.period !== "string") {
+    if (
+      !body ||
+      typeof body.energy_amount !== "number" ||
+      !Number.isInteger(body.energy_amount) ||
+      typeof body.receive_address !== "string" ||
+      typeof body.period !== "string"
+    ) {
       return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount, period and receive_address are required" });
     }
     if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "period must be 1H or 1D-30D" });
@@ -264,7 +301,12 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     if (b.refuse) return send(res, 200, { errno: b.refuse.errno, message: b.refuse.message });
     const cost = body.energy_amount * (body.period === "1H" ? 100 : 200);
     if (cost > balanceLeft()) return send(res, 200, { errno: MOCK_ITRX_ERRNO.balance, message: "insufficient balance" });
-    const order = place({ outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined, receiver: body.receive_address, energy: body.energy_amount, period: body.period });
+    const order = place({
+      outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined,
+      receiver: body.receive_address,
+      energy: body.energy_amount,
+      period: body.period,
+    });
     if ((b.dropOrderAnswers ?? 0) > droppedAnswers) {
       droppedAnswers += 1;
       req.socket.destroy();
@@ -281,7 +323,12 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       // A real node answers {} for a hash it does not know (or not yet in a block, for the info).
       if (!tx) return send(res, 200, {});
       if (req.url === "/wallet/gettransactionbyid") {
-        const value = { owner_address: tx.owner, receiver_address: tx.receiver, balance: tx.balanceSun, ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}) };
+        const value = {
+          owner_address: tx.owner,
+          receiver_address: tx.receiver,
+          balance: tx.balanceSun,
+          ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}),
+        };
         return send(res, 200, {
           ret: [{ contractRet: tx.contractRet }],
           txID: tx.txid,
@@ -289,23 +336,36 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
         });
       }
       if (!tx.inBlock) return send(res, 200, {});
-      return send(res, 200, { id: tx.txid, blockNumber: 60_000_000, blockTimeStamp: Date.now(), receipt: { net_usage: 280 }, ...(tx.failed ? { result: "FAILED", resMessage: "6661696c6564" } : {}) });
+      return send(res, 200, {
+        id: tx.txid,
+        blockNumber: 60_000_000,
+        blockTimeStamp: Date.now(),
+        receipt: { net_usage: 280 },
+        ...(tx.failed ? { result: "FAILED", resMessage: "6661696c6564" } : {}),
+      });
     }
-    if (req.url === "/wallet/getaccountresource") return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
+    if (req.url === "/wallet/getaccountresource")
+      return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
     if (req.url !== "/wallet/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
     const from = body?.fromAddress;
     const to = body?.toAddress;
     const delegatedResource = [];
     if (from === MOCK_ITRX_DELEGATOR) {
       for (const tx of transactions.values()) {
-        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed) delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
+        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed)
+          delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
       }
     }
     for (const order of orders.values()) {
       if (from !== MOCK_DELEGATOR || order.receiver !== to) continue;
       polls.set(order.id, (polls.get(order.id) ?? 0) + 1);
       if (visible(order)) {
-        delegatedResource.push({ from: MOCK_DELEGATOR, to: order.receiver, frozen_balance_for_energy: sunFor(order.energy), expire_time_for_energy: Date.now() + order.durationSeconds * 1000 });
+        delegatedResource.push({
+          from: MOCK_DELEGATOR,
+          to: order.receiver,
+          frozen_balance_for_energy: sunFor(order.energy),
+          expire_time_for_energy: Date.now() + order.durationSeconds * 1000,
+        });
       }
     }
     // A real node answers {} when there is nothing delegated.

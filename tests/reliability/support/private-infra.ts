@@ -24,7 +24,9 @@ function pgBin(name: string): string {
 /** Runs a PostgreSQL tool as the postgres user when we are root (initdb refuses root). */
 function pgRun(args: string[], options: { check?: boolean } = {}): void {
   const [cmd, ...rest] = args;
-  const r = asRoot ? spawnSync("runuser", ["-u", "postgres", "--", pgBin(cmd!), ...rest], { encoding: "utf8" }) : spawnSync(pgBin(cmd!), rest, { encoding: "utf8" });
+  const r = asRoot
+    ? spawnSync("runuser", ["-u", "postgres", "--", pgBin(cmd!), ...rest], { encoding: "utf8" })
+    : spawnSync(pgBin(cmd!), rest, { encoding: "utf8" });
   if ((options.check ?? true) && r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
 }
 

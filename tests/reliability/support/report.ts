@@ -98,15 +98,30 @@ function render(f: Figures): string {
       "",
       table([
         ["Requests under load", x.requests],
-        ["Outcomes", Object.entries(x.byOutcome).sort().map(([k, v]) => `${k}: ${v}`).join(", ")],
+        [
+          "Outcomes",
+          Object.entries(x.byOutcome)
+            .sort()
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(", "),
+        ],
         ["500 internal_error answers under load", x.internalErrors],
         ["Faults injected", x.faults.length],
         ["Processes that died unplanned", x.unplannedDeaths],
-        ["Usage records", `${x.records} (${Object.entries(x.recordsByStatus).sort().map(([k, v]) => `${k} ${v}`).join(", ")})`],
+        [
+          "Usage records",
+          `${x.records} (${Object.entries(x.recordsByStatus)
+            .sort()
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ")})`,
+        ],
         [
           "Waiting for an operator (provider usage unknown, hold open)",
           x.waitingForOperatorByCode && x.waitingForOperator > 0
-            ? `${x.waitingForOperator} (${Object.entries(x.waitingForOperatorByCode).sort().map(([k, v]) => `${k} ${v}`).join(", ")})`
+            ? `${x.waitingForOperator} (${Object.entries(x.waitingForOperatorByCode)
+                .sort()
+                .map(([k, v]) => `${k} ${v}`)
+                .join(", ")})`
             : x.waitingForOperator,
         ],
         ["Units charged (= captured by the ledger)", x.unitsCharged],
@@ -138,8 +153,14 @@ function render(f: Figures): string {
         ["JWT attacks tried / accepted", `${z.jwtAttacks} / ${z.jwtAccepted}`],
         ["SSRF cases tried / accepted", `${z.ssrfCases} / ${z.ssrfAccepted}`],
         ["SSRF cases deferred to delivery (a name that does not resolve at write; checked again at connect)", z.ssrfDeferred],
-        ["gRPC calls of every service without the service token or with a wrong one / not refused", `${z.serviceCalls ?? "–"} / ${z.serviceCallsAccepted ?? "–"}`],
-        ["Login flood from one address (limit 20 a minute): attempts / refused with 429 / answered after a password check", `${z.loginFloodAttempts ?? "–"} / ${z.loginFloodRefused ?? "–"} / ${z.loginFloodPasswordChecks ?? "–"}`],
+        [
+          "gRPC calls of every service without the service token or with a wrong one / not refused",
+          `${z.serviceCalls ?? "–"} / ${z.serviceCallsAccepted ?? "–"}`,
+        ],
+        [
+          "Login flood from one address (limit 20 a minute): attempts / refused with 429 / answered after a password check",
+          `${z.loginFloodAttempts ?? "–"} / ${z.loginFloodRefused ?? "–"} / ${z.loginFloodPasswordChecks ?? "–"}`,
+        ],
         ["Real sign-ins from another address refused during the flood", z.realSignInsRefused ?? "–"],
         ["Log lines and events scanned", z.logLinesScanned],
         ["Secrets found", z.secretsFound],

@@ -43,7 +43,11 @@ async function unresolvable(url: string): Promise<boolean> {
 
 let n = 0;
 const alias = (kind: string) => `ssrf-${kind}-${++n}`;
-const refusedAtWrite = (res: { status: number; body: unknown }) => ({ refused: res.status >= 400 && res.status < 500, status: res.status, detail: JSON.stringify(res.body).slice(0, 200) });
+const refusedAtWrite = (res: { status: number; body: unknown }) => ({
+  refused: res.status >= 400 && res.status < 500,
+  status: res.status,
+  detail: JSON.stringify(res.body).slice(0, 200),
+});
 
 const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
 
@@ -63,7 +67,15 @@ export const SSRF_FIELDS: SsrfField[] = [
         if (quote.status !== 200) return { refused: false, status: quote.status, detail: `quote: ${JSON.stringify(quote.body).slice(0, 200)}` };
         const res = await call(stack.edgeUrl, "POST", "/v1/apps/tron/lease", {
           headers: { "x-api-key": tronKey },
-          body: { quote_id: quote.body.data.quote_id, max_cost: quote.body.data.cost, receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600, callback_url: target, callback_secret: "s".repeat(16) },
+          body: {
+            quote_id: quote.body.data.quote_id,
+            max_cost: quote.body.data.cost,
+            receiver: RECEIVER,
+            energy: 65_000,
+            duration_seconds: 3_600,
+            callback_url: target,
+            callback_secret: "s".repeat(16),
+          },
         });
         const outcome: SsrfOutcome = refusedAtWrite(res);
         if (!outcome.refused) return { ...outcome, detail: `${target}: ${outcome.detail}`, deferred: res.status === 202 && (await unresolvable(target)) };
@@ -78,7 +90,12 @@ export const SSRF_FIELDS: SsrfField[] = [
     async send({ stack, customer }, url) {
       const res = await call(stack.edgeUrl, "POST", "/console/services", {
         token: customer.token,
-        body: { service_id: "ai-model", alias: alias("byok"), status: "active", config: { mode: "byok", provider: "openai", base_url: url, default_model: "gpt-x", api_key: "sk-ssrf-test-key-000000" } },
+        body: {
+          service_id: "ai-model",
+          alias: alias("byok"),
+          status: "active",
+          config: { mode: "byok", provider: "openai", base_url: url, default_model: "gpt-x", api_key: "sk-ssrf-test-key-000000" },
+        },
       });
       return refusedAtWrite(res);
     },
@@ -99,7 +116,10 @@ export const SSRF_FIELDS: SsrfField[] = [
         headers: { "x-api-key": pushKey },
         body: { title: "ssrf", text: "ssrf probe" },
       });
-      const results = (sent.body as { results?: { ok: boolean }[]; data?: { results?: { ok: boolean }[] } }).results ?? (sent.body as { data?: { results?: { ok: boolean }[] } }).data?.results ?? [];
+      const results =
+        (sent.body as { results?: { ok: boolean }[]; data?: { results?: { ok: boolean }[] } }).results ??
+        (sent.body as { data?: { results?: { ok: boolean }[] } }).data?.results ??
+        [];
       return { refused: results.length > 0 && results.every((r) => !r.ok), status: sent.status, detail: JSON.stringify(sent.body).slice(0, 200) };
     },
   },

@@ -21,9 +21,16 @@ export type ByokCustomer = Awaited<ReturnType<typeof newTenant>> & { key: string
 /** A tenant with a balance (to show it is left alone) and an `ai:invoke` key. */
 export async function tenantWithKey(stack: Stack, op: Operator, units = 1_000_000): Promise<ByokCustomer> {
   const tenant = await newTenant(stack.edgeUrl, "byok");
-  must(await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { token: op.token, body: { units, reason: "test balance" } }), 201, "credit");
+  must(
+    await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { token: op.token, body: { units, reason: "test balance" } }),
+    201,
+    "credit",
+  );
   const key = must(
-    await call<{ data: { key: string; id: string } }>(stack.edgeUrl, "POST", "/console/keys", { token: tenant.token, body: { name: "ai", scopes: ["ai:invoke"] } }),
+    await call<{ data: { key: string; id: string } }>(stack.edgeUrl, "POST", "/console/keys", {
+      token: tenant.token,
+      body: { name: "ai", scopes: ["ai:invoke"] },
+    }),
     201,
     "key",
   );

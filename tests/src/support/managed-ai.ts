@@ -24,7 +24,14 @@ function must<T>(res: { status: number; body: T }, status: number, what: string)
 }
 
 export async function upstream(stack: Stack, op: Operator, provider: MockProvider, id: string): Promise<void> {
-  must(await call(stack.edgeUrl, "PUT", `/ops/ai/upstreams/${id}`, { token: op.token, body: { provider: "openai", base_url: provider.url, api_key: PROVIDER_KEY } }), 200, "upstream");
+  must(
+    await call(stack.edgeUrl, "PUT", `/ops/ai/upstreams/${id}`, {
+      token: op.token,
+      body: { provider: "openai", base_url: provider.url, api_key: PROVIDER_KEY },
+    }),
+    200,
+    "upstream",
+  );
 }
 
 export async function managedModel(
@@ -35,7 +42,11 @@ export async function managedModel(
   must(
     await call(stack.edgeUrl, "PUT", `/ops/ai/models/${options.alias}`, {
       token: op.token,
-      body: { upstream_id: options.upstreamId, upstream_model: "mock-small", ...(options.maxOutputTokens ? { max_output_tokens: options.maxOutputTokens } : {}) },
+      body: {
+        upstream_id: options.upstreamId,
+        upstream_model: "mock-small",
+        ...(options.maxOutputTokens ? { max_output_tokens: options.maxOutputTokens } : {}),
+      },
     }),
     200,
     "model",
@@ -61,12 +72,24 @@ export async function customer(
 ): Promise<Customer> {
   const tenant = await newTenant(stack.edgeUrl, "ai");
   if (options.units > 0) {
-    must(await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { token: op.token, body: { units: options.units, reason: "test balance" } }), 201, "credit");
+    must(
+      await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, {
+        token: op.token,
+        body: { units: options.units, reason: "test balance" },
+      }),
+      201,
+      "credit",
+    );
   }
   must(
     await call(stack.edgeUrl, "POST", "/console/services", {
       token: tenant.token,
-      body: { service_id: "ai-model", alias: options.alias, status: "active", config: { mode: "managed", default_model: options.defaultModel, ...options.config } },
+      body: {
+        service_id: "ai-model",
+        alias: options.alias,
+        status: "active",
+        config: { mode: "managed", default_model: options.defaultModel, ...options.config },
+      },
     }),
     201,
     "instance",
@@ -113,11 +136,14 @@ export async function balanceWithin1s(stack: Stack, c: { token: string }, expect
 }
 
 export async function usageRecord(stack: Stack, id: string) {
-  const rows = await stack.sql<{ status: string; reserved_units: string; final_units: string | null; error_code: string | null; usage_json: string | null; hold_id: string | null }>(
-    "managed-ai",
-    "SELECT status, reserved_units::text, final_units::text, error_code, usage_json, hold_id FROM usage_records WHERE id = $1",
-    [id],
-  );
+  const rows = await stack.sql<{
+    status: string;
+    reserved_units: string;
+    final_units: string | null;
+    error_code: string | null;
+    usage_json: string | null;
+    hold_id: string | null;
+  }>("managed-ai", "SELECT status, reserved_units::text, final_units::text, error_code, usage_json, hold_id FROM usage_records WHERE id = $1", [id]);
   return rows[0];
 }
 
@@ -152,7 +178,12 @@ export function meteredStack(options: StackOptions = {}): MeteredStack {
     metered.stack = await startStack(options);
     metered.op = await operator(metered.stack);
     await upstream(metered.stack, metered.op, metered.provider, "mock");
-    metered.model = await managedModel(metered.stack, metered.op, { alias: "small", upstreamId: "mock", inputPerMtok: 150_000_007, outputPerMtok: 600_000_011 });
+    metered.model = await managedModel(metered.stack, metered.op, {
+      alias: "small",
+      upstreamId: "mock",
+      inputPerMtok: 150_000_007,
+      outputPerMtok: 600_000_011,
+    });
   });
   afterAll(async () => {
     await metered.stack?.shutdown();

@@ -97,7 +97,8 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
     } else if (r.status === "review") {
       if (!hold) problems.push(`${where}: in review although the ledger never took a hold (it should be failed)`);
       else if (hold.status !== "open") problems.push(`${where}: in review although the ledger settled the hold (${hold.status})`);
-      else if (!r.error_code || !UNKNOWN_USAGE.has(r.error_code)) problems.push(`${where}: waits for an operator although its usage is known or nothing is owed`);
+      else if (!r.error_code || !UNKNOWN_USAGE.has(r.error_code))
+        problems.push(`${where}: waits for an operator although its usage is known or nothing is owed`);
       else if (r.usage_json !== null) problems.push(`${where}: waits for an operator although the provider reported its usage`);
       else {
         waiting++;
@@ -107,7 +108,9 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
       problems.push(`${where}: still ${r.status}`);
     }
   }
-  for (const h of holds) if (!explained.has(h.operation_id) && !h.operation_id.startsWith("allot:")) problems.push(`hold ${h.hold_id} (${h.operation_id}, ${h.status}) belongs to no usage record`);
+  for (const h of holds)
+    if (!explained.has(h.operation_id) && !h.operation_id.startsWith("allot:"))
+      problems.push(`hold ${h.hold_id} (${h.operation_id}, ${h.status}) belongs to no usage record`);
   const captured = holds.reduce((sum, h) => sum + BigInt(h.captured_units ?? "0"), 0n);
   if (captured !== charged) problems.push(`final charges ${charged} != captured ${captured}`);
   // Every posted charge belongs to a completed record drawn from an allotment, for its final units.
@@ -115,7 +118,9 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
   for (const [operation, units] of posts) {
     const r = byId.get(operation.slice("post:".length));
     if (r?.status !== "completed" || r.hold_id || r.final_units !== units) {
-      problems.push(`${operation} (${units}) belongs to ${r ? `${r.id} (${r.status}/${r.error_code ?? "-"}, final ${r.final_units}, hold ${r.hold_id ?? "none"})` : "no usage record"}`);
+      problems.push(
+        `${operation} (${units}) belongs to ${r ? `${r.id} (${r.status}/${r.error_code ?? "-"}, final ${r.final_units}, hold ${r.hold_id ?? "none"})` : "no usage record"}`,
+      );
     }
   }
 

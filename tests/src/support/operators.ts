@@ -40,7 +40,9 @@ export type AuditRow = { event_id: string; type: string; source: string; request
 
 /** Audit events of a type, as the jobs service stored them from NATS. */
 export function auditEvents(stack: Stack, type: string): Promise<AuditRow[]> {
-  return stack.sql<AuditRow>("jobs", "SELECT event_id, type, source, request_id, data FROM audit_events WHERE type = $1 ORDER BY occurred_at, event_id", [type]);
+  return stack.sql<AuditRow>("jobs", "SELECT event_id, type, source, request_id, data FROM audit_events WHERE type = $1 ORDER BY occurred_at, event_id", [
+    type,
+  ]);
 }
 
 /** The audit event a request caused (waits for the outbox and the consumer). */

@@ -74,7 +74,13 @@ export class WebhookReceiver {
       }
       const secret = this.secrets.get(path);
       const header = req.headers["x-service-signature"];
-      this.received.push({ path, headers: req.headers, body, json, signatureValid: secret ? verifySignature(secret, body, typeof header === "string" ? header : undefined) : null });
+      this.received.push({
+        path,
+        headers: req.headers,
+        body,
+        json,
+        signatureValid: secret ? verifySignature(secret, body, typeof header === "string" ? header : undefined) : null,
+      });
       const list = this.behaviours.get(path) ?? [];
       const count = this.received.filter((r) => r.path === path).length;
       const b = list[Math.min(count - 1, list.length - 1)] ?? {};

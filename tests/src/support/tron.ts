@@ -14,7 +14,10 @@ export async function leaseCustomer(stack: Stack, units: number, scopes: string[
   const tenant = await newTenant(stack.edgeUrl, "tron");
   if (units > 0) {
     const admin = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
-    const credited = await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { token: admin, body: { units, reason: "test balance" } });
+    const credited = await call(stack.edgeUrl, "POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, {
+      token: admin,
+      body: { units, reason: "test balance" },
+    });
     if (credited.status !== 201) throw new Error(`credit: ${credited.status} ${JSON.stringify(credited.body)}`);
   }
   const key = await call(stack.edgeUrl, "POST", "/console/keys", { token: tenant.token, body: { name: "tron", scopes } });
@@ -27,7 +30,10 @@ export function asKey(c: LeaseCustomer, headers: Record<string, string> = {}) {
 }
 
 export async function quote(stack: Stack, c: LeaseCustomer, body: Record<string, unknown> = {}): Promise<JsonResponse> {
-  return call(stack.edgeUrl, "POST", "/v1/apps/tron/quote", { headers: asKey(c), body: { receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600, ...body } });
+  return call(stack.edgeUrl, "POST", "/v1/apps/tron/quote", {
+    headers: asKey(c),
+    body: { receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600, ...body },
+  });
 }
 
 /** Quotes, then leases with the quote's parameters (overridable) and `max_cost` = the quote's cost. */
@@ -65,7 +71,14 @@ export async function eventually<T>(what: string, fn: () => Promise<T>, ok: (v: 
 
 /** Polls the job until `ok`; returns its view. */
 export async function waitJob(stack: Stack, c: LeaseCustomer, jobId: string, ok: (job: any) => boolean, timeoutMs = 30_000): Promise<any> {
-  return (await eventually(`job ${jobId}`, () => getJob(stack, c, jobId), (r) => r.status === 200 && ok(r.body.data), timeoutMs)).body.data;
+  return (
+    await eventually(
+      `job ${jobId}`,
+      () => getJob(stack, c, jobId),
+      (r) => r.status === 200 && ok(r.body.data),
+      timeoutMs,
+    )
+  ).body.data;
 }
 
 export async function balance(stack: Stack, c: LeaseCustomer): Promise<{ available_units: number; reserved_units: number }> {

@@ -28,7 +28,10 @@ export function Conversations() {
 
 function ConversationsView({ auth }: { auth: Auth }) {
   const [status, setStatus] = useState("");
-  const list = useLoad(() => api.data<Conversation[]>("GET", `/v1/conversations/inbox?limit=100${status ? `&status=${status}` : ""}`, { auth }), [auth.key, status]);
+  const list = useLoad(
+    () => api.data<Conversation[]>("GET", `/v1/conversations/inbox?limit=100${status ? `&status=${status}` : ""}`, { auth }),
+    [auth.key, status],
+  );
   const [selected, setSelected] = useState<string | null>(null);
   const [subject, setSubject] = useState("");
   return (
@@ -113,14 +116,28 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
   };
   const c = conv.data;
   return (
-    <Card title={c ? `Conversation: ${c.subject ?? c.id}` : "Conversation"} actions={c ? <span className="muted small">{c.id} · version {c.version}</span> : null}>
+    <Card
+      title={c ? `Conversation: ${c.subject ?? c.id}` : "Conversation"}
+      actions={
+        c ? (
+          <span className="muted small">
+            {c.id} · version {c.version}
+          </span>
+        ) : null
+      }
+    >
       <ErrorBox error={conv.error ?? rowError} />
       {c ? (
         <>
           <div className="row-actions">
             <span>Status:</span>
             {(["open", "pending", "closed"] as const).map((s) => (
-              <button key={s} className={s === c.status ? "" : "secondary"} disabled={s === c.status} onClick={() => void act(() => api.data("PATCH", base, { auth, body: { status: s, version: c.version } }))}>
+              <button
+                key={s}
+                className={s === c.status ? "" : "secondary"}
+                disabled={s === c.status}
+                onClick={() => void act(() => api.data("PATCH", base, { auth, body: { status: s, version: c.version } }))}
+              >
                 {s}
               </button>
             ))}
@@ -137,7 +154,11 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
               [
                 "Role",
                 (p: Participant) => (
-                  <select aria-label={`Role of ${p.external_id}`} value={p.role} onChange={(e) => void act(() => api.data("PATCH", `${base}/participants/${p.id}`, { auth, body: { role: e.target.value } }))}>
+                  <select
+                    aria-label={`Role of ${p.external_id}`}
+                    value={p.role}
+                    onChange={(e) => void act(() => api.data("PATCH", `${base}/participants/${p.id}`, { auth, body: { role: e.target.value } }))}
+                  >
                     {ROLES.map((r) => (
                       <option key={r}>{r}</option>
                     ))}
@@ -157,7 +178,12 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           <ActionForm
             submit="Add participant"
             onSubmit={async () => {
-              const body = { kind: participant.kind, external_id: participant.external_id, role: participant.role, ...(participant.display_name ? { display_name: participant.display_name } : {}) };
+              const body = {
+                kind: participant.kind,
+                external_id: participant.external_id,
+                role: participant.role,
+                ...(participant.display_name ? { display_name: participant.display_name } : {}),
+              };
               await api.data("POST", `${base}/participants`, { auth, body });
               setParticipant({ ...participant, external_id: "", display_name: "" });
               changed();
@@ -196,7 +222,11 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
                 "Type",
                 (ch) =>
                   editing?.id === ch.id ? (
-                    <select aria-label={`New type of ${ch.ref}`} value={editing.type} onChange={(e) => setEditing({ ...editing, type: e.target.value as ChannelType })}>
+                    <select
+                      aria-label={`New type of ${ch.ref}`}
+                      value={editing.type}
+                      onChange={(e) => setEditing({ ...editing, type: e.target.value as ChannelType })}
+                    >
                       {CHANNEL_TYPES.map((t) => (
                         <option key={t}>{t}</option>
                       ))}
@@ -209,7 +239,12 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
                 "Reference",
                 (ch) =>
                   editing?.id === ch.id ? (
-                    <input aria-label={`New reference of ${ch.ref}`} value={editing.ref} onChange={(e) => setEditing({ ...editing, ref: e.target.value })} maxLength={256} />
+                    <input
+                      aria-label={`New reference of ${ch.ref}`}
+                      value={editing.ref}
+                      onChange={(e) => setEditing({ ...editing, ref: e.target.value })}
+                      maxLength={256}
+                    />
                   ) : (
                     <code className="small">{ch.ref}</code>
                   ),
@@ -246,7 +281,9 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
               ],
             ]}
           />
-          <p className="small muted">Changing or removing a bot_chat channel moves the chat out of this conversation: its later messages no longer appear here.</p>
+          <p className="small muted">
+            Changing or removing a bot_chat channel moves the chat out of this conversation: its later messages no longer appear here.
+          </p>
           <ActionForm
             submit="Attach channel"
             onSubmit={async () => {
@@ -270,8 +307,8 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           </ActionForm>
           <h3>Widget sessions</h3>
           <p className="small muted">
-            A widget session in this conversation makes the visitor's chat a channel and the visitor a participant. Your site's server normally opens it; here you can open one
-            to hand a visitor a chat (the tokens stay out of this page), or end a chat's sessions at once.
+            A widget session in this conversation makes the visitor's chat a channel and the visitor a participant. Your site's server normally opens it; here
+            you can open one to hand a visitor a chat (the tokens stay out of this page), or end a chat's sessions at once.
           </p>
           <WidgetSessions key={`${id}:${changes}`} conversationId={id} auth={auth} onChanged={changed} />
           <ActionForm
@@ -359,7 +396,14 @@ function Webhooks({ auth }: { auth: Auth }) {
     }
   };
   return (
-    <Card title="Conversation webhooks" actions={<button className="secondary" onClick={hooks.reload}>Refresh</button>}>
+    <Card
+      title="Conversation webhooks"
+      actions={
+        <button className="secondary" onClick={hooks.reload}>
+          Refresh
+        </button>
+      }
+    >
       <ErrorBox error={hooks.error ?? rowError} />
       {replayed ? <div className="ok">{replayed}</div> : null}
       <Table

@@ -15,7 +15,14 @@ export function Files() {
   const quota = useLoad(() => api.data<StorageQuota>("GET", "/console/files/quota"));
   return (
     <>
-      <Card title="Storage" actions={<button className="secondary" onClick={quota.reload}>Refresh</button>}>
+      <Card
+        title="Storage"
+        actions={
+          <button className="secondary" onClick={quota.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={quota.error} />
         {quota.data ? <QuotaStats quota={quota.data} /> : null}
       </Card>
@@ -42,8 +49,8 @@ function QuotaStats({ quota }: { quota: StorageQuota }) {
         </div>
       </dl>
       <p className="muted">
-        Files count until they expire or their downloads are used up and the gateway removes them. An upload that does not fit what is left is refused
-        and nothing of it is kept.
+        Files count until they expire or their downloads are used up and the gateway removes them. An upload that does not fit what is left is refused and
+        nothing of it is kept.
       </p>
     </>
   );
@@ -57,7 +64,14 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
   const [maxDownloads, setMaxDownloads] = useState("");
   return (
     <>
-      <Card title="Files" actions={<button className="secondary" onClick={files.reload}>Refresh</button>}>
+      <Card
+        title="Files"
+        actions={
+          <button className="secondary" onClick={files.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={files.error} />
         <Table
           rows={files.data ?? []}
@@ -66,7 +80,10 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
           columns={[
             ["Name", (f) => f.filename],
             ["Size", (f) => `${f.size.toLocaleString("en-US")} B`],
-            ["Downloads", (f) => (f.downloads !== undefined ? `${f.downloads} of ${f.max_downloads ?? "unlimited"}` : `at most ${f.max_downloads ?? "unlimited"}`)],
+            [
+              "Downloads",
+              (f) => (f.downloads !== undefined ? `${f.downloads} of ${f.max_downloads ?? "unlimited"}` : `at most ${f.max_downloads ?? "unlimited"}`),
+            ],
             ["Expires", (f) => when(f.expires_at)],
             ["Share", (f) => (f.share_url ? <a href={f.share_url}>share page</a> : "—")],
           ]}

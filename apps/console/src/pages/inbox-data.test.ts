@@ -20,15 +20,56 @@ function client(routes: Record<string, () => Response>) {
 describe("the inbox's sources", () => {
   it("merges chats, SocialOps threads and conversations newest activity first; a chat that is a conversation's channel shows as the conversation", async () => {
     const { api } = client({
-      "/console/services": () => ok([{ service_id: "socialops", alias: "support", status: "active" }, { service_id: "ai-model", alias: "demo", status: "active" }]),
+      "/console/services": () =>
+        ok([
+          { service_id: "socialops", alias: "support", status: "active" },
+          { service_id: "ai-model", alias: "demo", status: "active" },
+        ]),
       "/v1/apps/bot/chats?limit=100": () =>
         ok([
-          { id: "chat_a", visitor_id: "v1", display_name: "Ada", conversation_id: null, last_message_at: "2026-01-01T00:00:03Z", created_at: "2026-01-01T00:00:00Z" },
-          { id: "chat_b", visitor_id: "v2", display_name: null, conversation_id: "conv_1", last_message_at: "2026-01-01T00:00:05Z", created_at: "2026-01-01T00:00:00Z" },
+          {
+            id: "chat_a",
+            visitor_id: "v1",
+            display_name: "Ada",
+            conversation_id: null,
+            last_message_at: "2026-01-01T00:00:03Z",
+            created_at: "2026-01-01T00:00:00Z",
+          },
+          {
+            id: "chat_b",
+            visitor_id: "v2",
+            display_name: null,
+            conversation_id: "conv_1",
+            last_message_at: "2026-01-01T00:00:05Z",
+            created_at: "2026-01-01T00:00:00Z",
+          },
         ]),
       "/v1/conversations/inbox?limit=100": () =>
-        ok([{ id: "conv_1", subject: null, status: "pending", version: 2, participants: [{ id: "p", kind: "visitor", external_id: "v2", display_name: "Bo", role: "member" }], channels: [{ id: "c", type: "bot_chat", ref: "chat_b" }], last_activity_at: "2026-01-01T00:00:05Z", created_at: "2026-01-01T00:00:00Z" }]),
-      "/v1/apps/socialops/support/inbox?limit=100": () => ok([{ id: "thr_1", provider: "generic", external_thread_id: "x", subject: "Parcel", unread_count: 2, message_count: 2, last_activity_at: "2026-01-01T00:00:04Z", created_at: "2026-01-01T00:00:00Z" }]),
+        ok([
+          {
+            id: "conv_1",
+            subject: null,
+            status: "pending",
+            version: 2,
+            participants: [{ id: "p", kind: "visitor", external_id: "v2", display_name: "Bo", role: "member" }],
+            channels: [{ id: "c", type: "bot_chat", ref: "chat_b" }],
+            last_activity_at: "2026-01-01T00:00:05Z",
+            created_at: "2026-01-01T00:00:00Z",
+          },
+        ]),
+      "/v1/apps/socialops/support/inbox?limit=100": () =>
+        ok([
+          {
+            id: "thr_1",
+            provider: "generic",
+            external_thread_id: "x",
+            subject: "Parcel",
+            unread_count: 2,
+            message_count: 2,
+            last_activity_at: "2026-01-01T00:00:04Z",
+            created_at: "2026-01-01T00:00:00Z",
+          },
+        ]),
     });
     const inbox = await loadInbox(api, auth);
     expect(inbox.items.map((i) => [i.kind, i.title, i.source, i.state, i.unread])).toEqual([
@@ -44,7 +85,8 @@ describe("the inbox's sources", () => {
     const { api } = client({
       "/console/services": () => ok([]),
       "/v1/apps/bot/chats?limit=100": () => ok([]),
-      "/v1/conversations/inbox?limit=100": () => new Response(JSON.stringify({ error: "forbidden", message: "missing scope conversation:read", request_id: "req_9" }), { status: 403 }),
+      "/v1/conversations/inbox?limit=100": () =>
+        new Response(JSON.stringify({ error: "forbidden", message: "missing scope conversation:read", request_id: "req_9" }), { status: 403 }),
     });
     const inbox = await loadInbox(api, auth);
     expect(inbox.problems.map((p) => p.source)).toEqual(["conversations"]);
@@ -60,7 +102,8 @@ describe("the inbox's sources", () => {
       const after = Number(q.get("cursor") ?? "0");
       const limit = Number(q.get("limit"));
       const events = [];
-      for (let n = after + 1; n <= Math.min(head, after + limit); n++) events.push({ id: `e${n}`, cursor: String(n), type: "message.created", chat_id: "c", conversation_id: null, data: {}, created_at: "" });
+      for (let n = after + 1; n <= Math.min(head, after + limit); n++)
+        events.push({ id: `e${n}`, cursor: String(n), type: "message.created", chat_id: "c", conversation_id: null, data: {}, created_at: "" });
       return ok({ events, next_cursor: events.length ? events[events.length - 1]!.cursor : String(after) });
     }) as unknown as typeof fetch;
     const feed = new FeedFollower(new ApiClient("", store, fetchImpl), auth);

@@ -48,12 +48,23 @@ export async function loadInbox(api: ApiClient, auth: Auth): Promise<Sources> {
   const [chats, conversations, ...threads] = await Promise.all([
     guard("widget chats", () => api.data<Chat[]>("GET", "/v1/apps/bot/chats?limit=100", { auth })),
     guard("conversations", () => api.data<Conversation[]>("GET", "/v1/conversations/inbox?limit=100", { auth })),
-    ...aliases.map((alias) => guard(`socialops:${alias}`, () => api.data<Thread[]>("GET", `/v1/apps/socialops/${encodeURIComponent(alias)}/inbox?limit=100`, { auth }))),
+    ...aliases.map((alias) =>
+      guard(`socialops:${alias}`, () => api.data<Thread[]>("GET", `/v1/apps/socialops/${encodeURIComponent(alias)}/inbox?limit=100`, { auth })),
+    ),
   ]);
   const items: Item[] = [];
   for (const chat of chats ?? []) {
     if (chat.conversation_id && conversations?.some((c) => c.id === chat.conversation_id)) continue;
-    items.push({ key: `chat:${chat.id}`, kind: "chat", title: chat.display_name ?? chat.visitor_id, source: "widget", state: "open", activity: chat.last_message_at ?? chat.created_at, unread: 0, chat });
+    items.push({
+      key: `chat:${chat.id}`,
+      kind: "chat",
+      title: chat.display_name ?? chat.visitor_id,
+      source: "widget",
+      state: "open",
+      activity: chat.last_message_at ?? chat.created_at,
+      unread: 0,
+      chat,
+    });
   }
   for (const conversation of conversations ?? []) {
     items.push({
@@ -69,7 +80,17 @@ export async function loadInbox(api: ApiClient, auth: Auth): Promise<Sources> {
   }
   aliases.forEach((alias, i) => {
     for (const thread of threads[i] ?? [])
-      items.push({ key: `thread:${alias}:${thread.id}`, kind: "thread", title: thread.subject, source: `socialops:${alias}`, state: "open", activity: thread.last_activity_at, unread: thread.unread_count, alias, thread });
+      items.push({
+        key: `thread:${alias}:${thread.id}`,
+        kind: "thread",
+        title: thread.subject,
+        source: `socialops:${alias}`,
+        state: "open",
+        activity: thread.last_activity_at,
+        unread: thread.unread_count,
+        alias,
+        thread,
+      });
   });
   items.sort((a, b) => b.activity.localeCompare(a.activity));
   return { items, problems, sources: ["widget", "conversations", ...aliases.map((a) => `socialops:${a}`)] };
@@ -79,7 +100,9 @@ export async function loadInbox(api: ApiClient, auth: Auth): Promise<Sources> {
 export async function chatMessages(api: ApiClient, auth: Auth, chatId: string): Promise<ChatMessage[]> {
   const all: ChatMessage[] = [];
   for (let after = ""; ; ) {
-    const page = await api.data<ChatMessage[]>("GET", `/v1/apps/bot/chats/${encodeURIComponent(chatId)}/messages?limit=100${after ? `&after=${after}` : ""}`, { auth });
+    const page = await api.data<ChatMessage[]>("GET", `/v1/apps/bot/chats/${encodeURIComponent(chatId)}/messages?limit=100${after ? `&after=${after}` : ""}`, {
+      auth,
+    });
     all.push(...page);
     if (page.length < 100) return all;
     after = page[page.length - 1]!.id;
@@ -102,9 +125,13 @@ export class FeedFollower {
   ) {}
 
   private page(cursor: string, limit: number) {
-    return this.api.data<DataOf<"GET /v1/apps/bot/widget/events">>("GET", `/v1/apps/bot/widget/events?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, {
-      auth: this.auth,
-    });
+    return this.api.data<DataOf<"GET /v1/apps/bot/widget/events">>(
+      "GET",
+      `/v1/apps/bot/widget/events?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      {
+        auth: this.auth,
+      },
+    );
   }
 
   /** The position of the newest event (0 for an empty feed). */

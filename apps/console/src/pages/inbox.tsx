@@ -105,7 +105,10 @@ function InboxView({ apiKey }: { apiKey: string }) {
 
   // Chats' unread counts come from this browser's read marks and the feed; threads' from the API.
   const all = useMemo(
-    () => (inbox.data?.items ?? []).map((i) => (i.kind === "thread" ? i : { ...i, unread: unread[(i.kind === "chat" ? i.chat.id : chatOf(i.conversation)) ?? ""] ?? 0 })),
+    () =>
+      (inbox.data?.items ?? []).map((i) =>
+        i.kind === "thread" ? i : { ...i, unread: unread[(i.kind === "chat" ? i.chat.id : chatOf(i.conversation)) ?? ""] ?? 0 },
+      ),
     [inbox.data, unread],
   );
   const items = all.filter((i) => (source === "all" || i.source === source) && (state === "all" || i.state === state));
@@ -154,7 +157,12 @@ function InboxView({ apiKey }: { apiKey: string }) {
           <ul className="inbox-list" aria-label="Inbox">
             {items.map((i) => (
               <li key={i.key}>
-                <button type="button" className={`inbox-item${i.key === selected ? " active" : ""}`} onClick={() => setSelected(i.key)} data-testid="inbox-item">
+                <button
+                  type="button"
+                  className={`inbox-item${i.key === selected ? " active" : ""}`}
+                  onClick={() => setSelected(i.key)}
+                  data-testid="inbox-item"
+                >
                   <span className="inbox-title">{i.title}</span>
                   {i.unread > 0 ? (
                     // biome-ignore lint/a11y/useAriaPropsSupportedByRole: left as it was (issue 25); a role or hidden text would change what readers announce
@@ -171,23 +179,52 @@ function InboxView({ apiKey }: { apiKey: string }) {
           </ul>
         )}
       </Card>
-      {current ? <ThreadView key={current.key} item={current} auth={auth} incoming={incoming} onRead={read} onChanged={() => setTick((t) => t + 1)} /> : <Card title="Thread"><p className="muted">Choose a conversation.</p></Card>}
+      {current ? (
+        <ThreadView key={current.key} item={current} auth={auth} incoming={incoming} onRead={read} onChanged={() => setTick((t) => t + 1)} />
+      ) : (
+        <Card title="Thread">
+          <p className="muted">Choose a conversation.</p>
+        </Card>
+      )}
     </div>
   );
 }
 
-function ThreadView({ item, auth, incoming, onRead, onChanged }: { item: Item; auth: Auth; incoming: ChatMessage[]; onRead: (chatId: string, at: string) => void; onChanged: () => void }) {
+function ThreadView({
+  item,
+  auth,
+  incoming,
+  onRead,
+  onChanged,
+}: {
+  item: Item;
+  auth: Auth;
+  incoming: ChatMessage[];
+  onRead: (chatId: string, at: string) => void;
+  onChanged: () => void;
+}) {
   if (item.kind === "thread") return <SocialThread alias={item.alias} threadId={item.thread.id} title={item.title} auth={auth} onChanged={onChanged} />;
   const chatId = item.kind === "chat" ? item.chat.id : chatOf(item.conversation);
   return (
-    <Card title={item.title} actions={<span className="muted small">{item.kind === "chat" ? `widget chat · visitor ${item.chat.visitor_id}` : `conversation ${item.conversation.id} · ${item.conversation.status}`}</span>}>
+    <Card
+      title={item.title}
+      actions={
+        <span className="muted small">
+          {item.kind === "chat" ? `widget chat · visitor ${item.chat.visitor_id}` : `conversation ${item.conversation.id} · ${item.conversation.status}`}
+        </span>
+      }
+    >
       {item.kind === "conversation" ? (
         <p className="small muted">
           Participants: {item.conversation.participants.map((p) => `${p.display_name ?? p.external_id} (${p.kind}, ${p.role})`).join("; ") || "none"}. Channels:{" "}
           {item.conversation.channels.map((c) => `${c.type} ${c.ref}`).join("; ") || "none"}.
         </p>
       ) : null}
-      {chatId ? <ChatThread chatId={chatId} auth={auth} incoming={incoming} onRead={onRead} /> : <p className="muted">This conversation has no widget chat channel: its messages live in your own systems.</p>}
+      {chatId ? (
+        <ChatThread chatId={chatId} auth={auth} incoming={incoming} onRead={onRead} />
+      ) : (
+        <p className="muted">This conversation has no widget chat channel: its messages live in your own systems.</p>
+      )}
     </Card>
   );
 }
@@ -249,7 +286,14 @@ function SocialThread({ alias, threadId, title, auth, onChanged }: { alias: stri
     return () => clearTimeout(t);
   }, [pending, messages]);
   return (
-    <Card title={title} actions={<span className="muted small">socialops:{alias} · thread {threadId}</span>}>
+    <Card
+      title={title}
+      actions={
+        <span className="muted small">
+          socialops:{alias} · thread {threadId}
+        </span>
+      }
+    >
       <ErrorBox error={messages.error} />
       <ol className="messages" aria-label="Messages">
         {(messages.data ?? []).map((m) => (
@@ -261,7 +305,13 @@ function SocialThread({ alias, threadId, title, auth, onChanged }: { alias: stri
                 <>
                   {" · "}
                   <Badge value={m.delivery.state} />
-                  {m.delivery.state === "failed" && m.delivery.error ? <span className="bad"> {m.delivery.error}{m.delivery.last_status ? ` (HTTP ${m.delivery.last_status})` : ""}</span> : null}
+                  {m.delivery.state === "failed" && m.delivery.error ? (
+                    <span className="bad">
+                      {" "}
+                      {m.delivery.error}
+                      {m.delivery.last_status ? ` (HTTP ${m.delivery.last_status})` : ""}
+                    </span>
+                  ) : null}
                   {m.delivery.attempts > 1 ? ` · ${m.delivery.attempts} attempts` : ""}
                 </>
               ) : null}

@@ -20,7 +20,14 @@ export function Instances() {
   const instances = useLoad(() => api.data<Instance[]>("GET", "/console/services"));
   return (
     <>
-      <Card title="Instances" actions={<button className="secondary" onClick={instances.reload}>Refresh</button>}>
+      <Card
+        title="Instances"
+        actions={
+          <button className="secondary" onClick={instances.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={instances.error} />
         <Table
           rows={instances.data ?? []}
@@ -78,7 +85,13 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
         return {
           service_id: "ai-model",
           ...base,
-          config: { mode: "managed", default_model: f.default_model.trim(), ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}), ...limits, ...budget },
+          config: {
+            mode: "managed",
+            default_model: f.default_model.trim(),
+            ...(f.models.trim() ? { models: f.models.split(/[\s,]+/).filter(Boolean) } : {}),
+            ...limits,
+            ...budget,
+          },
         };
       case "byok":
         return {
@@ -91,7 +104,9 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             base_url: f.base_url.trim(),
             default_model: f.byok_model.trim(),
             ...(f.account ? {} : { api_key: f.api_key }),
-            ...(f.price_in.trim() || f.price_out.trim() ? { pricing: { input_units_per_mtok: intOrUndefined(f.price_in) ?? 0, output_units_per_mtok: intOrUndefined(f.price_out) ?? 0 } } : {}),
+            ...(f.price_in.trim() || f.price_out.trim()
+              ? { pricing: { input_units_per_mtok: intOrUndefined(f.price_in) ?? 0, output_units_per_mtok: intOrUndefined(f.price_out) ?? 0 } }
+              : {}),
             ...limits,
             ...budget,
           },
@@ -100,7 +115,13 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
         const target =
           f.target_type === "webhook"
             ? { id: f.target_id, type: "webhook", url: f.url, ...(f.secret ? { secret: f.secret } : {}), enabled: true }
-            : { id: f.target_id, type: "telegram", chat_id: f.chat_id, ...(f.account ? { connected_account_id: f.account } : { bot_token: f.secret }), enabled: true };
+            : {
+                id: f.target_id,
+                type: "telegram",
+                chat_id: f.chat_id,
+                ...(f.account ? { connected_account_id: f.account } : { bot_token: f.secret }),
+                enabled: true,
+              };
         return { service_id: "webhook-push", ...base, config: { targets: [target], ...budget } };
       }
       case "socialops":
@@ -192,7 +213,13 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
           </div>
         ) : null}
         {kind !== "socialops" ? (
-          <BudgetFields units={f.budget} period={f.budget_period} onUnits={set("budget")} onPeriod={set("budget_period")} hint="Units of USD 0.0001 per period, all keys together. Empty: no budget." />
+          <BudgetFields
+            units={f.budget}
+            period={f.budget_period}
+            onUnits={set("budget")}
+            onPeriod={set("budget_period")}
+            hint="Units of USD 0.0001 per period, all keys together. Empty: no budget."
+          />
         ) : null}
         {kind === "push" ? (
           <div className="row">
@@ -265,7 +292,14 @@ function ConnectedAccounts() {
     }
   };
   return (
-    <Card title="Connected accounts" actions={<button className="secondary" onClick={accounts.reload}>Refresh</button>}>
+    <Card
+      title="Connected accounts"
+      actions={
+        <button className="secondary" onClick={accounts.reload}>
+          Refresh
+        </button>
+      }
+    >
       <ErrorBox error={accounts.error ?? rowError} />
       {accounts.error ? null : (
         <>
@@ -278,7 +312,14 @@ function ConnectedAccounts() {
               ["Provider", (a) => a.provider],
               ["Id", (a) => <code>{a.id}</code>],
               ["Created", (a) => when(a.created_at)],
-              ["", (a) => <button className="danger" onClick={() => remove(a)}>Delete</button>],
+              [
+                "",
+                (a) => (
+                  <button className="danger" onClick={() => remove(a)}>
+                    Delete
+                  </button>
+                ),
+              ],
             ]}
           />
           <ActionForm

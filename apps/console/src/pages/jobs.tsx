@@ -17,7 +17,14 @@ function JobLists({ apiKey }: { apiKey: string }) {
   const leases = useLoad(() => api.data<Lease[]>("GET", "/v1/apps/tron/leases", { auth }), [apiKey]);
   return (
     <>
-      <Card title="Jobs" actions={<button className="secondary" onClick={jobs.reload}>Refresh</button>}>
+      <Card
+        title="Jobs"
+        actions={
+          <button className="secondary" onClick={jobs.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={jobs.error} />
         <Table
           rows={jobs.data ?? []}
@@ -33,7 +40,14 @@ function JobLists({ apiKey }: { apiKey: string }) {
           ]}
         />
       </Card>
-      <Card title="Energy leases" actions={<button className="secondary" onClick={leases.reload}>Refresh</button>}>
+      <Card
+        title="Energy leases"
+        actions={
+          <button className="secondary" onClick={leases.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={leases.error} />
         <Table
           rows={leases.data ?? []}

@@ -22,7 +22,10 @@ export function KeyGate({ scopes, children }: { scopes: string; children: (key: 
             setDraft("");
           }}
         >
-          <Field label="API key" hint={`These routes are called with an API key of your tenant with scope ${scopes} (create one under API keys). It stays in this tab's memory only.`}>
+          <Field
+            label="API key"
+            hint={`These routes are called with an API key of your tenant with scope ${scopes} (create one under API keys). It stays in this tab's memory only.`}
+          >
             <input name="api_key" type="password" autoComplete="off" value={draft} onChange={(e) => setDraft(e.target.value)} required />
           </Field>
           <div className="form-actions">

@@ -32,7 +32,18 @@ export function Keys() {
   const keys = useLoad(() => api.data<Key[]>("GET", "/console/keys"));
   const [secret, setSecret] = useState<{ label: string; key: string } | null>(null);
   const [rowError, setRowError] = useState<unknown>(null);
-  const [form, setForm] = useState({ name: "", scopes: ["ai:invoke"] as string[], aliases: "", ips: "", daily: "", rate: "", concurrency: "", expires: "", budget: "", period: "day" });
+  const [form, setForm] = useState({
+    name: "",
+    scopes: ["ai:invoke"] as string[],
+    aliases: "",
+    ips: "",
+    daily: "",
+    rate: "",
+    concurrency: "",
+    expires: "",
+    budget: "",
+    period: "day",
+  });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const toggleScope = (scope: string) =>
     setForm({ ...form, scopes: form.scopes.includes(scope) ? form.scopes.filter((s) => s !== scope) : [...form.scopes, scope] });
@@ -79,7 +90,14 @@ export function Keys() {
   return (
     <>
       {secret ? <SecretOnce label={secret.label} secret={secret.key} onDismiss={() => setSecret(null)} /> : null}
-      <Card title="API keys" actions={<button className="secondary" onClick={keys.reload}>Refresh</button>}>
+      <Card
+        title="API keys"
+        actions={
+          <button className="secondary" onClick={keys.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={keys.error ?? rowError} />
         <Table
           rows={keys.data ?? []}
@@ -166,7 +184,13 @@ export function Keys() {
               <input name="expires_at" type="datetime-local" value={form.expires} onChange={set("expires")} />
             </Field>
           </div>
-          <BudgetFields units={form.budget} period={form.period} onUnits={set("budget")} onPeriod={set("period")} hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget." />
+          <BudgetFields
+            units={form.budget}
+            period={form.period}
+            onUnits={set("budget")}
+            onPeriod={set("period")}
+            hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget."
+          />
         </ActionForm>
       </Card>
     </>

@@ -11,7 +11,14 @@ export function Discounts({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ tenant_id: "", model_alias: "", bps: "", expires: "" });
   return (
     <>
-      <Card title="Discounts" actions={<button className="secondary" onClick={offers.reload}>Refresh</button>}>
+      <Card
+        title="Discounts"
+        actions={
+          <button className="secondary" onClick={offers.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={offers.error} />
         <Table
           rows={offers.data ?? []}

@@ -13,7 +13,14 @@ export function Models({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ alias: "", upstream_id: "", upstream_model: "", max_output: "", enabled: true });
   return (
     <>
-      <Card title="Models" actions={<button className="secondary" onClick={models.reload}>Refresh</button>}>
+      <Card
+        title="Models"
+        actions={
+          <button className="secondary" onClick={models.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={models.error} />
         <Table
           rows={models.data ?? []}
@@ -24,9 +31,20 @@ export function Models({ canWrite }: { canWrite: boolean }) {
             ["Upstream", (m) => `${m.upstream_id} / ${m.upstream_model}`],
             ["Max output", (m) => m.max_output_tokens],
             ["Enabled", (m) => (m.enabled ? "yes" : "no")],
-            ["Price (per M tokens in / out)", (m) => (m.price ? `v${m.price.version}: ${usd(m.price.input_units_per_mtok)} / ${usd(m.price.output_units_per_mtok)}` : <em>no price: not offered</em>)],
+            [
+              "Price (per M tokens in / out)",
+              (m) =>
+                m.price ? `v${m.price.version}: ${usd(m.price.input_units_per_mtok)} / ${usd(m.price.output_units_per_mtok)}` : <em>no price: not offered</em>,
+            ],
             ["Version", (m) => m.version],
-            ["", (m) => <button className="secondary" onClick={() => setSelected(m.alias)}>Prices</button>],
+            [
+              "",
+              (m) => (
+                <button className="secondary" onClick={() => setSelected(m.alias)}>
+                  Prices
+                </button>
+              ),
+            ],
           ]}
         />
       </Card>
@@ -38,7 +56,12 @@ export function Models({ canWrite }: { canWrite: boolean }) {
             onSubmit={async () => {
               const max = intOrUndefined(f.max_output);
               const saved = await api.data<DataOf<"PUT /ops/ai/models/{alias}">>("PUT", `/ops/ai/models/${encodeURIComponent(f.alias.trim())}`, {
-                body: { upstream_id: f.upstream_id.trim(), upstream_model: f.upstream_model.trim(), enabled: f.enabled, ...(max !== undefined ? { max_output_tokens: max } : {}) },
+                body: {
+                  upstream_id: f.upstream_id.trim(),
+                  upstream_model: f.upstream_model.trim(),
+                  enabled: f.enabled,
+                  ...(max !== undefined ? { max_output_tokens: max } : {}),
+                },
               });
               models.reload();
               return `Saved ${saved.alias} (version ${saved.version}).`;
@@ -73,7 +96,14 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
   const [input, setInput] = useState("");
   const [output, setOutput] = useState("");
   return (
-    <Card title={`Price versions of ${alias}`} actions={<button className="secondary" onClick={prices.reload}>Refresh</button>}>
+    <Card
+      title={`Price versions of ${alias}`}
+      actions={
+        <button className="secondary" onClick={prices.reload}>
+          Refresh
+        </button>
+      }
+    >
       <ErrorBox error={prices.error} />
       <Table
         rows={prices.data ?? []}

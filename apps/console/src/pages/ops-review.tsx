@@ -7,7 +7,8 @@ import type { DataOf, ItemOf } from "../api-types.js";
 type OpsRecord = ItemOf<"GET /ops/ai/requests">;
 
 /** A record an operator may release or capture: in review, or reserved past its hold's expiry (CONTRACT §6). */
-const releasable = (r: OpsRecord, now: number) => r.status === "review" || (r.status === "reserved" && r.hold_expires_at !== null && Date.parse(r.hold_expires_at) <= now);
+const releasable = (r: OpsRecord, now: number) =>
+  r.status === "review" || (r.status === "reserved" && r.hold_expires_at !== null && Date.parse(r.hold_expires_at) <= now);
 
 export function Review({ canWrite }: { canWrite: boolean }) {
   const records = useLoad(() => api.data<OpsRecord[]>("GET", "/ops/ai/requests"));
@@ -55,21 +56,27 @@ export function Review({ canWrite }: { canWrite: boolean }) {
               (r) =>
                 canWrite && releasable(r, now) ? (
                   <span className="row-actions">
-                    <button className="secondary" onClick={() => {
+                    <button
+                      className="secondary"
+                      onClick={() => {
                         setReleasing(r);
                         setCapturing(null);
                         setReason("");
                         setDone(null);
-                      }}>
+                      }}
+                    >
                       Release…
                     </button>
-                    <button className="secondary" onClick={() => {
+                    <button
+                      className="secondary"
+                      onClick={() => {
                         setCapturing(r);
                         setReleasing(null);
                         setReason("");
                         setUnits("");
                         setDone(null);
-                      }}>
+                      }}
+                    >
                       Capture…
                     </button>
                   </span>
@@ -83,13 +90,16 @@ export function Review({ canWrite }: { canWrite: boolean }) {
       {releasing ? (
         <Card title={`Release ${releasing.id}`}>
           <p>
-            The hold of {usd(releasing.reserved_units)} goes back to tenant <code>{releasing.tenant_id}</code> and the request ends as failed. The reason is kept in the audit trail.
+            The hold of {usd(releasing.reserved_units)} goes back to tenant <code>{releasing.tenant_id}</code> and the request ends as failed. The reason is
+            kept in the audit trail.
           </p>
           <ActionForm
             submit="Release and refund"
             onSubmit={async () => {
               if (!reason.trim()) throw new Error("A reason is required.");
-              const res = await api.data<DataOf<"POST /ops/ai/requests/{id}/release">>("POST", `/ops/ai/requests/${releasing.id}/release`, { body: { reason: reason.trim() } });
+              const res = await api.data<DataOf<"POST /ops/ai/requests/{id}/release">>("POST", `/ops/ai/requests/${releasing.id}/release`, {
+                body: { reason: reason.trim() },
+              });
               setReleasing(null);
               setDone(`Released ${res.id}: refunded ${usd(res.refunded)}.`);
               records.reload();
@@ -104,8 +114,8 @@ export function Review({ canWrite }: { canWrite: boolean }) {
       {capturing ? (
         <Card title={`Capture ${capturing.id}`}>
           <p>
-            The units you enter (at most the {capturing.reserved_units} units held, {usd(capturing.reserved_units)}) are charged to tenant <code>{capturing.tenant_id}</code>, the rest of the
-            hold goes back, and the request ends as completed. The reason is kept in the audit trail.
+            The units you enter (at most the {capturing.reserved_units} units held, {usd(capturing.reserved_units)}) are charged to tenant{" "}
+            <code>{capturing.tenant_id}</code>, the rest of the hold goes back, and the request ends as completed. The reason is kept in the audit trail.
           </p>
           <ActionForm
             submit="Capture and charge"

@@ -14,7 +14,14 @@ export function Tenants({ canWrite }: { canWrite: boolean }) {
   const [tenant, setTenant] = useState("");
   return (
     <>
-      <Card title="Users and tenants" actions={<button className="secondary" onClick={users.reload}>Refresh</button>}>
+      <Card
+        title="Users and tenants"
+        actions={
+          <button className="secondary" onClick={users.reload}>
+            Refresh
+          </button>
+        }
+      >
         <Field label="Filter by email">
           <input value={filter} onChange={(e) => setFilter(e.target.value.trim())} />
         </Field>
@@ -31,7 +38,14 @@ export function Tenants({ canWrite }: { canWrite: boolean }) {
             ["Platform role", (u) => u.platform_role ?? "—"],
             ["User id", (u) => <code className="small">{u.id}</code>],
             ["Since", (u) => when(u.created_at)],
-            ["", (u) => <button className="secondary" onClick={() => setTenant(u.tenant_id)}>Balance</button>],
+            [
+              "",
+              (u) => (
+                <button className="secondary" onClick={() => setTenant(u.tenant_id)}>
+                  Balance
+                </button>
+              ),
+            ],
           ]}
         />
       </Card>
@@ -42,7 +56,10 @@ export function Tenants({ canWrite }: { canWrite: boolean }) {
 }
 
 function Credits({ tenant, setTenant, canWrite }: { tenant: string; setTenant: (t: string) => void; canWrite: boolean }) {
-  const balance = useLoad(() => (tenant ? api.data<TenantBalance>("GET", `/ops/ledger/tenants/${encodeURIComponent(tenant)}`) : Promise.resolve(null)), [tenant]);
+  const balance = useLoad(
+    () => (tenant ? api.data<TenantBalance>("GET", `/ops/ledger/tenants/${encodeURIComponent(tenant)}`) : Promise.resolve(null)),
+    [tenant],
+  );
   const [units, setUnits] = useState("");
   const [reason, setReason] = useState("");
   const [idem, setIdem] = useState(() => crypto.randomUUID());
@@ -68,10 +85,14 @@ function Credits({ tenant, setTenant, canWrite }: { tenant: string; setTenant: (
         <ActionForm
           submit="Credit"
           onSubmit={async () => {
-            const res = await api.data<DataOf<"POST /ops/ledger/tenants/{tenant_id}/credits">>("POST", `/ops/ledger/tenants/${encodeURIComponent(tenant)}/credits`, {
-              body: { units: intOrUndefined(units) ?? Number.NaN, reason: reason.trim() },
-              headers: { "Idempotency-Key": idem },
-            });
+            const res = await api.data<DataOf<"POST /ops/ledger/tenants/{tenant_id}/credits">>(
+              "POST",
+              `/ops/ledger/tenants/${encodeURIComponent(tenant)}/credits`,
+              {
+                body: { units: intOrUndefined(units) ?? Number.NaN, reason: reason.trim() },
+                headers: { "Idempotency-Key": idem },
+              },
+            );
             // A new key for the next credit; a retry of this one (same key) would credit once.
             setIdem(crypto.randomUUID());
             balance.reload();

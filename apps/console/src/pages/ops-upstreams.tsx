@@ -28,7 +28,14 @@ export function Upstreams({ canWrite }: { canWrite: boolean }) {
   };
   return (
     <>
-      <Card title="Upstreams" actions={<button className="secondary" onClick={upstreams.reload}>Refresh</button>}>
+      <Card
+        title="Upstreams"
+        actions={
+          <button className="secondary" onClick={upstreams.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={upstreams.error} />
         <Table
           rows={upstreams.data ?? []}
@@ -42,7 +49,14 @@ export function Upstreams({ canWrite }: { canWrite: boolean }) {
             ["Version", (u) => u.version],
             ["Updated", (u) => when(u.updated_at)],
             ["Connection", (u) => <span data-testid={`test-${u.id}`}>{show(tests[u.id])}</span>],
-            ["", (u) => <button className="secondary" onClick={() => test(u)}>Test connection</button>],
+            [
+              "",
+              (u) => (
+                <button className="secondary" onClick={() => test(u)}>
+                  Test connection
+                </button>
+              ),
+            ],
           ]}
         />
       </Card>

@@ -14,7 +14,14 @@ export function Overview({ me }: { me: Me }) {
   const models = perModel(records);
   return (
     <>
-      <Card title="Balance" actions={<button className="secondary" onClick={balance.reload}>Refresh</button>}>
+      <Card
+        title="Balance"
+        actions={
+          <button className="secondary" onClick={balance.reload}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorBox error={balance.error} />
         {balance.data ? (
           <dl className="stats">

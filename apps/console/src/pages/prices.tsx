@@ -11,7 +11,14 @@ const effective = (units: number, bps: number) => Math.ceil((units * (10_000 - b
 export function Prices() {
   const models = useLoad(() => api.data<ModelPrice[]>("GET", "/console/services/managed-ai/models"));
   return (
-    <Card title="Model prices (per million tokens)" actions={<button className="secondary" onClick={models.reload}>Refresh</button>}>
+    <Card
+      title="Model prices (per million tokens)"
+      actions={
+        <button className="secondary" onClick={models.reload}>
+          Refresh
+        </button>
+      }
+    >
       <ErrorBox error={models.error} />
       <Table
         rows={models.data ?? []}

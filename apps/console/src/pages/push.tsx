@@ -61,7 +61,19 @@ export function Push() {
                 ["Target", (t) => <code>{t.id}</code>],
                 ["Type", (t) => t.type],
                 ["Destination", (t) => <span className="mono small">{t.type === "webhook" ? t.url : `chat ${t.chat_id}`}</span>],
-                ["Credential", (t) => (t.type === "webhook" ? (t.secret ? "signed ([redacted])" : "unsigned") : t.connected_account_id ? `account ${t.connected_account_id}` : t.bot_token ? "bot token ([redacted])" : "none")],
+                [
+                  "Credential",
+                  (t) =>
+                    t.type === "webhook"
+                      ? t.secret
+                        ? "signed ([redacted])"
+                        : "unsigned"
+                      : t.connected_account_id
+                        ? `account ${t.connected_account_id}`
+                        : t.bot_token
+                          ? "bot token ([redacted])"
+                          : "none",
+                ],
                 ["Enabled", (t) => (t.enabled ? "yes" : "no (not sent to)")],
               ]}
             />
@@ -96,7 +108,13 @@ function SendTest({ alias, apiKey }: { alias: string; apiKey: string }) {
       // 502 carries the per-target results; 402 and 422 mean nothing was sent.
       if (!(err instanceof ApiError) || ![402, 422, 502].includes(err.status)) throw err;
       const body = (err.body ?? {}) as { results?: TargetResult[]; charged_units?: number; message_id?: string };
-      setOutcome({ status: err.status, message: `${OUTCOME[err.status]} (${err.describe()})`, results: body.results ?? [], charged_units: body.charged_units ?? null, message_id: body.message_id ?? null });
+      setOutcome({
+        status: err.status,
+        message: `${OUTCOME[err.status]} (${err.describe()})`,
+        results: body.results ?? [],
+        charged_units: body.charged_units ?? null,
+        message_id: body.message_id ?? null,
+      });
     }
   };
   return (

@@ -31,7 +31,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           <input name="email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} required />
         </Field>
         <Field label="Password" hint={mode === "register" ? "12 to 256 characters." : undefined}>
-          <input name="password" type="password" autoComplete={mode === "login" ? "current-password" : "new-password"} value={password} onChange={(e) => setPassword(e.target.value)} required />
+          <input
+            name="password"
+            type="password"
+            autoComplete={mode === "login" ? "current-password" : "new-password"}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            required
+          />
         </Field>
         {mode === "register" ? (
           <>

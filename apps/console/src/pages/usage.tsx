@@ -44,7 +44,10 @@ export function Usage() {
   const more = async () => {
     setOlderError(null);
     try {
-      const page = await api.data<UsageRecord[]>("GET", `/console/services/managed-ai/usage?limit=${PAGE}&before=${encodeURIComponent(rows[rows.length - 1]!.id)}`);
+      const page = await api.data<UsageRecord[]>(
+        "GET",
+        `/console/services/managed-ai/usage?limit=${PAGE}&before=${encodeURIComponent(rows[rows.length - 1]!.id)}`,
+      );
       setOlder([...older, ...page]);
       if (page.length < PAGE) setEnd(true);
     } catch (err) {

@@ -25,7 +25,14 @@ class MemoryStorage implements Storage {
 
 const GATEWAY = "https://gw.example";
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-const message = (id: string, author: "bot" | "visitor", text: string, at: string): WidgetMessage => ({ id, author, kind: "text", text, deleted: false, created_at: at });
+const message = (id: string, author: "bot" | "visitor", text: string, at: string): WidgetMessage => ({
+  id,
+  author,
+  kind: "text",
+  text,
+  deleted: false,
+  created_at: at,
+});
 
 /** A gateway and a host page's session endpoint in one fetch: one-use refresh tokens, a feed, a chat. */
 function fakeGateway() {
@@ -83,7 +90,13 @@ afterEach(() => {
 
 function widget(gw: ReturnType<typeof fakeGateway>, storage: { local: Storage; session: Storage }) {
   const seen: WidgetMessage[][] = [];
-  const s = new WidgetSession({ gateway: GATEWAY, sessionUrl: "https://shop.example/session", storage, fetchImpl: gw.fetchImpl, onMessages: (m) => seen.push(m) });
+  const s = new WidgetSession({
+    gateway: GATEWAY,
+    sessionUrl: "https://shop.example/session",
+    storage,
+    fetchImpl: gw.fetchImpl,
+    onMessages: (m) => seen.push(m),
+  });
   sessions.push(s);
   return { s, seen };
 }

@@ -219,7 +219,9 @@ export class WidgetSession {
   }
 
   private emit(): void {
-    const list = [...this.messages.values()].sort((a, b) => (a.created_at === b.created_at ? a.id.localeCompare(b.id) : a.created_at.localeCompare(b.created_at)));
+    const list = [...this.messages.values()].sort((a, b) =>
+      a.created_at === b.created_at ? a.id.localeCompare(b.id) : a.created_at.localeCompare(b.created_at),
+    );
     this.o.onMessages(list);
   }
 

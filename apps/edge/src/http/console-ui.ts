@@ -7,7 +7,8 @@ import type { Logger } from "@gateway/logger";
 export const CONSOLE_UI_PATH = "/app";
 
 // The console calls only this origin's API; nothing else may load or frame it.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /**
  * Serves the built web console (a static single-page app) under /app/. Hashed

@@ -54,7 +54,14 @@ describe("leanPath", () => {
     ran.push("errors");
     res.status(err instanceof AppError ? err.httpStatus : 400).json({ error: err instanceof AppError ? err.code : "invalid_request" });
   };
-  app.use(leanPath({ routes: [cold, hot], conventions: [convention("a"), convention("b"), express.json()], handlerOf: (r) => handlers[r.path]!, errorHandler: errors }));
+  app.use(
+    leanPath({
+      routes: [cold, hot],
+      conventions: [convention("a"), convention("b"), express.json()],
+      handlerOf: (r) => handlers[r.path]!,
+      errorHandler: errors,
+    }),
+  );
   app.use(convention("router"));
   app.post("/v1/keys/:id", (_req, res) => void res.json({ cold: true }));
   app.use(errors);
@@ -97,10 +104,16 @@ describe("leanPath", () => {
   it("refuses a hot route that a route declared before it would answer", () => {
     const shadow = route("/v1/apps/ai/:alias/:action", false);
     expect(() => leanPath({ routes: [shadow, hot], conventions: [], handlerOf: () => (_q, _s, n) => n(), errorHandler: errors })).toThrow(/declared earlier/);
-    expect(() => leanPath({ routes: [route("/v1/apps/ai/:alias/:action", false, "get"), hot], conventions: [], handlerOf: () => (_q, _s, n) => n(), errorHandler: errors })).not.toThrow();
+    expect(() =>
+      leanPath({
+        routes: [route("/v1/apps/ai/:alias/:action", false, "get"), hot],
+        conventions: [],
+        handlerOf: () => (_q, _s, n) => n(),
+        errorHandler: errors,
+      }),
+    ).not.toThrow();
   });
 });
-
 
 describe("pathPattern against express's own router", () => {
   const paths = ["/v1/apps/ai/:alias/v1/chat/completions", "/v1/apps/ai/:alias/chat/stream", "/v1/apps/ai/:alias/embeddings"];

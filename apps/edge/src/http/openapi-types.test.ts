@@ -51,14 +51,26 @@ describe("schemaType", () => {
 
 describe("renderApiTypes", () => {
   it("keys operations by method and path, with the JSON body and the union of successful answers", () => {
-    const route = (r: Partial<AnyRoute<unknown>>) => ({ method: "get", access: { kind: "public" }, responses: {}, handler: async () => ({ status: 200 }), ...r }) as AnyRoute<unknown>;
+    const route = (r: Partial<AnyRoute<unknown>>) =>
+      ({ method: "get", access: { kind: "public" }, responses: {}, handler: async () => ({ status: 200 }), ...r }) as AnyRoute<unknown>;
     const doc = buildOpenApi([
-      route({ method: "post", path: "/v1/things/:id", summary: "Make a thing.", body: z.strictObject({ name: z.string() }), responses: { 201: { description: "made", schema: z.object({ data: z.object({ id: z.string() }) }) }, 207: { description: "partly", schema: z.object({ partial: z.boolean() }) } } }),
+      route({
+        method: "post",
+        path: "/v1/things/:id",
+        summary: "Make a thing.",
+        body: z.strictObject({ name: z.string() }),
+        responses: {
+          201: { description: "made", schema: z.object({ data: z.object({ id: z.string() }) }) },
+          207: { description: "partly", schema: z.object({ partial: z.boolean() }) },
+        },
+      }),
       route({ method: "delete", path: "/v1/things/:id", responses: { 204: { description: "gone" } } }),
       route({ path: "/metrics", responses: { 200: { description: "text", contentType: "text/plain" } } }),
     ]) as OpenApiDocument;
     const out = renderApiTypes(doc, { generator: "a test" });
-    expect(out).toContain('  /** Make a thing. */\n  "POST /v1/things/{id}": {\n    body: {\n      name: string;\n    };\n    response: {\n      data: {\n        id: string;\n      };\n    } | {\n      partial: boolean;\n    };\n  };');
+    expect(out).toContain(
+      '  /** Make a thing. */\n  "POST /v1/things/{id}": {\n    body: {\n      name: string;\n    };\n    response: {\n      data: {\n        id: string;\n      };\n    } | {\n      partial: boolean;\n    };\n  };',
+    );
     expect(out).toContain('  "DELETE /v1/things/{id}": {\n    body: never;\n    response: undefined;\n  };');
     expect(out).toContain('  "GET /metrics": {\n    body: never;\n    response: string;\n  };');
     expect(out).toContain("export type Components = {\n  /** The flat error body");

@@ -10,8 +10,16 @@
  */
 
 type Schema = { [key: string]: unknown };
-type Operation = { summary?: string; requestBody?: { content?: Record<string, { schema?: Schema }> }; responses?: Record<string, { content?: Record<string, { schema?: Schema }> }> };
-export type OpenApiDocument = { info?: { version?: string }; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } };
+type Operation = {
+  summary?: string;
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
+};
+export type OpenApiDocument = {
+  info?: { version?: string };
+  paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
+};
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -140,9 +148,9 @@ export function renderApiTypes(doc: OpenApiDocument, { generator }: { generator:
   }
   out += "};\n\n";
   out += "export type Route = keyof Api;\n";
-  out += "/** The successful answer of a route. */\nexport type ResponseOf<R extends Route> = Api[R][\"response\"];\n";
-  out += "/** `data` of a wrapped answer (`{data: ...}`). */\nexport type DataOf<R extends Route> = Extract<ResponseOf<R>, { data: unknown }>[\"data\"];\n";
+  out += '/** The successful answer of a route. */\nexport type ResponseOf<R extends Route> = Api[R]["response"];\n';
+  out += '/** `data` of a wrapped answer (`{data: ...}`). */\nexport type DataOf<R extends Route> = Extract<ResponseOf<R>, { data: unknown }>["data"];\n';
   out += "/** One element of a route's `data` list. */\nexport type ItemOf<R extends Route> = DataOf<R> extends readonly (infer T)[] ? T : never;\n";
-  out += "/** The JSON request body of a route. */\nexport type BodyOf<R extends Route> = Api[R][\"body\"];\n";
+  out += '/** The JSON request body of a route. */\nexport type BodyOf<R extends Route> = Api[R]["body"];\n';
   return out;
 }

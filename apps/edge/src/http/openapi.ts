@@ -115,7 +115,13 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
       parameters: [...pathParameters(route), ...queryParameters(route), ...headerParams],
       ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
       ...(route.rawBody
-        ? { requestBody: { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: { type: "string", format: "binary" } } } } }
+        ? {
+            requestBody: {
+              required: true,
+              description: route.rawBody.description,
+              content: { [route.rawBody.contentType]: { schema: { type: "string", format: "binary" } } },
+            },
+          }
         : {}),
       responses,
       security: security(route.access),
@@ -138,7 +144,12 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
         session: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token from POST /auth/login." },
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key from POST /console/keys." },
         apiKeyBearer: { type: "http", scheme: "bearer", description: "The same API key as a bearer token (for OpenAI-compatible SDKs)." },
-        widget: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Chat widget token from POST /v1/apps/bot/widget/auth (widget routes only)." },
+        widget: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "Chat widget token from POST /v1/apps/bot/widget/auth (widget routes only).",
+        },
       },
     },
     security: [],

@@ -57,7 +57,10 @@ describe("the chat widget's script and CORS", () => {
   });
 
   it("gives no CORS to routes that take an API key, /widget/auth included", async () => {
-    const pre = await fetch(`${base}/v1/apps/bot/widget/auth`, { method: "OPTIONS", headers: { origin: "http://shop.example", "access-control-request-method": "POST" } });
+    const pre = await fetch(`${base}/v1/apps/bot/widget/auth`, {
+      method: "OPTIONS",
+      headers: { origin: "http://shop.example", "access-control-request-method": "POST" },
+    });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     const auth = await fetch(`${base}/v1/apps/bot/widget/auth`, { method: "POST", headers: { origin: "http://shop.example" } });
     expect(auth.headers.get("access-control-allow-origin")).toBeNull();

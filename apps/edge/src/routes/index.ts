@@ -46,7 +46,15 @@ import { postEmbeddings } from "./v1/ai/embeddings.js";
 import { postNativeChat, postNativeChatStream, postNativeEmbeddings } from "./v1/ai/native.js";
 import { getUsers } from "./ops/users/list-users.js";
 import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
-import { getWidgetEvents, getWidgetMessages, postWidgetAuth, postWidgetMessage, postWidgetRefresh, postWidgetRevoke, postWidgetToken } from "./v1/bot/widget.js";
+import {
+  getWidgetEvents,
+  getWidgetMessages,
+  postWidgetAuth,
+  postWidgetMessage,
+  postWidgetRefresh,
+  postWidgetRevoke,
+  postWidgetToken,
+} from "./v1/bot/widget.js";
 import {
   deleteChannel,
   deleteParticipant,

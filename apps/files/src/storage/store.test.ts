@@ -18,7 +18,7 @@ function bytes(total: number, seed = 1, failAfter?: number): Readable {
       if (sent >= total) return this.push(null);
       const n = Math.min(65_536, total - sent);
       const chunk = Buffer.alloc(n);
-      for (let i = 0; i < n; i++) chunk[i] = (sent + i) * seed & 0xff;
+      for (let i = 0; i < n; i++) chunk[i] = ((sent + i) * seed) & 0xff;
       sent += n;
       this.push(chunk);
     },

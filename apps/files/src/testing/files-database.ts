@@ -27,7 +27,13 @@ export type TestFiles = {
 /** The files domain on a fresh database (gw_test_files_<random>) and a temporary local store. */
 export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<TestFiles> {
   const name = `gw_test_files_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({ serverUrl: SERVER_URL, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER_URL,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   const pool = createPool(url, { poolSize: 10 });
   const prisma = createPrisma(pool);
   const dir = await mkdtemp(join(tmpdir(), "files-test-"));
@@ -38,7 +44,14 @@ export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<
       prisma,
       transact,
       store: new LocalStore(dir),
-      limits: { maxBytes: 10 * 1_048_576, defaultTtlSeconds: 3_600, maxTtlSeconds: 86_400, tenantBytesQuota: 1_073_741_824, tenantFilesQuota: 10_000, ...limits },
+      limits: {
+        maxBytes: 10 * 1_048_576,
+        defaultTtlSeconds: 3_600,
+        maxTtlSeconds: 86_400,
+        tenantBytesQuota: 1_073_741_824,
+        tenantFilesQuota: 10_000,
+        ...limits,
+      },
       logger: createLogger({ service: "files-test", level: "silent" }),
     },
     dir,

@@ -34,7 +34,9 @@ async function jobWithDeliveries(events: number): Promise<{ jobId: string; event
   for (let i = 0; i < events; i++) {
     const eventId = newId("evt");
     eventIds.push(eventId);
-    await t.ctx.prisma.jobCallbackDelivery.create({ data: { eventId, jobId, job: { id: jobId, status: i === 0 ? "running" : "succeeded" }, state: "pending", nextAttemptAt: new Date() } });
+    await t.ctx.prisma.jobCallbackDelivery.create({
+      data: { eventId, jobId, job: { id: jobId, status: i === 0 ? "running" : "succeeded" }, state: "pending", nextAttemptAt: new Date() },
+    });
   }
   return { jobId, eventIds };
 }
@@ -55,7 +57,11 @@ describe("CallbackDispatcher", () => {
       expect(r.headers["x-service-signature"]).toBe(`sha256=${createHmac("sha256", SECRET).update(r.body).digest("hex")}`);
       expect(JSON.parse(r.body)).toMatchObject({ event: "job.updated", event_id: r.headers["x-service-event-id"], job: { id: jobId } });
     }
-    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).toMatchObject({ callbackState: "delivered", callbackAttempts: 1, callbackLastStatus: 200 });
+    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).toMatchObject({
+      callbackState: "delivered",
+      callbackAttempts: 1,
+      callbackLastStatus: 200,
+    });
   });
 
   it("schedules retries with exponential backoff, then gives up after 8 attempts", async () => {
@@ -84,7 +90,11 @@ describe("CallbackDispatcher", () => {
     expect(await d.runOnce()).toBe(0);
     expect(new Set(receiver.received.map((r) => r.headers["x-service-event-id"]))).toEqual(new Set([eventId]));
     expect(receiver.received).toHaveLength(8);
-    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).toMatchObject({ callbackState: "exhausted", callbackAttempts: 8, callbackLastStatus: 500 });
+    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).toMatchObject({
+      callbackState: "exhausted",
+      callbackAttempts: 8,
+      callbackLastStatus: 500,
+    });
   });
 
   it("counts an attempt that a crash interrupted, and retries it after the delivery timeout", async () => {

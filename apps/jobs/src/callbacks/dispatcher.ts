@@ -46,7 +46,12 @@ export class CallbackDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.log = options.logger.child({ component: "callbacks" });
     if (options.registry) {
-      this.attempts = new Counter({ name: "callback_attempts_total", help: "Callback delivery attempts, by resulting state (delivered, pending = will retry, exhausted).", labelNames: ["state"], registers: [options.registry] });
+      this.attempts = new Counter({
+        name: "callback_attempts_total",
+        help: "Callback delivery attempts, by resulting state (delivered, pending = will retry, exhausted).",
+        labelNames: ["state"],
+        registers: [options.registry],
+      });
     }
     this.loop = new BatchLoop({
       round: () => this.runOnce(),
@@ -137,7 +142,8 @@ export class CallbackDispatcher {
     ]);
     this.attempts?.inc({ state });
     this.log.info({ job_id: c.job_id, event_id: c.event_id, attempt: c.attempts, status, error, state }, "callback attempted");
-    if (state !== "pending") this.kick(); // the job's next event may go now
+    if (state !== "pending")
+      this.kick(); // the job's next event may go now
     else this.loop.wakeBy(next.getTime());
   }
 }

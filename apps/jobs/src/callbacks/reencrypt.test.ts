@@ -25,7 +25,9 @@ describe("re-sealing callback secrets after a key rotation", () => {
     ];
     for (const r of rows) {
       const sealed = sealCallbackSecret(r.keyring, r.jobId, r.secret);
-      await t.ctx.prisma.jobCallbackTarget.create({ data: { jobId: r.jobId, url: "https://hooks.example.com/jobs", secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId } });
+      await t.ctx.prisma.jobCallbackTarget.create({
+        data: { jobId: r.jobId, url: "https://hooks.example.com/jobs", secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
+      });
     }
     const rotated = parseKeyring(`${newKey},${oldKey}`);
     expect(await reencryptCallbackSecrets({ ...t.ctx, keyring: rotated })).toEqual({ reencrypted: 2, current: 0, failed: ["job_r3"] });

@@ -49,7 +49,15 @@ describe("callback fields", () => {
         return (err as { code: string }).code;
       }
     };
-    for (const url of ["https://10.0.0.1/jobs", "https://192.168.1.1/", "https://169.254.169.254/latest/meta-data/", "https://[::1]/", "https://[fe80::1]/", "https://0x7f000001/", "https://localhost/jobs"]) {
+    for (const url of [
+      "https://10.0.0.1/jobs",
+      "https://192.168.1.1/",
+      "https://169.254.169.254/latest/meta-data/",
+      "https://[::1]/",
+      "https://[fe80::1]/",
+      "https://0x7f000001/",
+      "https://localhost/jobs",
+    ]) {
       expect(await refused(strict, url), url).toBe("invalid_request");
     }
     // The test flag opens loopback, never the private ranges.

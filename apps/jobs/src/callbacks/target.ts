@@ -46,9 +46,11 @@ export async function checkCallback(settings: CallbackSettings, url: string, sec
   const reason = urlProblem(url, settings.allowHttpLoopback);
   if (reason) throw new AppError("invalid_request", `callback_url must be an HTTPS URL (${reason}).`);
   const reached = await checkUrl(url, callbackPolicy(settings));
-  if (!reached.ok && reached.reason !== "dns_failed") throw new AppError("invalid_request", `callback_url must not reach a private, loopback or link-local address (${reached.reason}).`);
+  if (!reached.ok && reached.reason !== "dns_failed")
+    throw new AppError("invalid_request", `callback_url must not reach a private, loopback or link-local address (${reached.reason}).`);
   if (!secret) throw new AppError("invalid_request", "callback_secret is required with a callback_url.");
-  if (secret.length < SECRET_MIN || secret.length > SECRET_MAX) throw new AppError("invalid_request", `callback_secret must be ${SECRET_MIN} to ${SECRET_MAX} characters.`);
+  if (secret.length < SECRET_MIN || secret.length > SECRET_MAX)
+    throw new AppError("invalid_request", `callback_secret must be ${SECRET_MIN} to ${SECRET_MAX} characters.`);
   return { url, secret };
 }
 

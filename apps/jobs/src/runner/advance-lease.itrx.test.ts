@@ -30,7 +30,10 @@ async function newLease(durationSeconds = 3_600) {
   const tenant = `ten_itrx_${++n}`;
   t.ledger.credit(tenant, 100_000n);
   const q = await createQuote({ ctx: t.ctx, input: { tenant_id: tenant, receiver: RECEIVER, energy: 65_000, duration_seconds: durationSeconds } });
-  const r = await createLease({ ctx: t.ctx, input: { tenant_id: tenant, quote_id: q.id, max_cost_units: q.costUnits.toString(), receiver: RECEIVER, energy: 65_000, duration_seconds: durationSeconds } });
+  const r = await createLease({
+    ctx: t.ctx,
+    input: { tenant_id: tenant, quote_id: q.id, max_cost_units: q.costUnits.toString(), receiver: RECEIVER, energy: 65_000, duration_seconds: durationSeconds },
+  });
   return { tenant, jobId: r.jobId, quote: q };
 }
 const step = (jobId: string, status: string) => advanceLease({ ctx: t.ctx, input: { jobId, status } });
@@ -50,7 +53,13 @@ describe("a live lease through itrx", () => {
     expect(posts(jobId)).toEqual([expect.objectContaining({ signed: true })]);
     expect(await job(jobId)).toMatchObject({
       status: "succeeded",
-      result: { provider: "itrx", provider_order_id: order!.serial, provider_period: "1D", verified_by: "delegation_transaction", delegation_txids: order!.txids },
+      result: {
+        provider: "itrx",
+        provider_order_id: order!.serial,
+        provider_period: "1D",
+        verified_by: "delegation_transaction",
+        delegation_txids: order!.txids,
+      },
     });
     expect(t.ledger.available.get(tenant)).toBe(100_000n - cost);
     expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${jobId}`)).toHaveLength(1);

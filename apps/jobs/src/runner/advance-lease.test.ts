@@ -74,7 +74,10 @@ describe("advanceLease", () => {
     await step(jobId, "pending");
     const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
     // As if a step had decided and captured, then died before committing the status.
-    await t.ctx.prisma.tronLease.update({ where: { id: lease.id }, data: { stage: "settle", outcome: { to: "succeeded", ledger: "capture", result: { dry_run: false } } } });
+    await t.ctx.prisma.tronLease.update({
+      where: { id: lease.id },
+      data: { stage: "settle", outcome: { to: "succeeded", ledger: "capture", result: { dry_run: false } } },
+    });
     await t.ctx.ledger.Capture({ operation_id: `capture:${jobId}`, hold_id: lease.holdId!, units: "2700", reason: "x" });
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
     expect((await job(jobId)).status).toBe("succeeded");
@@ -147,7 +150,10 @@ describe("advanceLease", () => {
       t.provider.txids.set(lease.providerOrderId!, ["cc".repeat(32)]);
       await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { verifyDeadline: new Date(Date.now() - 1) } });
       expect(await step(jobId, "running")).toEqual({ kind: "done" });
-      expect(await job(jobId)).toMatchObject({ status: "expired", error: { code: "verification_timeout", message: expect.stringContaining("not found on chain") } });
+      expect(await job(jobId)).toMatchObject({
+        status: "expired",
+        error: { code: "verification_timeout", message: expect.stringContaining("not found on chain") },
+      });
       expect(t.ledger.available.get(tenant)).toBe(10_000n);
     } finally {
       t.provider.reportsTransactions = false;

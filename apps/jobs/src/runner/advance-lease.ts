@@ -26,7 +26,10 @@ type Outcome = { to: JobStatus; ledger: "capture" | "void"; result?: Prisma.Inpu
  * a concurrent redelivery changes nothing twice.
  */
 export async function advanceLease({ ctx, input }: { ctx: JobsContext; input: { jobId: string; status: string; touch?: () => void } }): Promise<StepOutcome> {
-  const [job, lease] = await Promise.all([ctx.prisma.job.findUnique({ where: { id: input.jobId } }), ctx.prisma.tronLease.findUnique({ where: { jobId: input.jobId } })]);
+  const [job, lease] = await Promise.all([
+    ctx.prisma.job.findUnique({ where: { id: input.jobId } }),
+    ctx.prisma.tronLease.findUnique({ where: { jobId: input.jobId } }),
+  ]);
   if (!job || !lease || TERMINAL.has(job.status) || job.status !== input.status) return DONE;
   if (job.status === "pending") return start(ctx, job, lease);
   return run(ctx, job, lease, input.touch ?? (() => undefined));
@@ -38,7 +41,14 @@ async function start(ctx: JobsContext, job: Job, first: TronLease): Promise<Step
     await finish(ctx, lease, "pending", {
       to: "succeeded",
       ledger: "void",
-      result: { dry_run: true, lease_id: lease.id, receiver: lease.receiver, energy: lease.energy, duration_seconds: lease.durationSeconds, cost_units: lease.costUnits.toString() },
+      result: {
+        dry_run: true,
+        lease_id: lease.id,
+        receiver: lease.receiver,
+        energy: lease.energy,
+        duration_seconds: lease.durationSeconds,
+        cost_units: lease.costUnits.toString(),
+      },
     });
     return DONE;
   }
@@ -69,7 +79,13 @@ async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<v
   // Refused for want of balance: there never was a reservation.
   const held = await findHold(
     directCalls(ctx.ledger),
-    { operation_id: reserveOperation(lease.jobId), tenant_id: lease.tenantId, units: lease.costUnits.toString(), ttl_seconds: 3_600, reason: `energy lease ${lease.id}` },
+    {
+      operation_id: reserveOperation(lease.jobId),
+      tenant_id: lease.tenantId,
+      units: lease.costUnits.toString(),
+      ttl_seconds: 3_600,
+      reason: `energy lease ${lease.id}`,
+    },
     ["insufficient_balance"],
   );
   if (held) await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: held.holdId, reason: `energy lease ${lease.id} unconfirmed` });
@@ -97,15 +113,32 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
     touch();
     switch (lease.stage) {
       case "order": {
-        const ordered = await ctx.provider.order({ clientOrderId: lease.jobId, receiver: lease.receiver, energy: lease.energy, durationSeconds: lease.durationSeconds });
+        const ordered = await ctx.provider.order({
+          clientOrderId: lease.jobId,
+          receiver: lease.receiver,
+          energy: lease.energy,
+          durationSeconds: lease.durationSeconds,
+        });
         if (ordered.kind === "ordered") {
           await ctx.transact(async (tx, emit) => {
             const moved = await tx.tronLease.updateMany({
               where: { id: lease.id, stage: "order" },
-              data: { stage: "verify", providerOrderId: ordered.orderId, delegator: ordered.delegator ?? null, verifyDeadline: new Date(Date.now() + ctx.tron.verifyTimeoutSeconds * 1000) },
+              data: {
+                stage: "verify",
+                providerOrderId: ordered.orderId,
+                delegator: ordered.delegator ?? null,
+                verifyDeadline: new Date(Date.now() + ctx.tron.verifyTimeoutSeconds * 1000),
+              },
             });
             if (moved.count === 1) {
-              await emit("tron.lease_ordered", { lease_id: lease.id, job_id: lease.jobId, tenant_id: lease.tenantId, provider_order_id: ordered.orderId, receiver: lease.receiver, energy: lease.energy });
+              await emit("tron.lease_ordered", {
+                lease_id: lease.id,
+                job_id: lease.jobId,
+                tenant_id: lease.tenantId,
+                provider_order_id: ordered.orderId,
+                receiver: lease.receiver,
+                energy: lease.energy,
+              });
             }
           });
           await reload();
@@ -113,7 +146,11 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           refusedByProvider(ctx, lease.jobId, ordered.code, ordered.reason);
           await decide({ to: "failed", ledger: "void", error: { code: ordered.code, message: REFUSAL_MESSAGES[ordered.code](ordered.reason) } });
         } else if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
-          await decide({ to: "expired", ledger: "void", error: { code: "provider_unreachable", message: "The energy provider could not be reached in time." } });
+          await decide({
+            to: "expired",
+            ledger: "void",
+            error: { code: "provider_unreachable", message: "The energy provider could not be reached in time." },
+          });
         } else {
           ctx.logger.warn({ job_id: lease.jobId, reason: ordered.reason }, "energy provider unreachable; will retry");
           return { kind: "later", delayMs: ctx.tron.verifyPollMs };
@@ -147,7 +184,11 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           });
         } else if (lease.verifyDeadline && Date.now() >= lease.verifyDeadline.getTime()) {
           const detail = verdict.reason ? ` Last check: ${verdict.reason}.` : "";
-          await decide({ to: "expired", ledger: "void", error: { code: "verification_timeout", message: `The delegation did not appear on chain in time; the reservation was released.${detail}` } });
+          await decide({
+            to: "expired",
+            ledger: "void",
+            error: { code: "verification_timeout", message: `The delegation did not appear on chain in time; the reservation was released.${detail}` },
+          });
         } else {
           if (verdict.unreachable) ctx.logger.warn({ job_id: lease.jobId, reason: verdict.reason }, "energy provider or TRON node unreachable; will retry");
           return { kind: "later", delayMs: ctx.tron.verifyPollMs };
@@ -168,14 +209,18 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
 const REFUSAL_MESSAGES: Record<RefusalCode, (reason: string) => string> = {
   provider_refused: (r) => `The energy provider refused the order (${r}).`,
   provider_balance_short: (r) => `The energy provider's account balance is too low for this order; the operator must top it up (${r}).`,
-  provider_auth_failed: (r) => `The energy provider refused the gateway's API key or signature; the operator must check TRON_PROVIDER_API_KEY / TRON_PROVIDER_API_SECRET (${r}).`,
+  provider_auth_failed: (r) =>
+    `The energy provider refused the gateway's API key or signature; the operator must check TRON_PROVIDER_API_KEY / TRON_PROVIDER_API_SECRET (${r}).`,
   provider_order_failed: (r) => `The energy provider ended the order without delegating (${r}).`,
 };
 
 /** Refusals that need the operator (money or credentials at the provider) are logged as errors; the others as warnings. */
 function refusedByProvider(ctx: JobsContext, jobId: string, code: RefusalCode, reason: string): void {
   const operator = code === "provider_balance_short" || code === "provider_auth_failed";
-  ctx.logger[operator ? "error" : "warn"]({ job_id: jobId, code, reason, provider: ctx.provider.name }, operator ? "energy provider refused: operator action needed" : "energy provider refused the order");
+  ctx.logger[operator ? "error" : "warn"](
+    { job_id: jobId, code, reason, provider: ctx.provider.name },
+    operator ? "energy provider refused: operator action needed" : "energy provider refused the order",
+  );
 }
 
 type Verdict =
@@ -198,7 +243,10 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
     if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
     if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
     const rejected = check.rejected.map((r) => `${r.txid}: ${r.reason}`).join("; ");
-    return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy confirmed by the reported transactions${rejected ? ` (${rejected})` : ""}`.slice(0, 500) };
+    return {
+      kind: "waiting",
+      reason: `${check.energy} of ${lease.energy} energy confirmed by the reported transactions${rejected ? ` (${rejected})` : ""}`.slice(0, 500),
+    };
   }
   if (!lease.delegator) return { kind: "waiting", reason: "the provider has reported no delegation transaction yet" };
   const check = await ctx.node.delegatedEnergy(lease.delegator, lease.receiver);
@@ -211,15 +259,30 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
 async function finish(ctx: JobsContext, lease: TronLease, from: JobStatus, outcome: Outcome): Promise<void> {
   if (!lease.dryRun && lease.holdId) {
     if (outcome.ledger === "capture") {
-      await ctx.ledger.Capture({ operation_id: captureOperation(lease.jobId), hold_id: lease.holdId, units: lease.costUnits.toString(), reason: `energy lease ${lease.id}` });
+      await ctx.ledger.Capture({
+        operation_id: captureOperation(lease.jobId),
+        hold_id: lease.holdId,
+        units: lease.costUnits.toString(),
+        reason: `energy lease ${lease.id}`,
+      });
     } else {
-      await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: lease.holdId, reason: `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}` });
+      await ctx.ledger.Void({
+        operation_id: voidOperation(lease.jobId),
+        hold_id: lease.holdId,
+        reason: `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}`,
+      });
     }
   }
   await ctx.transact(async (tx, emit) => {
     const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "done" } });
     if (moved.count === 0) return;
-    await changeJobStatus(tx, emit, { jobId: lease.jobId, from, to: outcome.to, ...(outcome.result !== undefined ? { result: outcome.result } : {}), ...(outcome.error ? { error: outcome.error } : {}) });
+    await changeJobStatus(tx, emit, {
+      jobId: lease.jobId,
+      from,
+      to: outcome.to,
+      ...(outcome.result !== undefined ? { result: outcome.result } : {}),
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
   });
   ctx.kickCallbacks();
 }

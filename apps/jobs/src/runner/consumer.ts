@@ -35,7 +35,12 @@ export async function startJobRunner(options: JobRunnerOptions): Promise<JobRunn
   const durable = options.durable ?? "jobs-runner";
   const log = options.logger.child({ component: "job-runner" });
   const steps = options.registry
-    ? new Counter({ name: "job_steps_total", help: "Job steps run from the queue, by outcome (done, later, failed).", labelNames: ["outcome"], registers: [options.registry] })
+    ? new Counter({
+        name: "job_steps_total",
+        help: "Job steps run from the queue, by outcome (done, later, failed).",
+        labelNames: ["outcome"],
+        registers: [options.registry],
+      })
     : undefined;
   const ackWait = nanos(options.ackWaitMs ?? 30_000);
   const filter = subjects.subject("job.status_changed");

@@ -150,7 +150,13 @@ export const TEST_KEYS = `t1:${randomBytes(32).toString("base64")}`;
 /** A jobs context on its own freshly migrated database (dropped by `close`), with fake third parties and ledger. */
 export async function createTestContext(overrides: Partial<JobsContext> = {}): Promise<TestContext> {
   const name = `gw_test_jobs_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   const pool = createPool(url, { poolSize: 10 });
   const prisma = createPrisma(pool);
   const ledger = new FakeLedger();
@@ -174,7 +180,8 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
     ledger,
     provider,
     node,
-    outbox: async () => (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+    outbox: async () =>
+      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
     async close() {
       await prisma.$disconnect();
       await pool.end().catch(() => undefined);

@@ -38,7 +38,9 @@ export function isTronAddress(text: string): boolean {
   if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(text)) return false;
   const raw = decodeBase58(text);
   if (raw?.length !== 25 || raw[0] !== 0x41) return false;
-  return sha256(sha256(raw.subarray(0, 21))).subarray(0, 4).equals(raw.subarray(21));
+  return sha256(sha256(raw.subarray(0, 21)))
+    .subarray(0, 4)
+    .equals(raw.subarray(21));
 }
 
 /** The address of 20 account bytes (for tests and mocks). */

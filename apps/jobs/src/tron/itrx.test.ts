@@ -14,8 +14,15 @@ beforeEach(() => tron.set({ itrx: {} }));
 
 const provider = (over: Partial<ConstructorParameters<typeof ItrxEnergyProvider>[0]> = {}) =>
   new ItrxEnergyProvider({ baseUrl: tron.itrxUrl, apiKey: MOCK_ITRX_API_KEY, apiSecret: MOCK_ITRX_API_SECRET, timeoutMs: 1_000, ...over });
-const request = (over: Partial<{ energy: number; durationSeconds: number }> = {}) => ({ clientOrderId: `job_itrx_${++n}`, receiver: RECEIVER, energy: 65_000, durationSeconds: 3_600, ...over });
-const posts = (outTradeNo: string) => tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string })?.out_trade_no === outTradeNo);
+const request = (over: Partial<{ energy: number; durationSeconds: number }> = {}) => ({
+  clientOrderId: `job_itrx_${++n}`,
+  receiver: RECEIVER,
+  energy: 65_000,
+  durationSeconds: 3_600,
+  ...over,
+});
+const posts = (outTradeNo: string) =>
+  tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string })?.out_trade_no === outTradeNo);
 
 describe("itrx periods", () => {
   it("orders the smallest period that covers the lease", () => {
@@ -30,9 +37,19 @@ describe("itrx periods", () => {
 
 describe("itrx signature", () => {
   it("reproduces the documentation's worked example", () => {
-    const body = canonicalJson({ receive_address: "TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw", period: "1D", out_trade_no: "123456", energy_amount: 32000, callback_url: "http://{mydomain}/callback" });
-    expect(body).toBe('{"callback_url":"http://{mydomain}/callback","energy_amount":32000,"out_trade_no":"123456","period":"1D","receive_address":"TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw"}');
-    expect(itrxSignature("0285A2741D0E76E2E187260EB23E51851D48403A756333E7D0CF845406ABF3E8", "1686796826", body)).toBe("07c125cabfe006614a02131f927cca9e7a654f7644a817b155fad591e1c50f7b");
+    const body = canonicalJson({
+      receive_address: "TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw",
+      period: "1D",
+      out_trade_no: "123456",
+      energy_amount: 32000,
+      callback_url: "http://{mydomain}/callback",
+    });
+    expect(body).toBe(
+      '{"callback_url":"http://{mydomain}/callback","energy_amount":32000,"out_trade_no":"123456","period":"1D","receive_address":"TExWKszFWYTKZH8LYiovAPKzS3L9MLZ4kw"}',
+    );
+    expect(itrxSignature("0285A2741D0E76E2E187260EB23E51851D48403A756333E7D0CF845406ABF3E8", "1686796826", body)).toBe(
+      "07c125cabfe006614a02131f927cca9e7a654f7644a817b155fad591e1c50f7b",
+    );
   });
 });
 
@@ -71,7 +88,11 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(await provider({ apiSecret: "wrong" }).order(request())).toMatchObject({ kind: "refused", code: "provider_auth_failed" });
     expect(tron.itrxRequests.at(-1)).toMatchObject({ method: "POST", signed: false });
     expect(await provider({ apiKey: "wrong" }).order(request())).toMatchObject({ kind: "refused", code: "provider_auth_failed" });
-    expect(await provider().order(request({ energy: 1_000 }))).toMatchObject({ kind: "refused", code: "provider_refused", reason: expect.stringContaining("minimum") });
+    expect(await provider().order(request({ energy: 1_000 }))).toMatchObject({
+      kind: "refused",
+      code: "provider_refused",
+      reason: expect.stringContaining("minimum"),
+    });
     tron.set({ itrx: { refuse: { errno: 4002, message: "no energy available" } } });
     expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "errno 4002: no energy available" });
   });
@@ -91,11 +112,18 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     const { orderId } = (await p.order(r)) as { orderId: string };
     expect(await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })).toEqual({ kind: "progress", txids: [] });
     expect(await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })).toEqual({ kind: "progress", txids: [] });
-    expect((await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })) as { txids: string[] }).toMatchObject({ kind: "progress", txids: [expect.stringMatching(/^[0-9a-f]{64}$/)] });
+    expect((await p.fulfilment({ orderId, clientOrderId: r.clientOrderId })) as { txids: string[] }).toMatchObject({
+      kind: "progress",
+      txids: [expect.stringMatching(/^[0-9a-f]{64}$/)],
+    });
     tron.set({ itrx: { endStatus: 41 } });
     const r2 = request();
     const second = (await p.order(r2)) as { orderId: string };
-    expect(await p.fulfilment({ orderId: second.orderId, clientOrderId: r2.clientOrderId })).toMatchObject({ kind: "failed", code: "provider_order_failed", reason: expect.stringContaining("status 41") });
+    expect(await p.fulfilment({ orderId: second.orderId, clientOrderId: r2.clientOrderId })).toMatchObject({
+      kind: "failed",
+      code: "provider_order_failed",
+      reason: expect.stringContaining("status 41"),
+    });
     expect(await p.fulfilment({ orderId: "0".repeat(32), clientOrderId: "x" })).toMatchObject({ kind: "failed", code: "provider_order_failed" });
   });
 

@@ -1,5 +1,13 @@
 import { createHmac } from "node:crypto";
-import { withSlash, type EnergyProvider, type FulfilmentOutcome, type OrderOutcome, type OrderRequest, type ProviderPeriod, type RefusalCode } from "./provider.js";
+import {
+  withSlash,
+  type EnergyProvider,
+  type FulfilmentOutcome,
+  type OrderOutcome,
+  type OrderRequest,
+  type ProviderPeriod,
+  type RefusalCode,
+} from "./provider.js";
 
 /**
  * itrx.io ("TronEnergy") energy rental API, from its public developer
@@ -17,7 +25,10 @@ import { withSlash, type EnergyProvider, type FulfilmentOutcome, type OrderOutco
  */
 
 /** The periods itrx sells: 1 hour, then 1 to 30 days. */
-export const ITRX_PERIODS: readonly ProviderPeriod[] = [{ name: "1H", seconds: 3_600 }, ...Array.from({ length: 30 }, (_, i) => ({ name: `${i + 1}D`, seconds: (i + 1) * 86_400 }))];
+export const ITRX_PERIODS: readonly ProviderPeriod[] = [
+  { name: "1H", seconds: 3_600 },
+  ...Array.from({ length: 30 }, (_, i) => ({ name: `${i + 1}D`, seconds: (i + 1) * 86_400 })),
+];
 
 /** The smallest itrx period that covers `durationSeconds`, or null when none does. */
 export function itrxPeriod(durationSeconds: number): ProviderPeriod | null {
@@ -33,7 +44,11 @@ export const ITRX_FAILED_STATUSES: ReadonlyMap<number, string> = new Map([
 
 /** The JSON text itrx signs: keys sorted, no whitespace, non-ASCII escaped (Python's `json.dumps(sort_keys=True, separators=(",", ":"))`). */
 export function canonicalJson(body: Record<string, string | number>): string {
-  const sorted = Object.fromEntries(Object.keys(body).sort().map((k) => [k, body[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(body)
+      .sort()
+      .map((k) => [k, body[k]]),
+  );
   return JSON.stringify(sorted).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
@@ -72,7 +87,12 @@ export class ItrxEnergyProvider implements EnergyProvider {
     const timestamp = String(Math.floor((this.options.now?.() ?? Date.now()) / 1000));
     const answer = await this.call("api/v1/frontend/order", {
       method: "POST",
-      headers: { "content-type": "application/json", "api-key": this.options.apiKey, timestamp, signature: itrxSignature(this.options.apiSecret, timestamp, body) },
+      headers: {
+        "content-type": "application/json",
+        "api-key": this.options.apiKey,
+        timestamp,
+        signature: itrxSignature(this.options.apiSecret, timestamp, body),
+      },
       body,
     });
     const failure = httpFailure(answer);
@@ -100,7 +120,10 @@ export class ItrxEnergyProvider implements EnergyProvider {
   /** The order by `serial` or `out_trade_no`. */
   private async query(by: { serial: string } | { out_trade_no: string }): Promise<QueryOutcome> {
     const [key, value] = Object.entries(by)[0] as [string, string];
-    const answer = await this.call(`api/v1/frontend/order/query?${key}=${encodeURIComponent(value)}`, { method: "GET", headers: { "api-key": this.options.apiKey } });
+    const answer = await this.call(`api/v1/frontend/order/query?${key}=${encodeURIComponent(value)}`, {
+      method: "GET",
+      headers: { "api-key": this.options.apiKey },
+    });
     if (answer.kind === "answer" && answer.body?.errno === 404) return { kind: "missing" };
     const failure = httpFailure(answer);
     if (failure) return failure;
@@ -133,7 +156,9 @@ export class ItrxEnergyProvider implements EnergyProvider {
 }
 
 function ordered(order: ItrxOrder): OrderOutcome {
-  return typeof order.order_no === "string" && order.order_no !== "" ? { kind: "ordered", orderId: order.order_no } : { kind: "unreachable", reason: "order query answer without order_no" };
+  return typeof order.order_no === "string" && order.order_no !== ""
+    ? { kind: "ordered", orderId: order.order_no }
+    : { kind: "unreachable", reason: "order query answer without order_no" };
 }
 
 /** HTTP-level outcomes (decision 0105's table): retry on no answer, 429 and 5xx; refuse on 401/403 (credentials) and other 4xx. */
@@ -141,10 +166,15 @@ function httpFailure(answer: Answer): Exclude<OrderOutcome, { kind: "ordered" }>
   if (answer.kind === "unreachable") return answer;
   const { status, body } = answer;
   const message = typeof body?.message === "string" ? body.message.slice(0, 200) : `HTTP ${status}`;
-  if (status === 401 || status === 403) return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
+  if (status === 401 || status === 403)
+    return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
   if (status === 402) return { kind: "refused", code: "provider_balance_short", reason: message };
   if (status === 429 || status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
-  if (status < 200 || status >= 300) return { kind: "refused", ...(typeof body?.errno === "number" ? itrxRefusal(body.errno, message) : { code: "provider_refused" as const, reason: message }) };
+  if (status < 200 || status >= 300)
+    return {
+      kind: "refused",
+      ...(typeof body?.errno === "number" ? itrxRefusal(body.errno, message) : { code: "provider_refused" as const, reason: message }),
+    };
   if (!body) return { kind: "unreachable", reason: "answer is not JSON" };
   return undefined;
 }

@@ -1,6 +1,15 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, MOCK_ITRX_DELEGATOR, MOCK_TOTAL_ENERGY_LIMIT, MOCK_TOTAL_ENERGY_WEIGHT, startTronMock, type MockTransaction, type TronMock } from "@gateway/testkit";
+import {
+  MOCK_ITRX_API_KEY,
+  MOCK_ITRX_API_SECRET,
+  MOCK_ITRX_DELEGATOR,
+  MOCK_TOTAL_ENERGY_LIMIT,
+  MOCK_TOTAL_ENERGY_WEIGHT,
+  startTronMock,
+  type MockTransaction,
+  type TronMock,
+} from "@gateway/testkit";
 import { ItrxEnergyProvider } from "./itrx.js";
 import { HttpTronNode } from "./node.js";
 
@@ -20,7 +29,17 @@ const sunFor = (energy: number) => Math.ceil((energy * MOCK_TOTAL_ENERGY_WEIGHT 
 let k = 0;
 function tx(over: Partial<MockTransaction> = {}): string {
   const txid = createHash("sha256").update(`node-test-${++k}`).digest("hex");
-  tron.transactions.set(txid, { txid, type: "DelegateResourceContract", owner: MOCK_ITRX_DELEGATOR, receiver: RECEIVER, balanceSun: sunFor(65_000), resource: "ENERGY", contractRet: "SUCCESS", inBlock: true, ...over });
+  tron.transactions.set(txid, {
+    txid,
+    type: "DelegateResourceContract",
+    owner: MOCK_ITRX_DELEGATOR,
+    receiver: RECEIVER,
+    balanceSun: sunFor(65_000),
+    resource: "ENERGY",
+    contractRet: "SUCCESS",
+    inBlock: true,
+    ...over,
+  });
   return txid;
 }
 
@@ -43,7 +62,10 @@ describe("HttpTronNode.delegatedByTransactions", () => {
       [tx({ failed: true }), "failed on chain"],
       ["ab".repeat(32), "not found on chain"],
     ];
-    const check = await node.delegatedByTransactions(cases.map(([t]) => t), RECEIVER);
+    const check = await node.delegatedByTransactions(
+      cases.map(([t]) => t),
+      RECEIVER,
+    );
     expect(check).toMatchObject({ kind: "energy", energy: 0, confirmed: [] });
     const rejected = (check as { rejected: { txid: string; reason: string }[] }).rejected;
     cases.forEach(([t, why], i) => {

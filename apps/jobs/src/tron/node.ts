@@ -18,7 +18,9 @@ export type DelegationCheck = { kind: "energy"; energy: number } | { kind: "unre
  * `rejected` says why the others did not count (not found yet, not in a block
  * yet, failed, another contract, resource or receiver).
  */
-export type TransactionCheck = { kind: "energy"; energy: number; confirmed: string[]; rejected: { txid: string; reason: string }[] } | { kind: "unreachable"; reason: string };
+export type TransactionCheck =
+  | { kind: "energy"; energy: number; confirmed: string[]; rejected: { txid: string; reason: string }[] }
+  | { kind: "unreachable"; reason: string };
 
 export type TronNode = {
   delegatedEnergy(from: string, to: string): Promise<DelegationCheck>;
@@ -29,7 +31,9 @@ type Delegated = { delegatedResource?: { from?: string; to?: string; frozen_bala
 export type Transaction = {
   txID?: string;
   ret?: { contractRet?: string }[];
-  raw_data?: { contract?: { type?: string; parameter?: { value?: { owner_address?: string; receiver_address?: string; balance?: number; resource?: string } } }[] };
+  raw_data?: {
+    contract?: { type?: string; parameter?: { value?: { owner_address?: string; receiver_address?: string; balance?: number; resource?: string } } }[];
+  };
 };
 export type TransactionInfo = { id?: string; blockNumber?: number; result?: string };
 type Resources = { TotalEnergyLimit?: number; TotalEnergyWeight?: number };

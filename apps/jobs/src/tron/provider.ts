@@ -64,7 +64,12 @@ export class HttpEnergyProvider implements EnergyProvider {
           "idempotency-key": request.clientOrderId,
           ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
         },
-        body: JSON.stringify({ client_order_id: request.clientOrderId, receiver: request.receiver, energy: request.energy, duration_seconds: request.durationSeconds }),
+        body: JSON.stringify({
+          client_order_id: request.clientOrderId,
+          receiver: request.receiver,
+          energy: request.energy,
+          duration_seconds: request.durationSeconds,
+        }),
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
     } catch (err) {

@@ -8,7 +8,17 @@ beforeAll(async () => (recorder = await recordSpans("ledger")));
 afterAll(() => recorder.stop());
 
 function movement(i: number): QueuedMovement {
-  return { kind: "void", operationId: `void:hold_${i}`, hash: "h", holdId: `hold_${i}`, units: null, reason: "r", transferId: `tr_${i}`, eventId: `evt_${i}`, requestId: null };
+  return {
+    kind: "void",
+    operationId: `void:hold_${i}`,
+    hash: "h",
+    holdId: `hold_${i}`,
+    units: null,
+    reason: "r",
+    transferId: `tr_${i}`,
+    eventId: `evt_${i}`,
+    requestId: null,
+  };
 }
 
 it("a batch runs in one span: child of its first movement's call, linked to the others', with the batch size", async () => {

@@ -18,7 +18,13 @@ let c: pg.Client;
 const plans: string[] = [];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({ serverUrl: SERVER_URL, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER_URL,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   c = new pg.Client({ connectionString: url });
   await c.connect();
   c.on("notice", (n) => {
@@ -56,13 +62,39 @@ describe("the ledger functions' plans", () => {
       await apply(ids, (i) => ["reserve", `ra${i}`, "h", `t${i % 4}`, null, "1000", null, 900, "", `allot_${i}`, `trf_ra${i}`, `evt_ra${i}`, null, true]);
       await apply(ids, (i) => ["post", `p${i}`, "h", null, `allot_${i}`, "10", null, null, "", null, `trf_p${i}`, `evt_p${i}`, null]);
       await apply(ids, (i) => ["release", `l${i}`, "h", null, `allot_${i}`, "10", null, null, "", null, `trf_l${i}`, `evt_l${i}`, null]);
-      await apply(ids, (i) => ["reserve", `rf${i}`, "h", `t${i % 4}`, null, "50", null, 900, "", `holdf_${i}`, `trf_rf${i}`, `evt_rf${i}`, null, false, `allot_${i}`, "20", `rf${i}:from`, `trf_rff${i}`, `evt_rff${i}`]);
+      await apply(ids, (i) => [
+        "reserve",
+        `rf${i}`,
+        "h",
+        `t${i % 4}`,
+        null,
+        "50",
+        null,
+        900,
+        "",
+        `holdf_${i}`,
+        `trf_rf${i}`,
+        `evt_rf${i}`,
+        null,
+        false,
+        `allot_${i}`,
+        "20",
+        `rf${i}:from`,
+        `trf_rff${i}`,
+        `evt_rff${i}`,
+      ]);
       await apply(ids, (i) => ["post", `p${i}`, "h", null, `allot_${i}`, "10", null, null, "", null, `trf_p${i}x`, `evt_p${i}x`, null]);
       await apply(ids, (i) => ["void", `va${i}`, "h", null, `allot_${i}`, null, null, null, "", null, `trf_va${i}`, `evt_va${i}`, null]);
     }
     // (Every movement above moved: one post, one release and one release-first per allotment, and its void.)
-    const { rows: kinds } = await c.query<{ kind: string; n: number }>("SELECT kind, count(*)::int AS n FROM transfers WHERE kind IN ('post', 'release', 'void') GROUP BY kind ORDER BY kind");
-    expect(kinds).toEqual([{ kind: "post", n: 48 }, { kind: "release", n: 96 }, { kind: "void", n: 48 }]);
+    const { rows: kinds } = await c.query<{ kind: string; n: number }>(
+      "SELECT kind, count(*)::int AS n FROM transfers WHERE kind IN ('post', 'release', 'void') GROUP BY kind ORDER BY kind",
+    );
+    expect(kinds).toEqual([
+      { kind: "post", n: 48 },
+      { kind: "release", n: 96 },
+      { kind: "void", n: 48 },
+    ]);
     const nested = plans.filter((p) => /"transfers"|"accounts"|"allotments"/.test(p) && !/ledger_apply\(\$1|ledger_credit\(\$1/.test(p.split("\n")[1] ?? ""));
     expect(nested.length).toBeGreaterThan(50);
     // The allotments' statements were among them.
@@ -72,7 +104,9 @@ describe("the ledger functions' plans", () => {
     expect(scans.map((p) => p.split("\n").slice(0, 6).join("\n"))).toEqual([]);
     // ledger_apply is sent as the service sends it, a named statement (decision 0167): its
     // outer plan (a function scan) went generic, and the function's plans above are unchanged.
-    const { rows } = await c.query<{ generic_plans: string; custom_plans: string }>("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ledger_apply'");
+    const { rows } = await c.query<{ generic_plans: string; custom_plans: string }>(
+      "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ledger_apply'",
+    );
     console.log(`ledger_apply, 96 calls on one connection: ${rows[0]?.custom_plans} custom plans, ${rows[0]?.generic_plans} executions of the generic plan`);
     expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
   });

@@ -124,7 +124,9 @@ describe("randomized concurrent movements", () => {
         const call = calls[i]!;
         if (r.status === "rejected") {
           // Refusals are allowed only for what a concurrent world can refuse: no balance, a hold settled first.
-          expect(isAppError(r.reason) && ["insufficient_balance", "conflict"].includes(r.reason.code), `${call.op}: ${String(r.reason)} (seed ${seed})`).toBe(true);
+          expect(isAppError(r.reason) && ["insufficient_balance", "conflict"].includes(r.reason.code), `${call.op}: ${String(r.reason)} (seed ${seed})`).toBe(
+            true,
+          );
           return;
         }
         if (call.replay) expect(fingerprint(r.value), `replay of ${call.op} (seed ${seed})`).toBe(answers.get(call.op));
@@ -195,7 +197,10 @@ describe("randomized concurrent spending from allotments", () => {
                 allotments.push({ id: r.holdId, tenant, units, posted: 0n, released: 0n, voided: false });
                 if (source) source.released += fromUnits;
               } catch (err) {
-                expect(allowed(err, source ? ["insufficient_balance", "invalid_request", "conflict"] : ["insufficient_balance"]), `${op}: ${String(err)} (seed ${seed})`).toBe(true);
+                expect(
+                  allowed(err, source ? ["insufficient_balance", "invalid_request", "conflict"] : ["insufficient_balance"]),
+                  `${op}: ${String(err)} (seed ${seed})`,
+                ).toBe(true);
               }
             },
           });
@@ -282,15 +287,23 @@ describe("randomized concurrent spending from allotments", () => {
       for (const a of allotments) {
         const h = await getHold({ ctx: ledger.ctx, input: { hold_id: a.id } });
         expect(a.posted + a.released, `allotment ${a.id} (seed ${seed})`).toBeLessThanOrEqual(a.units);
-        expect({ captured: h.capturedUnits, status: h.status }, `allotment ${a.id} (seed ${seed})`).toEqual({ captured: a.posted, status: a.voided ? "voided" : "open" });
+        expect({ captured: h.capturedUnits, status: h.status }, `allotment ${a.id} (seed ${seed})`).toEqual({
+          captured: a.posted,
+          status: a.voided ? "voided" : "open",
+        });
         expect(h.releasedUnits, `allotment ${a.id} (seed ${seed})`).toBe(a.voided ? a.units - a.posted : a.released);
       }
       for (const t of tenants) {
         const mine = allotments.filter((a) => a.tenant === t);
-        const held = mine.filter((a) => !a.voided).reduce((s, a) => s + a.units - a.posted - a.released, 0n) + holds.filter((h) => h.tenant === t && !h.settledBy).reduce((s, h) => s + h.units, 0n);
+        const held =
+          mine.filter((a) => !a.voided).reduce((s, a) => s + a.units - a.posted - a.released, 0n) +
+          holds.filter((h) => h.tenant === t && !h.settledBy).reduce((s, h) => s + h.units, 0n);
         const charged = mine.reduce((s, a) => s + a.posted, 0n) + holds.filter((h) => h.tenant === t).reduce((s, h) => s + (h.captured ?? 0n), 0n);
         const [acc] = await ledger.sql<{ available: bigint; held: bigint }>("SELECT available, held FROM accounts WHERE tenant_id = $1", t);
-        expect({ available: acc!.available, held: acc!.held }, `${t} after wave ${wave} (seed ${seed})`).toEqual({ available: funds.get(t)! - held - charged, held });
+        expect({ available: acc!.available, held: acc!.held }, `${t} after wave ${wave} (seed ${seed})`).toEqual({
+          available: funds.get(t)! - held - charged,
+          held,
+        });
         const view = await getBalance({ ctx: ledger.ctx, input: { tenant_id: t } });
         expect(view.available + view.held, `${t}'s balance view (seed ${seed})`).toBe(funds.get(t)! - charged);
         expect((await checkInvariant({ ctx: ledger.ctx, input: { tenant_id: t } })).ok, `invariant of ${t} after wave ${wave} (seed ${seed})`).toBe(true);
@@ -306,10 +319,12 @@ const replays = new Map<string, (ctx: LedgerContext) => Promise<unknown>>();
 function replayOf(op: string): (ctx: LedgerContext) => Promise<unknown> {
   return async (ctx) => {
     const [, kind] = op.split(":");
-    const row = (await ledger.sql<{ kind: string; tenant_id: string; units: string; hold_id: string; pending_units: string | null }>(
-      "SELECT kind, tenant_id, units::text, hold_id, pending_units::text FROM transfers WHERE operation_id = $1",
-      op,
-    ))[0]!;
+    const row = (
+      await ledger.sql<{ kind: string; tenant_id: string; units: string; hold_id: string; pending_units: string | null }>(
+        "SELECT kind, tenant_id, units::text, hold_id, pending_units::text FROM transfers WHERE operation_id = $1",
+        op,
+      )
+    )[0]!;
     if (kind === "r") {
       const r = await reserveHold({ ctx, input: { operation_id: op, tenant_id: row.tenant_id, units: row.units, ttl_seconds: 900, reason: "r" } });
       expect(r.replayed).toBe(true);

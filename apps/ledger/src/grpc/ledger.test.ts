@@ -58,7 +58,12 @@ describe("LedgerService over gRPC", () => {
     const v = await client.Void({ operation_id: "g:v2", hold_id: r2.hold_id, reason: "provider failed" });
     expect(v).toMatchObject({ hold: { status: "voided", released_units: "50" }, balance: { available_units: "9007199254740870", reserved_units: "0" } });
 
-    expect(await client.GetBalance({ tenant_id: "g1" })).toEqual({ tenant_id: "g1", currency: "USD", available_units: "9007199254740870", reserved_units: "0" });
+    expect(await client.GetBalance({ tenant_id: "g1" })).toEqual({
+      tenant_id: "g1",
+      currency: "USD",
+      available_units: "9007199254740870",
+      reserved_units: "0",
+    });
 
     // Transfers by their operation ids: those that exist, an unknown id left out.
     const found = await client.GetTransfers({ operation_ids: ["g:r2", "g:v2", "g:missing"] });
@@ -246,7 +251,10 @@ describe("LedgerService over gRPC", () => {
     const tooMany = Array.from({ length: 501 }, (_, i) => ({ hold_id: a.hold_id, claimed_units: "1", version: String(i) }));
     expect((await refusal(client.ApplyBatch({ reports: tooMany }))).code).toBe("invalid_request");
     // A malformed report refuses the whole call before its items move.
-    const bad = client.ApplyBatch({ items: [{ post: { operation_id: "g5:p-bad", hold_id: a.hold_id, units: "1" } }], reports: [{ hold_id: "bad id", claimed_units: "1", version: "9" }] });
+    const bad = client.ApplyBatch({
+      items: [{ post: { operation_id: "g5:p-bad", hold_id: a.hold_id, units: "1" } }],
+      reports: [{ hold_id: "bad id", claimed_units: "1", version: "9" }],
+    });
     expect((await refusal(bad)).code).toBe("invalid_request");
     expect((await client.GetHold({ hold_id: a.hold_id })).captured_units).toBe("150");
 

@@ -71,7 +71,13 @@ export function encodeCustomerModel(c: CustomerModelView): managedAi.CustomerMod
 }
 
 export function encodeBudget(b: BudgetView): managedAi.BudgetState {
-  return { limit_units: b.limit_units.toString(), spent_units: b.spent_units.toString(), reserved_units: b.reserved_units.toString(), period: b.period, resets_at: b.resets_at };
+  return {
+    limit_units: b.limit_units.toString(),
+    spent_units: b.spent_units.toString(),
+    reserved_units: b.reserved_units.toString(),
+    period: b.period,
+    resets_at: b.resets_at,
+  };
 }
 
 export function encodeInstance(i: InstanceView): managedAi.Instance {

@@ -25,7 +25,17 @@ import { releaseUsage } from "../domain/usage/release.js";
 import { captureUsage } from "../domain/usage/capture.js";
 import { InFlight } from "./in-flight.js";
 import { getBudgets, keyBudgetOf, reserveBudgetsFor, settleBudgetsFor } from "../domain/budgets/get.js";
-import { encodeBudget, encodeConnectedAccount, encodeCustomerModel, encodeInstance, encodeModel, encodeOffer, encodePrice, encodeUpstream, encodeUsage } from "./encode.js";
+import {
+  encodeBudget,
+  encodeConnectedAccount,
+  encodeCustomerModel,
+  encodeInstance,
+  encodeModel,
+  encodeOffer,
+  encodePrice,
+  encodeUpstream,
+  encodeUsage,
+} from "./encode.js";
 
 /**
  * Transport only: decode, call the domain (writes with the caller as actor), encode.

@@ -47,7 +47,12 @@ it("the provider call is a client span of the caller's trace, and the provider g
   expect(span.kind).toBe(SpanKind.CLIENT);
   expect(span.spanContext().traceId).toBe(caller.traceId);
   expect(span.parentSpanContext?.spanId).toBe(caller.spanId);
-  expect(span.attributes).toMatchObject({ "http.request.method": "POST", "http.response.status_code": 200, "server.address": "127.0.0.1", "gateway.egress": "operator" });
+  expect(span.attributes).toMatchObject({
+    "http.request.method": "POST",
+    "http.response.status_code": 200,
+    "server.address": "127.0.0.1",
+    "gateway.egress": "operator",
+  });
   expect(received[0]!.traceparent).toBe(`00-${caller.traceId}-${span.spanContext().spanId}-01`);
   expect(received[0]!.authorization).toBe("Bearer sk-provider-secret");
   expect(JSON.stringify(span.attributes)).not.toContain("sk-provider-secret");

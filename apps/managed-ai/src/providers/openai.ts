@@ -74,12 +74,15 @@ function failureFor(status: number, text: string, retryAfter: string | undefined
       new AppError("unavailable", "The provider is rate limiting; try again shortly.", Number.isFinite(seconds) && seconds > 0 ? { retryAfter: seconds } : {}),
     );
   }
-  if (status === 401 || status === 403) return new ProviderError("provider_auth_failed", new AppError("upstream_error", "The provider refused the credentials it was given."));
-  if (status === 404) return new ProviderError("provider_not_found", new AppError("upstream_error", "The provider does not know the requested model or route."));
+  if (status === 401 || status === 403)
+    return new ProviderError("provider_auth_failed", new AppError("upstream_error", "The provider refused the credentials it was given."));
+  if (status === 404)
+    return new ProviderError("provider_not_found", new AppError("upstream_error", "The provider does not know the requested model or route."));
   return new ProviderError("provider_error", new AppError("upstream_error", `The provider failed (HTTP ${status}).`));
 }
 
-const egressRefused = () => new ProviderError("egress_refused", new AppError("upstream_error", "The provider's address is not allowed (it is not a public address)."));
+const egressRefused = () =>
+  new ProviderError("egress_refused", new AppError("upstream_error", "The provider's address is not allowed (it is not a public address)."));
 
 function transportFailure(err: unknown, signal: AbortSignal | undefined): ProviderError {
   if (signal?.aborted) return new ProviderError("client_disconnected", new AppError("unavailable", "The request was cancelled."));

@@ -21,7 +21,13 @@ let pool: ReturnType<typeof createPool>;
 const notices: string[] = [];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   pool = createPool(url, { poolSize: 1 });
   const client = await pool.connect();
   client.on("notice", (n) => notices.push(n.message ?? ""));
@@ -54,7 +60,16 @@ function record(): RecordToOpen {
     idempotencyKey: `idem_${id}`,
     event: outboxRow(
       "managed_ai.request_reserved",
-      { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", service_alias: "chat", model_alias: "small", price_id: "price_1", reserved_units: "123", stream: false },
+      {
+        request_id: id,
+        tenant_id: "ten_plan",
+        key_id: "key_plan",
+        service_alias: "chat",
+        model_alias: "small",
+        price_id: "price_1",
+        reserved_units: "123",
+        stream: false,
+      },
       { requestId: id },
     ),
   };
@@ -66,7 +81,11 @@ const settlement = (id: string) => ({
   holdId: `hold_${id}`,
   finalUnits: 100n,
   usageJson: '{"prompt_tokens":1}',
-  event: outboxRow("managed_ai.request_settled", { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", status: "completed", reserved_units: "123", final_units: "100", error_code: null }, { requestId: id }),
+  event: outboxRow(
+    "managed_ai.request_settled",
+    { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", status: "completed", reserved_units: "123", final_units: "100", error_code: null },
+    { requestId: id },
+  ),
 });
 
 /** Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or without statement names. */
@@ -94,7 +113,9 @@ describe("the usage-record statements", () => {
     const statementsRun = 2 * rounds;
     // Before: every execution parsed and planned.
     const unnamed = await run(rounds, false);
-    console.log(`usage-record statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans`);
+    console.log(
+      `usage-record statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans`,
+    );
     // The settlement inlines allotment_claim (a SQL function: its body is parsed whenever
     // the statement is planned), so an unnamed run parses it every time too.
     expect(unnamed.parses).toBe(statementsRun + rounds);

@@ -45,7 +45,16 @@ function record(overrides: Partial<RecordToOpen> = {}): RecordToOpen {
     idempotencyKey: null,
     event: outboxRow(
       "managed_ai.request_reserved",
-      { request_id: id, tenant_id: "ten_rec", key_id: "key_rec", service_alias: "chat", model_alias: "small", price_id: "price_1", reserved_units: "123", stream: false },
+      {
+        request_id: id,
+        tenant_id: "ten_rec",
+        key_id: "key_rec",
+        service_alias: "chat",
+        model_alias: "small",
+        price_id: "price_1",
+        reserved_units: "123",
+        stream: false,
+      },
       { requestId: id },
     ),
     ...overrides,
@@ -65,7 +74,10 @@ const settled = (id: string, status: "completed" | "failed" = "completed") => ({
   ),
 });
 const rows = (ids: string[]) =>
-  t.ctx.sql.query<{ id: string; status: string; final_units: bigint | null }>("SELECT id, status, final_units FROM usage_records WHERE id = ANY($1) ORDER BY id", [ids]);
+  t.ctx.sql.query<{ id: string; status: string; final_units: bigint | null }>(
+    "SELECT id, status, final_units FROM usage_records WHERE id = ANY($1) ORDER BY id",
+    [ids],
+  );
 const eventsOf = async (ids: string[]) => (await t.outbox()).filter((e) => ids.includes(e.payload.request_id as string));
 
 describe("UsageRecordWriter (group commit)", () => {

@@ -66,7 +66,10 @@ export async function createTestContext(
   const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
   const base: Omit<ManagedAiContext, "allotments"> = {
     prisma,
-    transact: invalidating(createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })), catalog),
+    transact: invalidating(
+      createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
+      catalog,
+    ),
     logger,
     keyring: parseKeyring(`${KEY_2},${KEY_1}`),
     upstreamTestTimeoutMs: 1_000,

@@ -92,7 +92,17 @@ export function memoryLedger() {
   const reserve = async (req: ReserveReq) =>
     once(
       req.operation_id,
-      ["reserve", req.tenant_id, req.units, req.expires_at ?? "", req.ttl_seconds ?? 0, req.reason ?? "", !!req.allotment, req.from_hold_id ?? "", req.from_units ?? "0"],
+      [
+        "reserve",
+        req.tenant_id,
+        req.units,
+        req.expires_at ?? "",
+        req.ttl_seconds ?? 0,
+        req.reason ?? "",
+        !!req.allotment,
+        req.from_hold_id ?? "",
+        req.from_units ?? "0",
+      ],
       () => {
         const a = account(req.tenant_id);
         const units = BigInt(req.units);
@@ -102,7 +112,8 @@ export function memoryLedger() {
           if (!from) throw new AppError("not_found", "No such hold.");
           if (!from.allotment || from.tenantId !== req.tenant_id) throw new AppError("invalid_request", "from_hold_id is not an allotment of this tenant");
           if (from.status !== "open") throw new AppError("conflict", `The hold is already ${from.status}.`);
-          if (fromUnits <= 0n || fromUnits > from.units - from.captured - from.released) throw new AppError("invalid_request", "from_units exceed what is left of the allotment");
+          if (fromUnits <= 0n || fromUnits > from.units - from.captured - from.released)
+            throw new AppError("invalid_request", "from_units exceed what is left of the allotment");
         }
         if (a.available + fromUnits < units) throw new AppError("insufficient_balance", "The available balance is too low.");
         if (from) {
@@ -135,7 +146,13 @@ export function memoryLedger() {
       }
       return { hold: view(hold), balance: balanceOf(hold.tenantId) };
     });
-  type Item = { reserve?: ReserveReq; capture?: Parameters<typeof capture>[0]; void?: Parameters<typeof voidHold>[0]; post?: Parameters<typeof draw>[1]; release?: Parameters<typeof draw>[1] };
+  type Item = {
+    reserve?: ReserveReq;
+    capture?: Parameters<typeof capture>[0];
+    void?: Parameters<typeof voidHold>[0];
+    post?: Parameters<typeof draw>[1];
+    release?: Parameters<typeof draw>[1];
+  };
   const applyBatch = async (req: { items: Item[]; reports?: { hold_id: string; claimed_units: string; version: string }[] }) => {
     const results = [];
     for (const item of req.items) {

@@ -12,7 +12,15 @@ import { listSocialMessages, listSocialThreads } from "../domain/socialops/list.
 import { queueSocialReply } from "../domain/socialops/reply.js";
 import { AppError } from "@gateway/errors";
 
-type AppMethods = "PutAppInstance" | "ListAppInstances" | "SendPush" | "ListPushMessages" | "IngestSocialEvent" | "ListSocialThreads" | "ListSocialMessages" | "QueueSocialReply";
+type AppMethods =
+  | "PutAppInstance"
+  | "ListAppInstances"
+  | "SendPush"
+  | "ListPushMessages"
+  | "IngestSocialEvent"
+  | "ListSocialThreads"
+  | "ListSocialMessages"
+  | "QueueSocialReply";
 
 function encodeInstance(i: AppInstance): messaging.AppInstance {
   return {
@@ -88,7 +96,14 @@ function parseConfig(json: string): unknown {
 export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagingV1>, AppMethods> {
   return {
     async PutAppInstance(req, call) {
-      const input = { actor: call.actor ?? null, tenant_id: req.tenant_id, service_id: req.service_id as never, alias: req.alias, status: req.status as never, config: parseConfig(req.config_json) };
+      const input = {
+        actor: call.actor ?? null,
+        tenant_id: req.tenant_id,
+        service_id: req.service_id as never,
+        alias: req.alias,
+        status: req.status as never,
+        config: parseConfig(req.config_json),
+      };
       return encodeInstance(await putAppInstance({ ctx, input }));
     },
     async ListAppInstances(req) {
@@ -111,7 +126,12 @@ export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagi
         message_id: sent.messageId,
         status: sent.status,
         charged_units: sent.chargedUnits.toString(),
-        results: sent.results.map((r) => ({ target_id: r.target_id, ok: r.ok, ...(r.status !== null ? { status: r.status } : {}), ...(r.error !== null ? { error: r.error } : {}) })),
+        results: sent.results.map((r) => ({
+          target_id: r.target_id,
+          ok: r.ok,
+          ...(r.status !== null ? { status: r.status } : {}),
+          ...(r.error !== null ? { error: r.error } : {}),
+        })),
       };
     },
     async ListPushMessages(req) {

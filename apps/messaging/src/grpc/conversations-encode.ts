@@ -1,5 +1,14 @@
 import type { messaging } from "@gateway/protos";
-import type { BotChat, BotInstance, BotMessage, ConversationChannel, ConversationParticipant, ConversationWebhook, WebhookDelivery, WidgetSession } from "../generated/prisma/client.js";
+import type {
+  BotChat,
+  BotInstance,
+  BotMessage,
+  ConversationChannel,
+  ConversationParticipant,
+  ConversationWebhook,
+  WebhookDelivery,
+  WidgetSession,
+} from "../generated/prisma/client.js";
 import type { ConversationDetail } from "../domain/conversations/find.js";
 import type { FeedEventView } from "../domain/feed/list.js";
 import type { WidgetGrant } from "../domain/widget-sessions/create.js";
@@ -113,7 +122,15 @@ export const encodeWebhook = (w: ConversationWebhook): messaging.Webhook => ({
   revoked_at: iso(w.revokedAt),
 });
 
-export const encodeDelivery = ({ delivery: d, eventType, cursor }: { delivery: WebhookDelivery; eventType: string; cursor: string }): messaging.WebhookDelivery => ({
+export const encodeDelivery = ({
+  delivery: d,
+  eventType,
+  cursor,
+}: {
+  delivery: WebhookDelivery;
+  eventType: string;
+  cursor: string;
+}): messaging.WebhookDelivery => ({
   id: d.id,
   webhook_id: d.webhookId,
   event_id: d.eventId,

@@ -166,7 +166,10 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
     },
     async UpdateChannel(req) {
       return encodeChannel(
-        await updateChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id, type: req.type, ref: req.ref } }),
+        await updateChannel({
+          ctx,
+          input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id, type: req.type, ref: req.ref },
+        }),
       );
     },
     async RemoveChannel(req) {
@@ -187,7 +190,9 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
       return { webhook_id: result.webhookId, queued: result.queued, from_cursor: result.fromCursor, next_cursor: result.nextCursor };
     },
     async ListWebhookDeliveries(req) {
-      return { deliveries: (await listDeliveries({ ctx, input: { tenantId: req.tenant_id, webhookId: req.webhook_id, limit: req.limit } })).map(encodeDelivery) };
+      return {
+        deliveries: (await listDeliveries({ ctx, input: { tenantId: req.tenant_id, webhookId: req.webhook_id, limit: req.limit } })).map(encodeDelivery),
+      };
     },
   };
 }

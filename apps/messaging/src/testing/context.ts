@@ -80,12 +80,23 @@ export class FakeLedger {
   }
 }
 
-export type TestContext = { ctx: AppContext; ledger: FakeLedger; outbox(type?: string): Promise<{ type: string; payload: Record<string, unknown> }[]>; close(): Promise<void> };
+export type TestContext = {
+  ctx: AppContext;
+  ledger: FakeLedger;
+  outbox(type?: string): Promise<{ type: string; payload: Record<string, unknown> }[]>;
+  close(): Promise<void>;
+};
 
 /** A push/SocialOps context on its own freshly migrated database (dropped by `close`), with a fake ledger. */
 export async function createTestContext(overrides: Partial<AppContext> = {}): Promise<TestContext> {
   const name = `gw_test_msg_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   const pool = createPool(url, { poolSize: 20 });
   const prisma = createPrisma(pool);
   const ledger = new FakeLedger();

@@ -24,7 +24,13 @@ export type TestHub = {
 /** A hub context on its own freshly migrated database (dropped by `close`): real PostgreSQL, transactions and outbox. */
 export async function createTestHub(overrides: Partial<HubContext> = {}): Promise<TestHub> {
   const name = `gw_test_msg_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({ serverUrl: SERVER, name, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   const pool = createPool(url, { poolSize: 12 });
   const prisma = createPrisma(pool);
   const announced: string[] = [];
@@ -52,7 +58,8 @@ export async function createTestHub(overrides: Partial<HubContext> = {}): Promis
     ctx,
     announced,
     kicks: () => kicks,
-    outbox: async () => (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+    outbox: async () =>
+      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
     async close() {
       await prisma.$disconnect();
       await dropDatabase(SERVER, name);

@@ -16,7 +16,11 @@ afterAll(async () => {
 
 const defaults: AuthAttemptSettings = { perAddressPerMinute: 0, perEmailPerMinute: 0, backoffAfterFailures: 0, backoffBaseMs: 1000, backoffMaxMs: 60_000 };
 const limiter = (settings: Partial<AuthAttemptSettings>) => new AuthAttempts(redis, prefix, { ...defaults, ...settings });
-const outcome = (p: Promise<unknown>) => p.then(() => "ok", (err: { code: string; retryAfter?: number }) => err);
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (err: { code: string; retryAfter?: number }) => err,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("attempts per client address", () => {
@@ -117,7 +121,14 @@ describe("a refused sign-in", () => {
   // The password is hashed only after the user is read: a database that cannot be read proves neither happened.
   it("is refused before the database is read or a password is hashed", async () => {
     const attempts = limiter({ perAddressPerMinute: 1 });
-    const untouchable = new Proxy({}, { get: () => { throw new Error("the database was read"); } });
+    const untouchable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("the database was read");
+        },
+      },
+    );
     const ctx = { prisma: untouchable, transact: untouchable, sessions: untouchable, tokens: untouchable, attempts } as unknown as IdentityContext;
     const address = `192.0.2.50-${run}`;
     await attempts.admitAddress("login", address);

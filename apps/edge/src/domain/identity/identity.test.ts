@@ -26,13 +26,23 @@ describe("access tokens", () => {
   });
 
   it("refuse expired tokens, other audiences, other algorithms and non-access tokens", () => {
-    const expired = jwt.sign({ sid: "ses_1", typ: "access" }, settings.secret, { subject: "usr_1", issuer: "ai-gateway", audience: "ai-gateway:session", expiresIn: -10 });
+    const expired = jwt.sign({ sid: "ses_1", typ: "access" }, settings.secret, {
+      subject: "usr_1",
+      issuer: "ai-gateway",
+      audience: "ai-gateway:session",
+      expiresIn: -10,
+    });
     expect(verifyAccessToken(expired, settings.secret)).toBeNull();
     const otherAudience = jwt.sign({ sid: "ses_1", typ: "access" }, settings.secret, { subject: "usr_1", issuer: "ai-gateway", audience: "widget" });
     expect(verifyAccessToken(otherAudience, settings.secret)).toBeNull();
     const notAccess = jwt.sign({ sid: "ses_1", typ: "refresh" }, settings.secret, { subject: "usr_1", issuer: "ai-gateway", audience: "ai-gateway:session" });
     expect(verifyAccessToken(notAccess, settings.secret)).toBeNull();
-    const unsigned = jwt.sign({ sid: "ses_1", typ: "access" }, "", { algorithm: "none", subject: "usr_1", issuer: "ai-gateway", audience: "ai-gateway:session" });
+    const unsigned = jwt.sign({ sid: "ses_1", typ: "access" }, "", {
+      algorithm: "none",
+      subject: "usr_1",
+      issuer: "ai-gateway",
+      audience: "ai-gateway:session",
+    });
     expect(verifyAccessToken(unsigned, settings.secret)).toBeNull();
   });
 });

@@ -52,7 +52,10 @@ export async function bootstrapPlatformAdmin({
   const existing = await ctx.prisma.user.findUnique({ where: { email } });
   if (!existing) {
     try {
-      await registerUser({ ctx, input: { email, password: input.password, name: "Platform admin", tenantName: "Platform operators", platformRole: "platform_admin" } });
+      await registerUser({
+        ctx,
+        input: { email, password: input.password, name: "Platform admin", tenantName: "Platform operators", platformRole: "platform_admin" },
+      });
       logger.info({ email }, "bootstrap platform admin created");
       return { outcome: "created" };
     } catch (err) {

@@ -106,9 +106,12 @@ export async function authenticateKey(ctx: KeysContext, req: KeyRequest, require
 /** The concurrency slot is held until the response or stream ends (or the client goes), renewed while it lasts. */
 function holdLease(ctx: KeysContext, req: KeyRequest, keyId: string): void {
   const leaseId = req.requestId;
-  const renew = setInterval(() => {
-    ctx.limits.renew(keyId, leaseId).catch((err: unknown) => ctx.logger.warn({ err, key_id: keyId }, "lease renewal failed"));
-  }, Math.max(1_000, Math.floor(ctx.limits.leaseTtlMs / 3)));
+  const renew = setInterval(
+    () => {
+      ctx.limits.renew(keyId, leaseId).catch((err: unknown) => ctx.logger.warn({ err, key_id: keyId }, "lease renewal failed"));
+    },
+    Math.max(1_000, Math.floor(ctx.limits.leaseTtlMs / 3)),
+  );
   renew.unref();
   req.res!.once("close", () => {
     clearInterval(renew);

@@ -110,7 +110,13 @@ async function ownedLiveKey(ctx: KeysContext, tenantId: string, keyId: string): 
  * fails at once on every replica: its hash no longer matches, and the version
  * bump makes replicas that cached it reload.
  */
-export async function rotateKey({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; keyId: string; actor: string } }): Promise<KeyView & { key: string }> {
+export async function rotateKey({
+  ctx,
+  input,
+}: {
+  ctx: KeysContext;
+  input: { tenantId: string; keyId: string; actor: string };
+}): Promise<KeyView & { key: string }> {
   await ownedLiveKey(ctx, input.tenantId, input.keyId);
   const generated = generateKey();
   const row = await ctx.transact(async (tx, emit) => {

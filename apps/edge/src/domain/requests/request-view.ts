@@ -36,7 +36,13 @@ export async function getRequestView({
     }),
   ]);
   const audit: AuditEntry[] = res.events
-    .map((e) => ({ event_id: e.event_id, type: e.type, source: e.source, occurred_at: e.occurred_at, data: JSON.parse(e.data_json) as Record<string, unknown> }))
+    .map((e) => ({
+      event_id: e.event_id,
+      type: e.type,
+      source: e.source,
+      occurred_at: e.occurred_at,
+      data: JSON.parse(e.data_json) as Record<string, unknown>,
+    }))
     .sort((a, b) => a.occurred_at.localeCompare(b.occurred_at));
   const owned = audit.filter((e) => e.data.tenant_id === input.tenantId);
   const foreign = audit.some((e) => typeof e.data.tenant_id === "string" && e.data.tenant_id !== input.tenantId);

@@ -12,7 +12,17 @@ const run = randomBytes(4).toString("hex");
 function sessions(perMinute: number): WidgetSessions {
   return new WidgetSessions({
     // Every session is live: only the rate decides here.
-    conversations: { GetWidgetSession: async (req: { session_id: string }) => ({ session_id: req.session_id, tenant_id: "ten_1", chat_id: "chat_1", visitor_id: "v", conversation_id: "", revoked: false, generation: 0 }) } as never,
+    conversations: {
+      GetWidgetSession: async (req: { session_id: string }) => ({
+        session_id: req.session_id,
+        tenant_id: "ten_1",
+        chat_id: "chat_1",
+        visitor_id: "v",
+        conversation_id: "",
+        revoked: false,
+        generation: 0,
+      }),
+    } as never,
     tokens,
     ttlMs: 60_000,
     broadcast: { listen: () => undefined, send: async () => undefined } as never,
@@ -38,7 +48,14 @@ describe("the widget session rate", () => {
     const a = sessions(4);
     const b = sessions(4);
     const token = a.sign({ sessionId: `wses_${run}_c`, tenantId: "ten_1", chatId: "chat_1", generation: 0 });
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).authenticate(token).then(() => "ok", (err: { code: string }) => err.code)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? a : b).authenticate(token).then(
+          () => "ok",
+          (err: { code: string }) => err.code,
+        ),
+      ),
+    );
     expect(results.filter((r) => r === "ok")).toHaveLength(4);
     expect(results.filter((r) => r === "rate_limited")).toHaveLength(6);
   });

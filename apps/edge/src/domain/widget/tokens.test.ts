@@ -44,7 +44,14 @@ describe("widget tokens", () => {
   });
 
   it("refuse a token without a generation (signed before generations existed)", () => {
-    const legacy = jwt.sign({ tid: "ten_1", cid: "chat_1", typ: "widget" }, widget.secret, { algorithm: "HS256", subject: "wses_1", issuer: "ai-gateway", audience: WIDGET_AUDIENCE, expiresIn: 60, jwtid: "x" });
+    const legacy = jwt.sign({ tid: "ten_1", cid: "chat_1", typ: "widget" }, widget.secret, {
+      algorithm: "HS256",
+      subject: "wses_1",
+      issuer: "ai-gateway",
+      audience: WIDGET_AUDIENCE,
+      expiresIn: 60,
+      jwtid: "x",
+    });
     expect(verifyWidgetToken(legacy, widget.secret)).toBeNull();
   });
 });

@@ -8,7 +8,15 @@ function fixture() {
     conversations: {
       GetWidgetSession: async (req: { session_id: string }) => {
         state.loads += 1;
-        return { id: req.session_id, tenant_id: "ten_1", chat_id: "chat_1", visitor_id: "v", conversation_id: "", revoked: state.revoked, generation: state.generation };
+        return {
+          id: req.session_id,
+          tenant_id: "ten_1",
+          chat_id: "chat_1",
+          visitor_id: "v",
+          conversation_id: "",
+          revoked: state.revoked,
+          generation: state.generation,
+        };
       },
     } as never,
     tokens: { secret: "w".repeat(40), ttlSeconds: 900 },

@@ -9,10 +9,19 @@ export const BudgetFields = {
 };
 
 /** Refinement: budget_units and budget_period come together. */
-export function bothOrNeither(value: { budget_units?: number | null | undefined; budget_period?: string | null | undefined }, ctx: z.RefinementCtx, path: (string | number)[] = []): void {
+export function bothOrNeither(
+  value: { budget_units?: number | null | undefined; budget_period?: string | null | undefined },
+  ctx: z.RefinementCtx,
+  path: (string | number)[] = [],
+): void {
   const units = value.budget_units !== undefined && value.budget_units !== null;
   const period = value.budget_period !== undefined && value.budget_period !== null;
-  if (units !== period) ctx.addIssue({ code: "custom", path: [...path, units ? "budget_period" : "budget_units"], message: "send budget_units and budget_period together, or neither" });
+  if (units !== period)
+    ctx.addIssue({
+      code: "custom",
+      path: [...path, units ? "budget_period" : "budget_units"],
+      message: "send budget_units and budget_period together, or neither",
+    });
 }
 
 export const BudgetState = z

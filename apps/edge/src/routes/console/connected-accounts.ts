@@ -2,12 +2,7 @@ import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import {
-  ConnectedAccountListResponse,
-  ConnectedAccountParams,
-  ConnectedAccountResponse,
-  CreateConnectedAccountRequest,
-} from "./connected-accounts.types.js";
+import { ConnectedAccountListResponse, ConnectedAccountParams, ConnectedAccountResponse, CreateConnectedAccountRequest } from "./connected-accounts.types.js";
 
 const accountJson = (a: managedAi.ConnectedAccount__Output) => ({ id: a.id, provider: a.provider, name: a.name, created_at: a.created_at });
 

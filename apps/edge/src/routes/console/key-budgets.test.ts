@@ -8,7 +8,19 @@ describe("key budget views", () => {
   });
 
   it("show a new key's budget as untouched, and no budget as null", () => {
-    const base = { id: "key_1", name: "k", prefix: "gw_x", scopes: [], service_aliases: null, allowed_ips: null, daily_quota: null, rate_limit_per_minute: null, concurrency_limit: null, expires_at: null, created_at: "" };
+    const base = {
+      id: "key_1",
+      name: "k",
+      prefix: "gw_x",
+      scopes: [],
+      service_aliases: null,
+      allowed_ips: null,
+      daily_quota: null,
+      rate_limit_per_minute: null,
+      concurrency_limit: null,
+      expires_at: null,
+      created_at: "",
+    };
     const now = new Date("2026-11-25T10:00:00Z");
     expect(withFreshBudget({ ...base, budget: { limit_units: 500, period: "month" } }, now).budget).toEqual({
       limit_units: 500,

@@ -30,5 +30,8 @@ export function periodEnd(period: "day" | "month", now: Date): Date {
  */
 export function withFreshBudget<K extends KeyView>(key: K, now = new Date()): Omit<K, "budget"> & { budget: BudgetState } {
   const b = key.budget;
-  return { ...key, budget: b ? { limit_units: b.limit_units, spent_units: 0, reserved_units: 0, period: b.period, resets_at: periodEnd(b.period, now).toISOString() } : null };
+  return {
+    ...key,
+    budget: b ? { limit_units: b.limit_units, spent_units: 0, reserved_units: 0, period: b.period, resets_at: periodEnd(b.period, now).toISOString() } : null,
+  };
 }

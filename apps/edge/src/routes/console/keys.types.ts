@@ -15,24 +15,24 @@ const Cidr = z.string().refine((value) => {
 
 export const CreateKeyRequest = z
   .strictObject({
-  name: z.string().trim().min(1).max(100).optional(),
-  scopes: z.array(z.enum(SCOPES)).max(32).optional().describe("Absent or empty: denied on every scope-protected route. '*' allows all."),
-  service_aliases: z
-    .array(z.string().regex(SERVICE_ALIAS_PATTERN, "must be <service_id>:<alias>, e.g. ai-model:chat"))
-    .max(100)
-    .nullable()
-    .optional()
-    .describe("Absent, null or empty: any instance."),
-  allowed_ips: z.array(Cidr).max(100).nullable().optional().describe("Absent, null or empty: any address."),
-  daily_quota: z.number().int().min(1).max(1_000_000_000).nullable().optional().describe("Requests per UTC day; absent: unlimited."),
-  rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable().optional().describe("Requests in any 60 s; absent: unlimited."),
-  concurrency_limit: z.number().int().min(1).max(100_000).nullable().optional().describe("Requests in flight at once; absent: unlimited."),
-  expires_at: z.iso
-    .datetime({ offset: true })
-    .nullable()
-    .optional()
-    .refine((v) => v === null || v === undefined || new Date(v).getTime() > Date.now(), "must be in the future"),
-  ...BudgetFields,
+    name: z.string().trim().min(1).max(100).optional(),
+    scopes: z.array(z.enum(SCOPES)).max(32).optional().describe("Absent or empty: denied on every scope-protected route. '*' allows all."),
+    service_aliases: z
+      .array(z.string().regex(SERVICE_ALIAS_PATTERN, "must be <service_id>:<alias>, e.g. ai-model:chat"))
+      .max(100)
+      .nullable()
+      .optional()
+      .describe("Absent, null or empty: any instance."),
+    allowed_ips: z.array(Cidr).max(100).nullable().optional().describe("Absent, null or empty: any address."),
+    daily_quota: z.number().int().min(1).max(1_000_000_000).nullable().optional().describe("Requests per UTC day; absent: unlimited."),
+    rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable().optional().describe("Requests in any 60 s; absent: unlimited."),
+    concurrency_limit: z.number().int().min(1).max(100_000).nullable().optional().describe("Requests in flight at once; absent: unlimited."),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .refine((v) => v === null || v === undefined || new Date(v).getTime() > Date.now(), "must be in the future"),
+    ...BudgetFields,
   })
   .superRefine((body, ctx) => bothOrNeither(body, ctx));
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;

@@ -17,7 +17,11 @@ export const listManagedAiUsage = defineRoute<EdgeDeps, Record<string, never>, U
     400: { description: "`before` is not a request of this tenant" },
   },
   async handler({ deps, query, principal }) {
-    const res = await deps.services.managedAi.ListUsage({ tenant_id: sessionPrincipal(principal).tenantId, limit: query.limit ?? 100, before: query.before ?? "" });
+    const res = await deps.services.managedAi.ListUsage({
+      tenant_id: sessionPrincipal(principal).tenantId,
+      limit: query.limit ?? 100,
+      before: query.before ?? "",
+    });
     return { status: 200, body: { data: res.records.map(usageJson) } };
   },
 });

@@ -28,7 +28,8 @@ export const health = defineRoute<EdgeDeps>({
 export const liveness = defineRoute<EdgeDeps>({
   method: "get",
   path: "/health/live",
-  summary: "Liveness: the process answers. Unlike /health it does not look at the database, so an outage takes replicas out of rotation without restarting them.",
+  summary:
+    "Liveness: the process answers. Unlike /health it does not look at the database, so an outage takes replicas out of rotation without restarting them.",
   tags: ["system"],
   access: { kind: "public" },
   responses: { 200: { description: "alive", schema: z.object({ status: z.literal("ok"), ts: z.string() }) } },

@@ -16,6 +16,9 @@ export const getKeySelf = defineRoute<EdgeDeps>({
   responses: { 200: { description: "the key", schema: KeySelfResponse } },
   async handler({ principal }) {
     const key = keyPrincipal(principal);
-    return { status: 200, body: { data: { id: key.keyId, name: key.keyName, prefix: key.keyPrefix, tenant_id: key.tenantId, scopes: [...key.scopes].sort() } } };
+    return {
+      status: 200,
+      body: { data: { id: key.keyId, name: key.keyName, prefix: key.keyPrefix, tenant_id: key.tenantId, scopes: [...key.scopes].sort() } },
+    };
   },
 });

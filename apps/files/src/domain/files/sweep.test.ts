@@ -12,7 +12,11 @@ afterAll(async () => t?.close());
 
 const input = { batch: 7, exhaustedGraceSeconds: 3600, staleUploadSeconds: 3600 };
 const upload = (over: Record<string, unknown> = {}) =>
-  uploadFile({ ctx: t.ctx, input: { tenant_id: "ten_s", filename: "s.bin", expires_in_seconds: 0, max_downloads: 0, declared_size: -1, content_type: "", ...over }, body: pattern(5000) });
+  uploadFile({
+    ctx: t.ctx,
+    input: { tenant_id: "ten_s", filename: "s.bin", expires_in_seconds: 0, max_downloads: 0, declared_size: -1, content_type: "", ...over },
+    body: pattern(5000),
+  });
 const expire = (ids: string[]) => t.sql("UPDATE files SET expires_at = now() - interval '1 second' WHERE id = ANY($1)", ids);
 
 describe("sweepFiles", () => {
@@ -42,7 +46,9 @@ describe("sweepFiles", () => {
   });
 
   it("deletes uploads abandoned by a process that died (record and partial bytes)", async () => {
-    await t.sql("INSERT INTO files (id, tenant_id, filename, size, sha256, state, created_at) VALUES ('file_dead', 'ten_s', 'x', 0, '', 'uploading', now() - interval '2 hours')");
+    await t.sql(
+      "INSERT INTO files (id, tenant_id, filename, size, sha256, state, created_at) VALUES ('file_dead', 'ten_s', 'x', 0, '', 'uploading', now() - interval '2 hours')",
+    );
     await t.sql("INSERT INTO files (id, tenant_id, filename, size, sha256, state) VALUES ('file_busy', 'ten_s', 'x', 0, '', 'uploading')");
     expect((await sweepFiles({ ctx: t.ctx, input })).abandoned).toBe(1);
     expect((await t.sql<{ id: string }>("SELECT id FROM files WHERE id IN ('file_dead', 'file_busy')")).map((r) => r.id)).toEqual(["file_busy"]);

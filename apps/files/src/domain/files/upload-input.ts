@@ -75,5 +75,12 @@ export function planUpload(input: UploadStart, limits: FilesLimits): UploadPlan 
   if (q.max_downloads < 0 || q.max_downloads > MAX_DOWNLOADS_LIMIT) {
     throw new AppError("invalid_request", `x-max-downloads must be a whole number from 1 to ${MAX_DOWNLOADS_LIMIT}.`);
   }
-  return { tenantId: q.tenant_id, filename: name, ttlSeconds: ttl, maxDownloads: q.max_downloads === 0 ? null : q.max_downloads, contentType: mediaType(q.content_type), declaredSize: q.declared_size };
+  return {
+    tenantId: q.tenant_id,
+    filename: name,
+    ttlSeconds: ttl,
+    maxDownloads: q.max_downloads === 0 ? null : q.max_downloads,
+    contentType: mediaType(q.content_type),
+    declaredSize: q.declared_size,
+  };
 }

@@ -45,7 +45,14 @@ describe("uploadFile", () => {
     expect(ttl).toBe(120);
     expect(await t.storedNames()).toContain(file.id);
     const events = await t.events("file.uploaded");
-    expect(events.at(-1)!.payload).toEqual({ file_id: file.id, tenant_id: "ten_a", size: "300000", sha256: file.sha256, expires_at: file.expiresAt!.toISOString(), max_downloads: 2 });
+    expect(events.at(-1)!.payload).toEqual({
+      file_id: file.id,
+      tenant_id: "ten_a",
+      size: "300000",
+      sha256: file.sha256,
+      expires_at: file.expiresAt!.toISOString(),
+      max_downloads: 2,
+    });
     expect(JSON.stringify(events)).not.toContain(file.token!);
   });
 

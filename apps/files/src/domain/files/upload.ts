@@ -55,7 +55,17 @@ export async function uploadFile({ ctx, input, body, signal }: UploadFileArgs): 
   if (quota.bytes_used + Math.max(0, plan.declaredSize) > quota.bytes_limit) throw bytesQuotaExceeded(quota);
   const id = newId("file");
   await ctx.prisma.file.create({
-    data: { id, tenantId: plan.tenantId, filename: plan.filename, size: 0n, sha256: "", state: "uploading", contentType: plan.contentType, maxDownloads: plan.maxDownloads, token: newToken() },
+    data: {
+      id,
+      tenantId: plan.tenantId,
+      filename: plan.filename,
+      size: 0n,
+      sha256: "",
+      state: "uploading",
+      contentType: plan.contentType,
+      maxDownloads: plan.maxDownloads,
+      token: newToken(),
+    },
   });
   const tally = { size: 0, hash: createHash("sha256") };
   try {

@@ -36,7 +36,10 @@ const quotaOf = (tenantId: string) => getQuota({ ctx: t.ctx, input: { tenant_id:
 
 /** What the tenant's ready files really hold, to compare with the counters. */
 async function held(tenantId: string) {
-  const [row] = await t.sql<{ bytes: string; files: number }>("SELECT COALESCE(SUM(size), 0)::text AS bytes, COUNT(*)::int AS files FROM files WHERE tenant_id = $1 AND state = 'ready'", tenantId);
+  const [row] = await t.sql<{ bytes: string; files: number }>(
+    "SELECT COALESCE(SUM(size), 0)::text AS bytes, COUNT(*)::int AS files FROM files WHERE tenant_id = $1 AND state = 'ready'",
+    tenantId,
+  );
   return { bytes_used: Number(row!.bytes), files_used: row!.files };
 }
 
@@ -154,10 +157,25 @@ describe("updateQuota", () => {
   it("sets a tenant's own limits, leaves an absent one alone, and -1 returns to the default", async () => {
     const ten = tenant();
     await upload(ten, 700);
-    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, bytes_quota: 5000 } })).toEqual({ bytes_limit: 5000, bytes_used: 700, files_limit: 3, files_used: 1 });
-    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, files_quota: 10 } })).toEqual({ bytes_limit: 5000, bytes_used: 700, files_limit: 10, files_used: 1 });
+    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, bytes_quota: 5000 } })).toEqual({
+      bytes_limit: 5000,
+      bytes_used: 700,
+      files_limit: 3,
+      files_used: 1,
+    });
+    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, files_quota: 10 } })).toEqual({
+      bytes_limit: 5000,
+      bytes_used: 700,
+      files_limit: 10,
+      files_used: 1,
+    });
     await upload(ten, 2000);
-    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, bytes_quota: -1 } })).toEqual({ bytes_limit: 1000, bytes_used: 2700, files_limit: 10, files_used: 2 });
+    expect(await updateQuota({ ctx: t.ctx, input: { tenant_id: ten, bytes_quota: -1 } })).toEqual({
+      bytes_limit: 1000,
+      bytes_used: 2700,
+      files_limit: 10,
+      files_used: 2,
+    });
     // Over the limit now: the files stay, new uploads are refused until enough are gone.
     expect((await refusal(upload(ten, 1))).code).toBe("payload_too_large");
     expect(await held(ten)).toEqual({ bytes_used: 2700, files_used: 2 });
@@ -169,8 +187,11 @@ describe("updateQuota", () => {
     expect((await refusal(upload(ten, 0))).code).toBe("conflict");
   });
 
-  it.each([{ bytes_quota: -2 }, { files_quota: 2_147_483_648 }, { bytes_quota: 1.5 }, { tenant_id: "bad id" }])("refuses %j with invalid_request", async (bad) => {
-    const err = await refusal(updateQuota({ ctx: t.ctx, input: { tenant_id: tenant(), ...bad } }));
-    expect(err.code).toBe("invalid_request");
-  });
+  it.each([{ bytes_quota: -2 }, { files_quota: 2_147_483_648 }, { bytes_quota: 1.5 }, { tenant_id: "bad id" }])(
+    "refuses %j with invalid_request",
+    async (bad) => {
+      const err = await refusal(updateQuota({ ctx: t.ctx, input: { tenant_id: tenant(), ...bad } }));
+      expect(err.code).toBe("invalid_request");
+    },
+  );
 });

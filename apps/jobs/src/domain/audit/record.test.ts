@@ -36,7 +36,13 @@ let publisher: JetStreamPublisher;
 let n = 0;
 
 beforeAll(async () => {
-  const url = await prepareDatabase({ serverUrl: SERVER, name: dbName, schemaPath: `${PRISMA_DIR}/schema.prisma`, migrationsDir: `${PRISMA_DIR}/migrations`, migrate: true });
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name: dbName,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
   pool = createPool(url, { poolSize: 4 });
   nc = await connectNats(NATS, "audit-test");
   jsm = await nc.jetstreamManager();
@@ -139,11 +145,14 @@ function startAudit(subjects: ReturnType<typeof subjectsFor>, name: string, trac
 }
 
 async function audited(subjects: ReturnType<typeof subjectsFor>): Promise<string[]> {
-  const { rows } = await pool.query<{ event_id: string }>("SELECT event_id FROM audit_events WHERE event_id LIKE $1 ORDER BY event_id", [`evt_${subjects.namespace}_%`]);
+  const { rows } = await pool.query<{ event_id: string }>("SELECT event_id FROM audit_events WHERE event_id LIKE $1 ORDER BY event_id", [
+    `evt_${subjects.namespace}_%`,
+  ]);
   return rows.map((r) => r.event_id);
 }
 
-const checkpoint = async (name: string) => Number((await pool.query<{ stream_seq: string }>("SELECT stream_seq FROM consumer_checkpoints WHERE consumer = $1", [name])).rows[0]?.stream_seq);
+const checkpoint = async (name: string) =>
+  Number((await pool.query<{ stream_seq: string }>("SELECT stream_seq FROM consumer_checkpoints WHERE consumer = $1", [name])).rows[0]?.stream_seq);
 const sorted = (ids: string[]) => [...ids].sort();
 
 describe("the audit consumer", () => {
@@ -161,7 +170,9 @@ describe("the audit consumer", () => {
       for (const messages of batches) {
         expect(messages).toHaveLength(3);
         // The lock is the session's prepared statement: PREPAREd with the connection's first batch.
-        expect(messages[0]).toMatch(/^BEGIN; SET LOCAL synchronous_commit = off; (PREPARE "checkpoint_lock_audit-\d+" AS SELECT stream_seq FROM consumer_checkpoints .* FOR UPDATE; )?EXECUTE "checkpoint_lock_audit-\d+"$/);
+        expect(messages[0]).toMatch(
+          /^BEGIN; SET LOCAL synchronous_commit = off; (PREPARE "checkpoint_lock_audit-\d+" AS SELECT stream_seq FROM consumer_checkpoints .* FOR UPDATE; )?EXECUTE "checkpoint_lock_audit-\d+"$/,
+        );
         expect(messages[1]).toMatch(/^\s*INSERT INTO audit_events/);
         expect(messages[2]).toMatch(/^UPDATE consumer_checkpoints SET stream_seq = \d+, .*; COMMIT$/);
       }
@@ -205,7 +216,11 @@ describe("the audit consumer", () => {
     const ids = await publish(subjects, 0, 3);
     // The relay re-published event 1 after the window: a new stream message with the same event id.
     const copy = { ...envelope(subjects, 1), occurred_at: new Date(0).toISOString() };
-    await publisher.publish(subjects.subject(copy.type), new TextEncoder().encode(JSON.stringify(copy)), { msgID: `${copy.id}-again`, headers: natsHeaders(), timeout: 5_000 });
+    await publisher.publish(subjects.subject(copy.type), new TextEncoder().encode(JSON.stringify(copy)), {
+      msgID: `${copy.id}-again`,
+      headers: natsHeaders(),
+      timeout: 5_000,
+    });
     const c = await startAudit(subjects, name, trace);
     try {
       await waitFor(async () => (await checkpoint(name)) === 4);
@@ -218,7 +233,9 @@ describe("the audit consumer", () => {
     }
   });
 
-  it("loses and doubles nothing across a NATS outage and a PostgreSQL restart (its sessions ended by the server, connections refused for a while)", { timeout: 90_000 }, async () => {
+  it("loses and doubles nothing across a NATS outage and a PostgreSQL restart (its sessions ended by the server, connections refused for a while)", {
+    timeout: 90_000,
+  }, async () => {
     const subjects = await newStream();
     const name = `audit-${n}`;
     // The consumer's process reaches NATS and PostgreSQL through proxies this test can cut.

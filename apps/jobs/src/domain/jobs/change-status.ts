@@ -32,9 +32,18 @@ export async function changeJobStatus(tx: Tx, emit: Emit, change: StatusChange):
   });
   if (moved.count === 0) return null;
   const job = await tx.job.findUniqueOrThrow({ where: { id: change.jobId } });
-  await emit("job.status_changed", { job_id: job.id, tenant_id: job.tenantId, type: job.type, from: change.from, to: change.to, error_code: change.error?.code ?? null });
+  await emit("job.status_changed", {
+    job_id: job.id,
+    tenant_id: job.tenantId,
+    type: job.type,
+    from: change.from,
+    to: change.to,
+    error_code: change.error?.code ?? null,
+  });
   if (target) {
-    await tx.jobCallbackDelivery.create({ data: { eventId: newId("evt"), jobId: job.id, job: jobView(job) as Prisma.InputJsonValue, state: "pending", nextAttemptAt: new Date() } });
+    await tx.jobCallbackDelivery.create({
+      data: { eventId: newId("evt"), jobId: job.id, job: jobView(job) as Prisma.InputJsonValue, state: "pending", nextAttemptAt: new Date() },
+    });
   }
   return job;
 }

@@ -31,7 +31,11 @@ describe("createLease (live)", () => {
     expect(r.jobId.slice(4)).toBe(r.leaseId.slice(6));
     const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { id: r.leaseId } });
     expect(lease).toMatchObject({ stage: "order", costUnits: 2_700n, holdId: expect.stringMatching(/^hold_/) });
-    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: r.jobId } })).toMatchObject({ status: "pending", type: "tron.energy_lease", callbackState: "none" });
+    expect(await t.ctx.prisma.job.findUniqueOrThrow({ where: { id: r.jobId } })).toMatchObject({
+      status: "pending",
+      type: "tron.energy_lease",
+      callbackState: "none",
+    });
     expect(t.ledger.reserved(id)).toBe(2_700n);
     expect(t.ledger.calls.filter((c) => c.operation_id === `reserve:${r.jobId}`)).toHaveLength(1);
     expect((await t.outbox()).some((e) => e.type === "job.status_changed" && e.payload.job_id === r.jobId && e.payload.to === "pending")).toBe(true);
@@ -80,7 +84,10 @@ describe("createLease (live)", () => {
     await expect(createLease({ ctx: t.ctx, input: { ...(await leaseInput(id)), quote_id: "quote_none" } })).rejects.toMatchObject(conflict);
     await expect(createLease({ ctx: t.ctx, input: { ...(await leaseInput(other)), tenant_id: id } })).rejects.toMatchObject(conflict);
     await expect(createLease({ ctx: t.ctx, input: { ...(await leaseInput(id)), energy: 70_000 } })).rejects.toMatchObject(conflict);
-    await expect(createLease({ ctx: t.ctx, input: { ...(await leaseInput(id)), max_cost_units: "2699" } })).rejects.toMatchObject({ code: "conflict", extra: { pricing: { cost: 0.27 } } });
+    await expect(createLease({ ctx: t.ctx, input: { ...(await leaseInput(id)), max_cost_units: "2699" } })).rejects.toMatchObject({
+      code: "conflict",
+      extra: { pricing: { cost: 0.27 } },
+    });
     const expired = await leaseInput(id);
     await t.ctx.prisma.tronQuote.update({ where: { id: expired.quote_id }, data: { expiresAt: new Date(Date.now() - 1) } });
     await expect(createLease({ ctx: t.ctx, input: expired })).rejects.toMatchObject({ code: "conflict", message: expect.stringMatching(/expired/) });
@@ -94,7 +101,10 @@ describe("createLease (live)", () => {
     const live = await createLease({ ctx: t.ctx, input: await leaseInput(id, { callback_url: "https://hooks.example.com/j", callback_secret: secret }) });
     const target = await t.ctx.prisma.jobCallbackTarget.findUniqueOrThrow({ where: { jobId: live.jobId } });
     expect(Buffer.from(target.secretCiphertext).includes(Buffer.from(secret))).toBe(false);
-    const sandbox = await createLease({ ctx: { ...t.ctx, tron: { ...t.ctx.tron, mode: "sandbox" } }, input: await leaseInput(id, { callback_url: "https://hooks.example.com/j", callback_secret: secret }) });
+    const sandbox = await createLease({
+      ctx: { ...t.ctx, tron: { ...t.ctx.tron, mode: "sandbox" } },
+      input: await leaseInput(id, { callback_url: "https://hooks.example.com/j", callback_secret: secret }),
+    });
     expect(sandbox.dryRun).toBe(true);
     expect(await t.ctx.prisma.jobCallbackTarget.findUnique({ where: { jobId: sandbox.jobId } })).toBeNull();
     expect(t.ledger.calls.some((c) => c.operation_id === `reserve:${sandbox.jobId}`)).toBe(false);

@@ -22,7 +22,10 @@ export const CreateLeaseInput = z.object({
   duration_seconds: Duration,
   callback_url: z.string().default(""),
   callback_secret: z.string().default(""),
-  idempotency_key: z.string().regex(/^[A-Za-z0-9._:-]{0,128}$/, "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -").default(""),
+  idempotency_key: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{0,128}$/, "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -")
+    .default(""),
 });
 export type CreateLeaseInput = z.input<typeof CreateLeaseInput>;
 export type CreateLeaseResult = { jobId: string; leaseId: string; dryRun: boolean };
@@ -86,7 +89,15 @@ export async function createLease({ ctx, input }: { ctx: JobsContext; input: Cre
         tenantId: lease.tenantId,
         type: LEASE_JOB_TYPE,
         status: "pending",
-        input: { lease_id: lease.id, quote_id: lease.quoteId, receiver: lease.receiver, energy: lease.energy, duration_seconds: lease.durationSeconds, cost_units: lease.costUnits.toString(), dry_run: dryRun },
+        input: {
+          lease_id: lease.id,
+          quote_id: lease.quoteId,
+          receiver: lease.receiver,
+          energy: lease.energy,
+          duration_seconds: lease.durationSeconds,
+          cost_units: lease.costUnits.toString(),
+          dry_run: dryRun,
+        },
         callbackState: target ? "pending" : "none",
       },
     });
@@ -154,7 +165,14 @@ async function withdraw(ctx: JobsContext, lease: TronLease): Promise<boolean> {
     if (removed.count === 0) return (await tx.tronLease.findUnique({ where: { id: lease.id } })) === null;
     await tx.jobCallbackTarget.deleteMany({ where: { jobId: lease.jobId } });
     await tx.job.deleteMany({ where: { id: lease.jobId } });
-    await emit("job.status_changed", { job_id: lease.jobId, tenant_id: lease.tenantId, type: LEASE_JOB_TYPE, from: "pending", to: "failed", error_code: "insufficient_balance" });
+    await emit("job.status_changed", {
+      job_id: lease.jobId,
+      tenant_id: lease.tenantId,
+      type: LEASE_JOB_TYPE,
+      from: "pending",
+      to: "failed",
+      error_code: "insufficient_balance",
+    });
     return true;
   });
 }

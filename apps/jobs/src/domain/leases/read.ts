@@ -21,7 +21,11 @@ async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): 
 /** The tenant's leases with their jobs, newest first; limit 0 means 100. */
 export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListLeasesInput }): Promise<LeaseWithJob[]> {
   const q = parseInput(ListLeasesInput, input);
-  const leases = await ctx.prisma.tronLease.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+  const leases = await ctx.prisma.tronLease.findMany({
+    where: { tenantId: q.tenant_id },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: q.limit || 100,
+  });
   return withJobs(ctx, leases);
 }
 

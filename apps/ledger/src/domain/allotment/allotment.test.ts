@@ -48,14 +48,18 @@ const invariantOk = async (tenant: string) => {
   expect(report.tenants[0]?.badAllotments).toBe(0n);
   return report.ok;
 };
-const transfersOf = async (tenant: string) =>
-  (await ledger.sql<{ n: number }>("SELECT count(*)::int AS n FROM transfers WHERE tenant_id = $1", tenant))[0]!.n;
+const transfersOf = async (tenant: string) => (await ledger.sql<{ n: number }>("SELECT count(*)::int AS n FROM transfers WHERE tenant_id = $1", tenant))[0]!.n;
 
 describe("an allotment", () => {
   it("is a pending transfer spent by posts (held → revenue) and releases (held → available), then closed by a void of what is left", async () => {
     const a = await allot("a1", 1_000, 600);
     expect(a).toMatchObject({ replayed: false, units: 600n, balance: { available: 400n, held: 600n } });
-    expect(await getHold({ ctx: ledger.ctx, input: { hold_id: a.holdId } })).toMatchObject({ status: "open", allotment: true, capturedUnits: 0n, releasedUnits: 0n });
+    expect(await getHold({ ctx: ledger.ctx, input: { hold_id: a.holdId } })).toMatchObject({
+      status: "open",
+      allotment: true,
+      capturedUnits: 0n,
+      releasedUnits: 0n,
+    });
 
     const p1 = await post(a.holdId, 150, "post:a1:1");
     expect(p1).toMatchObject({
@@ -184,8 +188,13 @@ describe("a reserve from an allotment", () => {
       { kind: "reserve", operation_id: "res:f1", units: 120n },
     ]);
     // A replay answers the reserve; other parameters conflict.
-    expect(await reserve({ operation_id: "res:f1", tenant_id: "f1", units: "120", from_hold_id: a.holdId, from_units: "100" })).toEqual({ ...r, replayed: true });
-    await expect(reserve({ operation_id: "res:f1", tenant_id: "f1", units: "120", from_hold_id: a.holdId, from_units: "10" })).rejects.toMatchObject({ code: "conflict" });
+    expect(await reserve({ operation_id: "res:f1", tenant_id: "f1", units: "120", from_hold_id: a.holdId, from_units: "100" })).toEqual({
+      ...r,
+      replayed: true,
+    });
+    await expect(reserve({ operation_id: "res:f1", tenant_id: "f1", units: "120", from_hold_id: a.holdId, from_units: "10" })).rejects.toMatchObject({
+      code: "conflict",
+    });
     await expect(reserve({ operation_id: "res:f1", tenant_id: "f1", units: "120" })).rejects.toMatchObject({ code: "conflict" });
     // Itself an allotment, from another one.
     const b = await reserve({ tenant_id: "f1", units: "60", allotment: true, from_hold_id: a.holdId, from_units: "50" });

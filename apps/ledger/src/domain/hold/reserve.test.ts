@@ -85,7 +85,10 @@ describe("reserveHold", () => {
     await fund("r4", 10);
     await expect(reserve({ operation_id: "reserve:r4:x", tenant_id: "r4", units: "50" })).rejects.toMatchObject({ code: "insufficient_balance" });
     await fund("r4", 40);
-    expect(await reserve({ operation_id: "reserve:r4:x", tenant_id: "r4", units: "50" })).toMatchObject({ replayed: false, balance: { available: 0n, held: 50n } });
+    expect(await reserve({ operation_id: "reserve:r4:x", tenant_id: "r4", units: "50" })).toMatchObject({
+      replayed: false,
+      balance: { available: 0n, held: 50n },
+    });
   });
 
   it("replays the first result (the balance right after it) even after the hold settled; moves nothing", async () => {

@@ -40,7 +40,6 @@ export type ReserveHoldResult = {
   replayed: boolean;
 };
 
-
 /**
  * First phase of a two-phase transfer: units move from the tenant's available
  * account to its held account under a new hold, event ledger.reserved. The

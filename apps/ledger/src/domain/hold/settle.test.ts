@@ -131,7 +131,6 @@ describe("captureHold", () => {
 });
 
 describe("voidHold", () => {
-
   it("releases the whole hold held → available, once; emits ledger.voided", async () => {
     const h = await holdFor("v1", 1_000, 600);
     const r = await release({ operation_id: "void:v1", hold_id: h.holdId, reason: "provider failed" });

@@ -69,7 +69,10 @@ describe("the database's own defences", () => {
 
   it("refuses negative balances, and balances that disagree with the account's pending/posted debits and credits", async () => {
     await fails("UPDATE accounts SET available = -1 WHERE tenant_id = 'i1'", /accounts_available_nonnegative|accounts_tb_derived/);
-    await fails("UPDATE accounts SET held = held - 101, debits_pending = debits_pending - 101 WHERE tenant_id = 'i1'", /accounts_held_nonnegative|accounts_tb_nonnegative/);
+    await fails(
+      "UPDATE accounts SET held = held - 101, debits_pending = debits_pending - 101 WHERE tenant_id = 'i1'",
+      /accounts_held_nonnegative|accounts_tb_nonnegative/,
+    );
     await fails("UPDATE accounts SET available = available + 1 WHERE tenant_id = 'i1'", /accounts_tb_derived/);
     await fails("UPDATE accounts SET held = held + 1 WHERE tenant_id = 'i1'", /accounts_tb_derived/);
   });
@@ -84,9 +87,23 @@ describe("the database's own defences", () => {
   /** A transfer row as the movement functions write it, with some columns overridden. */
   const insert = (over: Record<string, string>) => {
     const row: Record<string, string> = {
-      id: "'trf_bad'", seq: "(SELECT max(seq) + 1 FROM transfers)", operation_id: "'bad'", request_hash: "'x'", kind: "'void'", tenant_id: "'i1'",
-      units: "100", hold_id: "NULL", reason: "''", available_after: "0", held_after: "0", pending_units: "100", expires_at: "NULL",
-      debit_account: "'held'", credit_account: "'available'", event_id: "'evt_bad'", ...over,
+      id: "'trf_bad'",
+      seq: "(SELECT max(seq) + 1 FROM transfers)",
+      operation_id: "'bad'",
+      request_hash: "'x'",
+      kind: "'void'",
+      tenant_id: "'i1'",
+      units: "100",
+      hold_id: "NULL",
+      reason: "''",
+      available_after: "0",
+      held_after: "0",
+      pending_units: "100",
+      expires_at: "NULL",
+      debit_account: "'held'",
+      credit_account: "'available'",
+      event_id: "'evt_bad'",
+      ...over,
     };
     return `INSERT INTO transfers (${Object.keys(row).join(", ")}) VALUES (${Object.values(row).join(", ")})`;
   };
@@ -133,7 +150,10 @@ describe("the database's own defences", () => {
     await fails(post({ units: "0" }), /transfers_pending_valid/);
     await fails(post({ credit_account: "'available'" }), /transfers_accounts_valid/);
     // An allotment is never captured, and its void settles exactly what is left (200).
-    await fails(insert({ kind: "'capture'", tenant_id: "'i3'", hold_id: `'${a.holdId}'`, credit_account: "'revenue'", units: "300", pending_units: "300" }), /not a void of what is left/);
+    await fails(
+      insert({ kind: "'capture'", tenant_id: "'i3'", hold_id: `'${a.holdId}'`, credit_account: "'revenue'", units: "300", pending_units: "300" }),
+      /not a void of what is left/,
+    );
     await fails(insert({ tenant_id: "'i3'", hold_id: `'${a.holdId}'`, units: "300", pending_units: "300" }), /not a void of what is left/);
     // Its running totals stay within it.
     await fails(`UPDATE allotments SET posted = 301 WHERE hold_id = '${a.holdId}'`, /allotments_totals_valid/);
@@ -141,7 +161,12 @@ describe("the database's own defences", () => {
     // Totals that disagree with the transfers are noticed.
     await ledger.sql(`UPDATE allotments SET posted = 99 WHERE hold_id = '${a.holdId}'`);
     try {
-      expect((await checkInvariant({ ctx, input: { tenant_id: "i3" } })).tenants[0]).toMatchObject({ ok: false, badAllotments: 1n, captured: 100n, openHolds: 200n });
+      expect((await checkInvariant({ ctx, input: { tenant_id: "i3" } })).tenants[0]).toMatchObject({
+        ok: false,
+        badAllotments: 1n,
+        captured: 100n,
+        openHolds: 200n,
+      });
     } finally {
       await ledger.sql(`UPDATE allotments SET posted = 100 WHERE hold_id = '${a.holdId}'`);
     }

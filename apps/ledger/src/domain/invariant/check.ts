@@ -153,32 +153,34 @@ export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input
   const unbalancedTransfers = first?.unbalanced ?? 0n;
   const tenants = rows
     .filter((r) => r.tenant_id !== null)
-    .map((r): TenantInvariant => ({
-      tenantId: r.tenant_id!,
-      credits: r.credits,
-      captured: r.captured,
-      available: r.available,
-      held: r.held,
-      journalAvailable: r.j_available,
-      journalHeld: r.j_held,
-      journalFunding: r.j_funding,
-      journalRevenue: r.j_revenue,
-      openHolds: r.open_holds,
-      badAllotments: r.bad_allotments,
-      ok:
-        r.credits - r.captured === r.available + r.held &&
-        r.available === r.j_available &&
-        r.held === r.j_held &&
-        r.held === r.open_holds &&
-        // The account's pending/posted balances (docs/decisions/0160) agree with the transfers.
-        r.credits_posted === r.credits &&
-        r.debits_posted === r.captured &&
-        r.debits_pending === r.open_holds &&
-        -r.j_funding === r.credits &&
-        r.j_revenue === r.captured &&
-        r.bad_allotments === 0n &&
-        r.available >= 0n &&
-        r.held >= 0n,
-    }));
+    .map(
+      (r): TenantInvariant => ({
+        tenantId: r.tenant_id!,
+        credits: r.credits,
+        captured: r.captured,
+        available: r.available,
+        held: r.held,
+        journalAvailable: r.j_available,
+        journalHeld: r.j_held,
+        journalFunding: r.j_funding,
+        journalRevenue: r.j_revenue,
+        openHolds: r.open_holds,
+        badAllotments: r.bad_allotments,
+        ok:
+          r.credits - r.captured === r.available + r.held &&
+          r.available === r.j_available &&
+          r.held === r.j_held &&
+          r.held === r.open_holds &&
+          // The account's pending/posted balances (docs/decisions/0160) agree with the transfers.
+          r.credits_posted === r.credits &&
+          r.debits_posted === r.captured &&
+          r.debits_pending === r.open_holds &&
+          -r.j_funding === r.credits &&
+          r.j_revenue === r.captured &&
+          r.bad_allotments === 0n &&
+          r.available >= 0n &&
+          r.held >= 0n,
+      }),
+    );
   return { ok: journalSum === 0n && unbalancedTransfers === 0n && tenants.every((t) => t.ok), tenants, journalSum, unbalancedTransfers };
 }

@@ -23,7 +23,10 @@ let ctx: ManagedAiContext;
 let ledger: MemoryLedger;
 beforeAll(async () => {
   ledger = memoryLedger();
-  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
+  t = await createTestContext(
+    { ledger: ledger.client as never, ledgerCalls: ledger.calls as never },
+    { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } },
+  );
   ctx = t.ctx;
 });
 afterAll(() => t?.close());
@@ -204,7 +207,11 @@ describe("allotments", () => {
     // Still running, but old enough to look like an orphan: fenced (review) before anything else.
     await ctx.prisma.usageRecord.update({ where: { id: slow.id }, data: { createdAt: new Date(Date.now() - 3_600_000) } });
     await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
-    expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).toMatchObject({ status: "review", errorCode: "interrupted", holdId: null });
+    expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).toMatchObject({
+      status: "review",
+      errorCode: "interrupted",
+      holdId: null,
+    });
     // Then the provider answers: the claim is carved out (the reconciler's own carve) and the charge captured from it.
     await settleCompleted(ctx, slow, planFor("ten_g", 1_000n), usage(300));
     await ctx.allotments.drain();
@@ -245,7 +252,12 @@ describe("allotments", () => {
     const a = (await allotmentOf("ten_e"))!;
     // A second process's view of the same database: its posts never leave (it dies).
     const doomed = new Allotments(
-      { sql: ctx.sql, ledger: { ApplyBatch: () => new Promise(() => undefined) } as never, ledgerCalls: ctx.ledgerCalls, logger: createLogger({ service: "t", level: "silent" }) },
+      {
+        sql: ctx.sql,
+        ledger: { ApplyBatch: () => new Promise(() => undefined) } as never,
+        ledgerCalls: ctx.ledgerCalls,
+        logger: createLogger({ service: "t", level: "silent" }),
+      },
       { ...ctx.allotments.options, lingerMs: 60_000 },
     );
     const dying = { ...ctx, allotments: doomed };

@@ -216,10 +216,10 @@ export class Allotments {
       }
       throw err;
     }
-    await this.deps.sql.query("UPDATE allotments SET state = 'open', hold_id = $2, last_claim_at = now(), updated_at = now() WHERE id = $1 AND state = 'opening'", [
-      id,
-      holdId,
-    ]);
+    await this.deps.sql.query(
+      "UPDATE allotments SET state = 'open', hold_id = $2, last_claim_at = now(), updated_at = now() WHERE id = $1 AND state = 'opening'",
+      [id, holdId],
+    );
   }
 
   /**

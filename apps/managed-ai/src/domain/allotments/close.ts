@@ -96,14 +96,21 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
       const items = charges.slice(i, i + POSTS_PER_CALL).map((c) => postMovement(c.id, holdId, c.final_units));
       const { results } = await ctx.ledger.ApplyBatch({ items, reports: [] });
       results.forEach((r, j) => {
-        if (r.error) ctx.logger.error({ allotment_id: id, request_id: charges[i + j]!.id, code: r.error.code, message: r.error.message }, "an allotment charge was refused");
+        if (r.error)
+          ctx.logger.error(
+            { allotment_id: id, request_id: charges[i + j]!.id, code: r.error.code, message: r.error.message },
+            "an allotment charge was refused",
+          );
       });
     }
     ctx.logger.warn({ allotment_id: id, posted: posted.toString(), owed: owed.toString() }, "an allotment's posts were short of its charges; replayed");
     return "reposted";
   }
   if (posted > owed) {
-    ctx.logger.error({ allotment_id: id, posted: posted.toString(), owed: owed.toString() }, "an allotment's posts exceed its records' charges; left open for an operator");
+    ctx.logger.error(
+      { allotment_id: id, posted: posted.toString(), owed: owed.toString() },
+      "an allotment's posts exceed its records' charges; left open for an operator",
+    );
     return "waiting";
   }
   await ctx.ledgerCalls.void({ operation_id: closeOperation(id), hold_id: holdId, reason: `allotment ${id} closed` });

@@ -21,8 +21,14 @@ afterAll(async () => {
 
 describe("periodBounds", () => {
   it("is the UTC day or calendar month that contains the moment", () => {
-    expect(periodBounds("day", new Date("2026-03-31T23:59:59.999Z"))).toEqual({ start: new Date("2026-03-31T00:00:00Z"), resetsAt: new Date("2026-04-01T00:00:00Z") });
-    expect(periodBounds("month", new Date("2026-12-15T10:00:00Z"))).toEqual({ start: new Date("2026-12-01T00:00:00Z"), resetsAt: new Date("2027-01-01T00:00:00Z") });
+    expect(periodBounds("day", new Date("2026-03-31T23:59:59.999Z"))).toEqual({
+      start: new Date("2026-03-31T00:00:00Z"),
+      resetsAt: new Date("2026-04-01T00:00:00Z"),
+    });
+    expect(periodBounds("month", new Date("2026-12-15T10:00:00Z"))).toEqual({
+      start: new Date("2026-12-01T00:00:00Z"),
+      resetsAt: new Date("2027-01-01T00:00:00Z"),
+    });
     expect(periodBounds("month", new Date("2028-02-29T00:00:00Z")).resetsAt).toEqual(new Date("2028-03-01T00:00:00Z"));
   });
 });
@@ -67,7 +73,11 @@ async function byokInstance(budget?: { units: bigint; period: "day" | "month" })
 }
 
 const keyBudget = (id: string, limitUnits: bigint, period: "day" | "month" = "day"): Budget => ({ scope: "key", id, limitUnits, period });
-const usage = (promptTokens: bigint, completionTokens = 0n) => ({ promptTokens, completionTokens, raw: { prompt_tokens: Number(promptTokens), completion_tokens: Number(completionTokens) } });
+const usage = (promptTokens: bigint, completionTokens = 0n) => ({
+  promptTokens,
+  completionTokens,
+  raw: { prompt_tokens: Number(promptTokens), completion_tokens: Number(completionTokens) },
+});
 const budgetOf = (err: unknown) => (err instanceof AppError ? (err.extra as { budget?: Record<string, unknown> } | undefined)?.budget : undefined);
 
 describe("spend budgets", () => {
@@ -76,7 +86,9 @@ describe("spend budgets", () => {
     const budget = keyBudget("key_conc", 100n);
     // 40 requests at once, each reserving 7: exactly 14 fit in 100.
     const results = await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => openMeter(t.ctx, plan(7n), { requestId: `req_conc_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget })),
+      Array.from({ length: 40 }, (_, i) =>
+        openMeter(t.ctx, plan(7n), { requestId: `req_conc_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+      ),
     );
     const meters = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     const refused = results.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
@@ -94,7 +106,9 @@ describe("spend budgets", () => {
     expect(view).toMatchObject({ limit_units: 100n, spent_units: 70n, reserved_units: 0n });
     // 30 left: four more of 7 fit, the fifth does not.
     const more = await Promise.allSettled(
-      Array.from({ length: 5 }, (_, i) => openMeter(t.ctx, plan(7n), { requestId: `req_more_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget })),
+      Array.from({ length: 5 }, (_, i) =>
+        openMeter(t.ctx, plan(7n), { requestId: `req_more_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+      ),
     );
     expect(more.filter((r) => r.status === "fulfilled")).toHaveLength(4);
     const rows = await t.ctx.prisma.budgetCounter.findMany({ where: { scopeId: "key_conc" } });
@@ -109,7 +123,10 @@ describe("spend budgets", () => {
     // The instance has 5 left: refused by the instance, and the key's budget is untouched.
     const err = await open("req_both_2", 6n, 1000n).catch((e: unknown) => e);
     expect(budgetOf(err)).toMatchObject({ scope: "instance", limit_units: 20, spent_units: 0, period: "month" });
-    const [key, inst] = await viewBudgets({ ctx: t.ctx, input: { budgets: [keyBudget("key_both", 1000n), { scope: "instance", id, limitUnits: 20n, period: "month" }] } });
+    const [key, inst] = await viewBudgets({
+      ctx: t.ctx,
+      input: { budgets: [keyBudget("key_both", 1000n), { scope: "instance", id, limitUnits: 20n, period: "month" }] },
+    });
     expect(key).toMatchObject({ spent_units: 0n, reserved_units: 15n });
     expect(inst).toMatchObject({ spent_units: 0n, reserved_units: 15n });
     // A failed call gives the whole reservation back.
@@ -120,25 +137,46 @@ describe("spend budgets", () => {
 
   it("refuses at once when the budget is lowered below what is spent (and that is reached); a large request that does not fit is not", async () => {
     const { plan } = await byokInstance();
-    const m = await openMeter(t.ctx, plan(10n), { requestId: "req_low_1", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 100n) });
+    const m = await openMeter(t.ctx, plan(10n), {
+      requestId: "req_low_1",
+      apiKeyId: "key_low",
+      idempotencyKey: null,
+      stream: false,
+      keyBudget: keyBudget("key_low", 100n),
+    });
     await m.completed(usage(8n));
     const reached = async () => (await t.outbox()).filter((e) => e.type === "budget.reached" && e.payload.scope_id === "key_low");
-    await openMeter(t.ctx, plan(93n), { requestId: "req_low_big", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 100n) }).catch(() => undefined);
+    await openMeter(t.ctx, plan(93n), {
+      requestId: "req_low_big",
+      apiKeyId: "key_low",
+      idempotencyKey: null,
+      stream: false,
+      keyBudget: keyBudget("key_low", 100n),
+    }).catch(() => undefined);
     expect(await reached()).toEqual([]);
-    const err = await openMeter(t.ctx, plan(1n), { requestId: "req_low_2", apiKeyId: "key_low", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_low", 5n) }).catch((e: unknown) => e);
+    const err = await openMeter(t.ctx, plan(1n), {
+      requestId: "req_low_2",
+      apiKeyId: "key_low",
+      idempotencyKey: null,
+      stream: false,
+      keyBudget: keyBudget("key_low", 5n),
+    }).catch((e: unknown) => e);
     expect(budgetOf(err)).toMatchObject({ scope: "key", limit_units: 5, spent_units: 8 });
     expect((await reached()).map((e) => e.payload)).toEqual([expect.objectContaining({ limit_units: "5", spent_units: "8" })]);
   });
 
   it("starts again at the period boundary (clock injected)", async () => {
     const budget = keyBudget("key_reset", 10n);
-    const reserve = (rid: string, now: Date) => reserveBudgets({ ctx: t.ctx, input: { requestId: rid, tenantId: "ten_reset", budgets: [budget], units: 6n, now } });
+    const reserve = (rid: string, now: Date) =>
+      reserveBudgets({ ctx: t.ctx, input: { requestId: rid, tenantId: "ten_reset", budgets: [budget], units: 6n, now } });
     await reserve("req_reset_1", new Date("2026-05-31T23:59:59Z"));
     const err = await reserve("req_reset_2", new Date("2026-05-31T23:59:59.999Z")).catch((e: unknown) => e);
     expect(budgetOf(err)).toMatchObject({ spent_units: 0, resets_at: "2026-06-01T00:00:00.000Z" });
     await expect(reserve("req_reset_3", new Date("2026-06-01T00:00:00Z"))).resolves.toBeUndefined();
     const [may, june] = await Promise.all(
-      [new Date("2026-05-31T12:00:00Z"), new Date("2026-06-01T12:00:00Z")].map(async (now) => (await viewBudgets({ ctx: t.ctx, input: { budgets: [budget], now } }))[0]),
+      [new Date("2026-05-31T12:00:00Z"), new Date("2026-06-01T12:00:00Z")].map(
+        async (now) => (await viewBudgets({ ctx: t.ctx, input: { budgets: [budget], now } }))[0],
+      ),
     );
     expect(may).toMatchObject({ reserved_units: 6n, resets_at: "2026-06-01T00:00:00.000Z" });
     expect(june).toMatchObject({ reserved_units: 6n, resets_at: "2026-06-02T00:00:00.000Z" });
@@ -148,7 +186,9 @@ describe("spend budgets", () => {
     const { plan } = await byokInstance();
     const budget = keyBudget("key_audit", 10n);
     const spend = async (rid: string, tokens: bigint) =>
-      (await openMeter(t.ctx, plan(tokens), { requestId: rid, apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget })).completed(usage(tokens));
+      (await openMeter(t.ctx, plan(tokens), { requestId: rid, apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget })).completed(
+        usage(tokens),
+      );
     await spend("req_audit_1", 7n);
     const events = async () => (await t.outbox()).filter((e) => e.type.startsWith("budget.") && e.payload.scope_id === "key_audit");
     expect(await events()).toEqual([]);
@@ -156,12 +196,17 @@ describe("spend budgets", () => {
     await spend("req_audit_3", 1n);
     expect((await events()).map((e) => e.type)).toEqual(["budget.threshold"]);
     await spend("req_audit_4", 1n); // 10 of 10
-    await openMeter(t.ctx, plan(1n), { requestId: "req_audit_5", apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget }).catch(() => undefined);
+    await openMeter(t.ctx, plan(1n), { requestId: "req_audit_5", apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget }).catch(
+      () => undefined,
+    );
     const all = await events();
     expect(all.map((e) => e.type)).toEqual(["budget.threshold", "budget.reached"]);
     expect(all[1]!.payload).toMatchObject({ scope: "key", limit_units: "10", spent_units: "10", period: "day" });
     // Each is told under the request whose charge crossed it.
-    const rows = await t.ctx.prisma.outboxEvent.findMany({ where: { type: { in: ["budget.threshold", "budget.reached"] }, payload: { path: ["scope_id"], equals: "key_audit" } }, orderBy: { seq: "asc" } });
+    const rows = await t.ctx.prisma.outboxEvent.findMany({
+      where: { type: { in: ["budget.threshold", "budget.reached"] }, payload: { path: ["scope_id"], equals: "key_audit" } },
+      orderBy: { seq: "asc" },
+    });
     expect(rows.map((r) => r.requestId)).toEqual(["req_audit_2", "req_audit_4"]);
   });
 
@@ -212,23 +257,32 @@ describe("spend budgets", () => {
     const m = await openMeter(t.ctx, plan(12n), { requestId: "req_rel", apiKeyId: "key_rel", idempotencyKey: null, stream: true, keyBudget: budget });
     await m.review("usage_unavailable");
     // The test context's ledger answers nothing: a ledger call would fail this release.
-    expect(await releaseUsage({ ctx: t.ctx, input: { actor: "user:op", id: "req_rel", reason: "stream cut, customer's provider" } })).toEqual({ id: "req_rel", status: "failed", refunded: 0n });
+    expect(await releaseUsage({ ctx: t.ctx, input: { actor: "user:op", id: "req_rel", reason: "stream cut, customer's provider" } })).toEqual({
+      id: "req_rel",
+      status: "failed",
+      refunded: 0n,
+    });
     await sweepBudgetClaims({ ctx: t.ctx, input: {} });
     expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [budget] } }))[0]).toMatchObject({ spent_units: 0n, reserved_units: 0n });
   });
 
   it("reserves concurrent requests in batches, each all or none, later ones seeing earlier ones of the same batch", async () => {
     let statements = 0;
-    const sql = { query: <R>(text: string, values: unknown[]) => {
+    const sql = {
+      query: <R>(text: string, values: unknown[]) => {
         statements++;
         return t.ctx.sql.query<R>(text, values);
-      }, eventsWritten: () => undefined };
+      },
+      eventsWritten: () => undefined,
+    };
     const writer = new BudgetReservations(sql);
     const now = new Date();
     const key = keyBudget("key_batch", 50n);
     const inst: Budget = { scope: "instance", id: "inst_batch", limitUnits: 1_000n, period: "month" };
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => writer.reserve({ requestId: `req_batch_${i}`, tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" })),
+      Array.from({ length: 20 }, (_, i) =>
+        writer.reserve({ requestId: `req_batch_${i}`, tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" }),
+      ),
     );
     expect(results.filter((r) => r === null)).toHaveLength(7); // 7 × 7 = 49 of 50
     expect(results.filter((r) => r !== null).every((r) => r!.index === 0 && r!.spentUnits === 0n && r!.reservedUnits === 49n)).toBe(true);

@@ -15,9 +15,7 @@ const Units = z
   .refine((v) => v > 0n && v <= MAX_BUDGET_UNITS, "limit_units must be 1..2^53-1");
 
 export const GetBudgetsInput = z.object({
-  budgets: z
-    .array(z.object({ scope: z.enum(["key", "instance"]), id: ResourceId, limit_units: Units, period: z.enum(BUDGET_PERIODS) }))
-    .max(500),
+  budgets: z.array(z.object({ scope: z.enum(["key", "instance"]), id: ResourceId, limit_units: Units, period: z.enum(BUDGET_PERIODS) })).max(500),
 });
 
 const BudgetRefs = GetBudgetsInput.shape.budgets;
@@ -35,7 +33,12 @@ export async function reserveBudgetsFor({
   input,
 }: {
   ctx: ManagedAiContext;
-  input: { request_id: string; tenant_id: string; budgets: { scope: string; id: string; limit_units: string | number; period: string }[]; units: string | number };
+  input: {
+    request_id: string;
+    tenant_id: string;
+    budgets: { scope: string; id: string; limit_units: string | number; period: string }[];
+    units: string | number;
+  };
 }): Promise<void> {
   const q = parseInput(ReserveForInput, input);
   await reserveBudgets({
@@ -56,13 +59,25 @@ export const SettleForInput = z.object({
 });
 
 /** Settles what `reserveBudgetsFor` claimed at the request's final charge, once. */
-export async function settleBudgetsFor({ ctx, input }: { ctx: ManagedAiContext; input: { request_id: string; final_units: string | number } }): Promise<number> {
+export async function settleBudgetsFor({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: { request_id: string; final_units: string | number };
+}): Promise<number> {
   const q = parseInput(SettleForInput, input);
   return settleBudgetClaims({ ctx, input: { requestId: q.request_id, finalUnits: q.final_units } });
 }
 
 /** The current period of each budget named (keys' budgets live in the edge, which names them with their limits). */
-export async function getBudgets({ ctx, input }: { ctx: ManagedAiContext; input: { budgets: { scope: string; id: string; limit_units: string | number; period: string }[] } }): Promise<BudgetView[]> {
+export async function getBudgets({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: { budgets: { scope: string; id: string; limit_units: string | number; period: string }[] };
+}): Promise<BudgetView[]> {
   const q = parseInput(GetBudgetsInput, input);
   return viewBudgets({ ctx, input: { budgets: q.budgets.map((b) => ({ scope: b.scope, id: b.id, limitUnits: b.limit_units, period: b.period })) } });
 }

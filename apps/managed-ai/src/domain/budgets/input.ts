@@ -26,7 +26,10 @@ export function checkBudgetPair(q: { budget_units?: bigint | undefined; budget_p
 }
 
 /** The budget part of a stored config: nothing without a budget. */
-export function budgetConfig(q: { budget_units?: bigint | undefined; budget_period?: BudgetPeriod | "" | undefined }): { budget_units?: string; budget_period?: BudgetPeriod } {
+export function budgetConfig(q: { budget_units?: bigint | undefined; budget_period?: BudgetPeriod | "" | undefined }): {
+  budget_units?: string;
+  budget_period?: BudgetPeriod;
+} {
   if (!q.budget_units || !q.budget_period) return {};
   return { budget_units: q.budget_units.toString(), budget_period: q.budget_period };
 }

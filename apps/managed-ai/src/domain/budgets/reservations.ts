@@ -51,7 +51,11 @@ export class BudgetReservations {
         return items.map((item, i) => {
           const r = refused.get(i);
           if (!r) return null;
-          return { index: item.budgets.findIndex((b) => b.scope === r.refused_scope), spentUnits: BigInt(r.spent_units), reservedUnits: BigInt(r.reserved_units) };
+          return {
+            index: item.budgets.findIndex((b) => b.scope === r.refused_scope),
+            spentUnits: BigInt(r.spent_units),
+            reservedUnits: BigInt(r.reserved_units),
+          };
         });
       },
     });

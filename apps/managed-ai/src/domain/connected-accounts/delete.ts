@@ -14,12 +14,20 @@ export const DeleteConnectedAccountInput = z.object({ actor: Actor, tenant_id: R
 export async function deleteConnectedAccount({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof DeleteConnectedAccountInput> }): Promise<void> {
   const q = parseInput(DeleteConnectedAccountInput, input);
   await ctx.transact(async (tx, emit) => {
-    const rows = await tx.$queryRaw<{ provider: string }[]>`SELECT provider FROM connected_accounts WHERE id = ${q.id} AND tenant_id = ${q.tenant_id} FOR UPDATE`;
+    const rows = await tx.$queryRaw<
+      { provider: string }[]
+    >`SELECT provider FROM connected_accounts WHERE id = ${q.id} AND tenant_id = ${q.tenant_id} FOR UPDATE`;
     const account = rows[0];
     if (!account) throw new AppError("not_found", `No connected account ${q.id}.`);
     const user = await tx.serviceInstance.findFirst({ where: { tenantId: q.tenant_id, connectedAccountId: q.id }, select: { serviceId: true, alias: true } });
     if (user) throw new AppError("conflict", `The ${user.serviceId} instance ${user.alias} uses this account; change it first.`);
     await tx.connectedAccount.delete({ where: { id: q.id } });
-    await emit("managed_ai.connected_account_changed", { actor: q.actor, account_id: q.id, tenant_id: q.tenant_id, provider: account.provider, change: "deleted" });
+    await emit("managed_ai.connected_account_changed", {
+      actor: q.actor,
+      account_id: q.id,
+      tenant_id: q.tenant_id,
+      provider: account.provider,
+      change: "deleted",
+    });
   });
 }

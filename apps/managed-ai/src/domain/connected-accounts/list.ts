@@ -7,7 +7,13 @@ import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";
 export const ListConnectedAccountsInput = z.object({ tenant_id: ResourceId });
 
 /** The tenant's connected accounts, newest first (at most 200), without secrets. */
-export async function listConnectedAccounts({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListConnectedAccountsInput> }): Promise<ConnectedAccountView[]> {
+export async function listConnectedAccounts({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: z.input<typeof ListConnectedAccountsInput>;
+}): Promise<ConnectedAccountView[]> {
   const q = parseInput(ListConnectedAccountsInput, input);
   return ctx.prisma.connectedAccount.findMany({
     where: { tenantId: q.tenant_id },

@@ -21,7 +21,17 @@ describe("reencryptCustomerSecrets (key rotation)", () => {
     const account = await createConnectedAccount({ ctx: t.ctx, input: { actor, tenant_id: "ten_1", provider: "telegram", name: "bot", secret: "tok-1" } });
     const instance = await putInstance({
       ctx: t.ctx,
-      input: { actor, tenant_id: "ten_1", alias: "b", status: "active", mode: "byok", provider: "openai", base_url: "http://127.0.0.1:9/v1", default_model: "m", api_key: "sk-b" },
+      input: {
+        actor,
+        tenant_id: "ten_1",
+        alias: "b",
+        status: "active",
+        mode: "byok",
+        provider: "openai",
+        base_url: "http://127.0.0.1:9/v1",
+        default_model: "m",
+        api_key: "sk-b",
+      },
     });
     const rotated = { ...t.ctx, keyring: parseKeyring(`${KEY_2},${KEY_1}`) };
     expect(await reencryptCustomerSecrets({ ctx: rotated })).toEqual({ reencrypted: 2, current: 0, failed: [] });

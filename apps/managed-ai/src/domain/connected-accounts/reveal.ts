@@ -26,7 +26,13 @@ export function openAccount(ctx: ManagedAiContext, row: Pick<ConnectedAccount, "
  * (internal gRPC only; the edge never calls it). Unknown ids and other
  * tenants' accounts are both not found.
  */
-export async function revealConnectedAccount({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof RevealConnectedAccountInput> }): Promise<RevealedAccount> {
+export async function revealConnectedAccount({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: z.input<typeof RevealConnectedAccountInput>;
+}): Promise<RevealedAccount> {
   const q = parseInput(RevealConnectedAccountInput, input);
   const row = await ctx.prisma.connectedAccount.findFirst({ where: { id: q.id, tenantId: q.tenant_id } });
   if (!row) throw new AppError("not_found", `No connected account ${q.id}.`);

@@ -34,7 +34,9 @@ export async function listInstanceModels({
   signal?: AbortSignal;
 }): Promise<InstanceModels> {
   const q = parseInput(ListInstanceModelsInput, input);
-  const row = await ctx.prisma.serviceInstance.findUnique({ where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias } } });
+  const row = await ctx.prisma.serviceInstance.findUnique({
+    where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias } },
+  });
   if (!row) throw new AppError("not_found", `No ai-model instance ${q.alias}.`);
   const managed = managedConfigOf(row);
   if (!managed) {

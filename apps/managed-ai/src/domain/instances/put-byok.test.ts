@@ -53,7 +53,15 @@ async function failure(promise: Promise<unknown>) {
 }
 
 const chatBody = (body: Record<string, unknown>) => Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "hi" }], ...body }));
-const invokeInput = (alias: string, body: Buffer) => ({ requestId: `req_${Math.random().toString(36).slice(2)}`, tenantId: "ten_1", apiKeyId: "key_1", alias, body, idempotencyKey: null, signal: new AbortController().signal });
+const invokeInput = (alias: string, body: Buffer) => ({
+  requestId: `req_${Math.random().toString(36).slice(2)}`,
+  tenantId: "ten_1",
+  apiKeyId: "key_1",
+  alias,
+  body,
+  idempotencyKey: null,
+  signal: new AbortController().signal,
+});
 
 describe("customer base URLs (SSRF)", () => {
   it("are refused at write when they resolve to private addresses, and nothing is stored", async () => {
@@ -80,7 +88,10 @@ describe("customer base URLs (SSRF)", () => {
     const strictClient = strict();
     const ctx = { ...t.ctx, provider: strictClient };
     try {
-      for (const run of [() => invokeChat({ ctx, input: invokeInput("local", chatBody({})) }), () => invokeEmbeddings({ ctx, input: invokeInput("local", Buffer.from('{"input":"x"}')) })]) {
+      for (const run of [
+        () => invokeChat({ ctx, input: invokeInput("local", chatBody({})) }),
+        () => invokeEmbeddings({ ctx, input: invokeInput("local", Buffer.from('{"input":"x"}')) }),
+      ]) {
         const refused = await failure(run());
         expect(refused).toMatchObject({ code: "upstream_error" });
         expect(refused.message).toContain("not a public address");
@@ -103,25 +114,42 @@ describe("byok instances", () => {
     expect((await failure(putInstance({ ctx: t.ctx, input: byok("x", { api_key: undefined }) }))).code).toBe("invalid_request");
     expect((await failure(putInstance({ ctx: t.ctx, input: byok("x", { connected_account_id: "acct_1" }) }))).code).toBe("invalid_request");
     const view = await putInstance({ ctx: t.ctx, input: byok("sealed", { pricing: { input_units_per_mtok: "5", output_units_per_mtok: 7 } }) });
-    expect(view).toMatchObject({ mode: "byok", apiKeyConfigured: true, connectedAccountId: null, config: { base_url: provider.url, pricing: { input_units_per_mtok: "5", output_units_per_mtok: "7" } } });
+    expect(view).toMatchObject({
+      mode: "byok",
+      apiKeyConfigured: true,
+      connectedAccountId: null,
+      config: { base_url: provider.url, pricing: { input_units_per_mtok: "5", output_units_per_mtok: "7" } },
+    });
     expect(JSON.stringify(view)).not.toContain(KEY);
     const row = await t.ctx.prisma.serviceInstance.findUniqueOrThrow({ where: { id: view.id } });
     expect(JSON.stringify(row.config)).not.toContain(KEY);
     expect(Buffer.from(row.apiKeyCiphertext!).includes(Buffer.from(KEY))).toBe(false);
     const events = await t.outbox();
-    expect(events.find((e) => e.type === "managed_ai.byok_instance_changed" && e.payload.alias === "sealed")?.payload).toMatchObject({ credential: "inline", change: "created" });
+    expect(events.find((e) => e.type === "managed_ai.byok_instance_changed" && e.payload.alias === "sealed")?.payload).toMatchObject({
+      credential: "inline",
+      change: "created",
+    });
     expect(JSON.stringify(events)).not.toContain(KEY);
     // Switching the alias to managed forgets the key.
     await t.ctx.prisma.upstream.create({ data: { id: "up", provider: "openai", baseUrl: provider.url, enabled: true, version: 1 } });
     await t.ctx.prisma.model.create({ data: { alias: "m1", upstreamId: "up", upstreamModel: "mock-small" } });
-    const managed = await putInstance({ ctx: t.ctx, input: { actor, tenant_id: "ten_1", alias: "sealed", status: "active", mode: "managed", default_model: "m1" } });
+    const managed = await putInstance({
+      ctx: t.ctx,
+      input: { actor, tenant_id: "ten_1", alias: "sealed", status: "active", mode: "managed", default_model: "m1" },
+    });
     expect(managed).toMatchObject({ mode: "managed", apiKeyConfigured: false, version: 2 });
   });
 
   it("forward every provider parameter but the gateway's own, and estimate n choices", async () => {
-    await putInstance({ ctx: t.ctx, input: byok("params", { pricing: { input_units_per_mtok: "0", output_units_per_mtok: "1000000" }, max_tokens_per_request: 10 }) });
+    await putInstance({
+      ctx: t.ctx,
+      input: byok("params", { pricing: { input_units_per_mtok: "0", output_units_per_mtok: "1000000" }, max_tokens_per_request: 10 }),
+    });
     provider.reset();
-    const result = await invokeChat({ ctx: t.ctx, input: invokeInput("params", chatBody({ model: "vendor/model-1.5", n: 3, logit_bias: { "1": 2 }, max_cost: 1, user: "u" })) });
+    const result = await invokeChat({
+      ctx: t.ctx,
+      input: invokeInput("params", chatBody({ model: "vendor/model-1.5", n: 3, logit_bias: { "1": 2 }, max_cost: 1, user: "u" })),
+    });
     expect(provider.requests[0]!.body).toEqual({
       model: "vendor/model-1.5",
       messages: [{ role: "user", content: "hi" }],
@@ -142,7 +170,11 @@ describe("connected accounts", () => {
     const row = await t.ctx.prisma.connectedAccount.findUniqueOrThrow({ where: { id: account.id } });
     expect(Buffer.from(row.secretCiphertext).includes(Buffer.from(KEY))).toBe(false);
     expect(row.secretKeyId).toBe("k2");
-    expect(await revealConnectedAccount({ ctx: t.ctx, input: { tenant_id: "ten_1", id: account.id } })).toEqual({ id: account.id, provider: "openai", secret: KEY });
+    expect(await revealConnectedAccount({ ctx: t.ctx, input: { tenant_id: "ten_1", id: account.id } })).toEqual({
+      id: account.id,
+      provider: "openai",
+      secret: KEY,
+    });
     expect((await failure(revealConnectedAccount({ ctx: t.ctx, input: { tenant_id: "ten_2", id: account.id } }))).code).toBe("not_found");
 
     await putInstance({ ctx: t.ctx, input: byok("via", { api_key: undefined, connected_account_id: account.id }) });

@@ -73,7 +73,10 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
   }
   const known = await ctx.prisma.model.findMany({ where: { alias: { in: [q.default_model, ...models] } }, select: { alias: true } });
   const missing = [q.default_model, ...models].find((alias) => !known.some((m) => m.alias === alias));
-  if (missing) throw new AppError("validation_failed", `${missing} is not a managed model`, { extra: { param: missing === q.default_model ? "default_model" : "models" } });
+  if (missing)
+    throw new AppError("validation_failed", `${missing} is not a managed model`, {
+      extra: { param: missing === q.default_model ? "default_model" : "models" },
+    });
 
   const config: ManagedConfig = {
     mode: "managed",
@@ -102,7 +105,9 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
 async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Promise<InstanceView> {
   const egress = await ctx.provider.checkBaseUrl(q.base_url);
   if (!egress.ok) {
-    throw new AppError("validation_failed", `config.base_url is not allowed (${egress.reason}): it must resolve to public addresses only`, { extra: { param: "base_url" } });
+    throw new AppError("validation_failed", `config.base_url is not allowed (${egress.reason}): it must resolve to public addresses only`, {
+      extra: { param: "base_url" },
+    });
   }
   const config: ByokConfig = {
     mode: "byok",
@@ -121,7 +126,9 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
       const account = await tx.connectedAccount.findFirst({ where: { id: q.connected_account_id, tenantId: q.tenant_id }, select: { provider: true } });
       if (!account) throw new AppError("validation_failed", `No connected account ${q.connected_account_id}.`, { extra: { param: "connected_account_id" } });
       if (account.provider !== q.provider) {
-        throw new AppError("validation_failed", `The connected account is for ${account.provider}, not ${q.provider}.`, { extra: { param: "connected_account_id" } });
+        throw new AppError("validation_failed", `The connected account is for ${account.provider}, not ${q.provider}.`, {
+          extra: { param: "connected_account_id" },
+        });
       }
     }
     const { saved, existing } = await save(tx, q, config, (id) => {

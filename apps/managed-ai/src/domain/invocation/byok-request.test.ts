@@ -18,7 +18,10 @@ describe("parseByokChatRequest", () => {
     expect(r).toMatchObject({ model: "gpt-4.1-mini", maxCostUsd: 0.5, stream: true, includeUsage: true, choices: 2 });
     expect(r.passthrough).toEqual({ tools: [{ type: "function" }], n: 2, logit_bias: { "1": 1 } });
     expect(r.maxTokensParam).toBeUndefined();
-    expect(parseByokChatRequest({ messages: [{ role: "user", content: "x" }], max_completion_tokens: 9 })).toMatchObject({ maxTokens: 9, maxTokensParam: "max_completion_tokens" });
+    expect(parseByokChatRequest({ messages: [{ role: "user", content: "x" }], max_completion_tokens: 9 })).toMatchObject({
+      maxTokens: 9,
+      maxTokensParam: "max_completion_tokens",
+    });
   });
 
   it("bounds text like managed requests, and counts tools and non-text content by their JSON", () => {
@@ -29,7 +32,13 @@ describe("parseByokChatRequest", () => {
   });
 
   it("refuses what cannot be a chat request", () => {
-    for (const body of [[], { messages: [] }, { messages: [{ content: "x" }] }, { messages: [{ role: "user" }], model: "has space" }, { messages: [{ role: "u" }], max_tokens: 0 }]) {
+    for (const body of [
+      [],
+      { messages: [] },
+      { messages: [{ content: "x" }] },
+      { messages: [{ role: "user" }], model: "has space" },
+      { messages: [{ role: "u" }], max_tokens: 0 },
+    ]) {
       expect(() => parseByokChatRequest(body), JSON.stringify(body)).toThrow();
     }
     expect(() => parseByokChatRequest({ messages: [{ role: "u" }], max_tokens: 5, max_completion_tokens: 6 })).toThrow(/disagree/);

@@ -14,7 +14,10 @@ import type { BoundableMessage } from "./tokens.js";
 const Body = z
   .object({
     messages: z.array(z.object({ role: z.string().min(1) }).loose()).min(1, "messages must be a non-empty array"),
-    model: z.string().regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters").optional(),
+    model: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters")
+      .optional(),
     max_tokens: z.number().int().min(1).optional(),
     max_completion_tokens: z.number().int().min(1).optional(),
     max_cost: z.number().min(0).finite().optional(),
@@ -56,7 +59,9 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     const { role, name, content, ...rest } = m as { role: string; name?: unknown; content?: unknown };
     return { role, name: typeof name === "string" ? name : undefined, text: text(content) + (Object.keys(rest).length > 0 ? JSON.stringify(rest) : "") };
   });
-  const extra = PROMPT_PARAMETERS.filter((p) => passthrough[p] !== undefined).map((p) => JSON.stringify(passthrough[p])).join("");
+  const extra = PROMPT_PARAMETERS.filter((p) => passthrough[p] !== undefined)
+    .map((p) => JSON.stringify(passthrough[p]))
+    .join("");
   if (extra) boundable.push({ role: "", text: extra });
   return {
     messages: body.messages,

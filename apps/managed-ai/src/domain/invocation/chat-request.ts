@@ -48,16 +48,17 @@ const Message = z.object({
 
 const Body = z.object({
   messages: z.array(Message).min(1, "messages must be a non-empty array"),
-  model: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "model must be a model alias").optional(),
+  model: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,128}$/, "model must be a model alias")
+    .optional(),
   max_tokens: z.number().int().min(1).optional(),
   max_completion_tokens: z.number().int().min(1).optional(),
   max_cost: z.number().min(0).finite().optional(),
   stream: z.boolean().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
   n: z.number().int().min(1).max(1, "n above 1 is not supported on managed models").optional(),
-  response_format: z
-    .object({ type: z.enum(["text", "json_object"], "response_format json_schema is not supported on managed models") })
-    .optional(),
+  response_format: z.object({ type: z.enum(["text", "json_object"], "response_format json_schema is not supported on managed models") }).optional(),
 });
 
 export type ChatRequest = {

@@ -31,15 +31,32 @@ let ledger: MemoryLedger;
 beforeAll(async () => {
   provider = await startMockProvider({ apiKey: KEY });
   ledger = memoryLedger();
-  t = await createTestContext({ provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }, { allowPrivate: true }), ledger: ledger.client as never, ledgerCalls: ledger.calls as never });
+  t = await createTestContext({
+    provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }, { allowPrivate: true }),
+    ledger: ledger.client as never,
+    ledgerCalls: ledger.calls as never,
+  });
   const ctx = t.ctx;
   await putUpstream({ ctx, input: { id: "mock", provider: "openai", base_url: provider.url, api_key: KEY, actor } });
   await putModel({ ctx, input: { alias: "small", upstream_id: "mock", upstream_model: "mock-small", actor } });
-  await publishPrice({ ctx, input: { model_alias: "small", input_units_per_mtok: PRICE.input.toString(), output_units_per_mtok: PRICE.output.toString(), actor } });
+  await publishPrice({
+    ctx,
+    input: { model_alias: "small", input_units_per_mtok: PRICE.input.toString(), output_units_per_mtok: PRICE.output.toString(), actor },
+  });
   await putInstance({ ctx, input: { actor, tenant_id: TENANT, alias: "chat", status: "active", mode: "managed", default_model: "small" } });
   await putInstance({
     ctx,
-    input: { actor, tenant_id: TENANT, alias: "own", status: "active", mode: "byok", provider: "openai", base_url: provider.url, default_model: "mock-small", api_key: KEY },
+    input: {
+      actor,
+      tenant_id: TENANT,
+      alias: "own",
+      status: "active",
+      mode: "byok",
+      provider: "openai",
+      base_url: provider.url,
+      default_model: "mock-small",
+      api_key: KEY,
+    },
   });
   ledger.credit(TENANT, CREDIT);
 });
@@ -58,7 +75,16 @@ const chatCost = (maxTokens: number) => cost(BigInt(promptTokens(messages)), Big
 
 let n = 0;
 function input(alias: string, body: Record<string, unknown>, signal: AbortSignal, deadline?: Date): InvokeInput {
-  return { requestId: `req_meter${++n}${Date.now()}`, tenantId: TENANT, apiKeyId: "key_1", alias, body: Buffer.from(JSON.stringify(body)), idempotencyKey: null, signal, deadline };
+  return {
+    requestId: `req_meter${++n}${Date.now()}`,
+    tenantId: TENANT,
+    apiKeyId: "key_1",
+    alias,
+    body: Buffer.from(JSON.stringify(body)),
+    idempotencyKey: null,
+    signal,
+    deadline,
+  };
 }
 
 async function until(check: () => boolean, ms = 5_000): Promise<void> {
@@ -70,10 +96,12 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
 }
 
 const record = async (id: string) =>
-  (await t.ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; reserved_units: string; hold_id: string | null }>(
-    "SELECT status, error_code, final_units::text, reserved_units::text, hold_id FROM usage_records WHERE id = $1",
-    [id],
-  ))[0];
+  (
+    await t.ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; reserved_units: string; hold_id: string | null }>(
+      "SELECT status, error_code, final_units::text, reserved_units::text, hold_id FROM usage_records WHERE id = $1",
+      [id],
+    )
+  )[0];
 
 /** The tenant's balance must be exactly the credit less every charge so far (nothing else held). */
 async function expectBooks(): Promise<void> {

@@ -20,7 +20,10 @@ const Input = z.union([
 const Body = z
   .object({
     input: Input,
-    model: z.string().regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters").optional(),
+    model: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters")
+      .optional(),
     max_cost: z.number().min(0).finite().optional(),
   })
   .loose();
@@ -34,7 +37,12 @@ const MANAGED_PASSTHROUGH = ["encoding_format", "dimensions", "user"];
  * token array is its length.
  */
 export function embeddingInputBound(input: z.infer<typeof Input>): bigint {
-  const items: (string | number[])[] = typeof input === "string" ? [input] : (input as (string | number | number[])[]).every((v) => typeof v === "number") ? [input as number[]] : (input as (string | number[])[]);
+  const items: (string | number[])[] =
+    typeof input === "string"
+      ? [input]
+      : (input as (string | number | number[])[]).every((v) => typeof v === "number")
+        ? [input as number[]]
+        : (input as (string | number[])[]);
   return BigInt(items.reduce((n, item) => n + (typeof item === "string" ? encoder.encode(item).length : item.length), 0));
 }
 
@@ -109,7 +117,13 @@ function embeddingsBody(plan: Plan<EmbeddingsRequest>): Record<string, unknown> 
  */
 export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const plan = await planEmbeddings(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
+  const meter = await openMeter(ctx, plan, {
+    requestId: input.requestId,
+    apiKeyId: input.apiKeyId,
+    idempotencyKey: input.idempotencyKey,
+    stream: false,
+    keyBudget: input.keyBudget,
+  });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
   const call = providerSignal(input);
   let answer: Record<string, unknown>;

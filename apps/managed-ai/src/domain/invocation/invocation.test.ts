@@ -26,7 +26,7 @@ describe("costUnits", () => {
 
   it("is exact far beyond float precision", () => {
     const big = costUnits(10n ** 12n, 10n ** 12n, price(999_999_999, 999_999_999), 1n);
-    expect(big).toBe(((10n ** 12n * 999_999_999n * 2n) * 9_999n + 10n ** 10n - 1n) / 10n ** 10n);
+    expect(big).toBe((10n ** 12n * 999_999_999n * 2n * 9_999n + 10n ** 10n - 1n) / 10n ** 10n);
   });
 
   it("refuses impossible inputs", () => {
@@ -35,12 +35,16 @@ describe("costUnits", () => {
   });
 });
 
-
 describe("inputTokenUpperBound", () => {
   it("counts UTF-8 bytes plus the chat format's overhead", () => {
     expect(inputTokenUpperBound([{ role: "user", text: "hello" }])).toBe(BigInt(3 + 4 + 4 + 5));
     expect(inputTokenUpperBound([{ role: "user", text: "é😀" }])).toBe(BigInt(3 + 4 + 4 + 2 + 4));
-    expect(inputTokenUpperBound([{ role: "system", name: "bob", text: "" }, { role: "user", text: "x" }])).toBe(BigInt(3 + (4 + 6 + 3) + (4 + 4 + 1)));
+    expect(
+      inputTokenUpperBound([
+        { role: "system", name: "bob", text: "" },
+        { role: "user", text: "x" },
+      ]),
+    ).toBe(BigInt(3 + (4 + 6 + 3) + (4 + 4 + 1)));
   });
 });
 
@@ -56,7 +60,17 @@ describe("parseChatRequest", () => {
   });
 
   it("accepts text parts and joins them for the bound", () => {
-    const r = parseChatRequest({ messages: [{ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }] });
+    const r = parseChatRequest({
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "a" },
+            { type: "text", text: "b" },
+          ],
+        },
+      ],
+    });
     expect(r.boundable[0]!.text).toBe("ab");
   });
 

@@ -40,7 +40,13 @@ export async function invokeChatStream({
   send: (message: StreamMessage) => Promise<void>;
 }): Promise<void> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: true, keyBudget: input.keyBudget });
+  const meter = await openMeter(ctx, plan, {
+    requestId: input.requestId,
+    apiKeyId: input.apiKeyId,
+    idempotencyKey: input.idempotencyKey,
+    stream: true,
+    keyBudget: input.keyBudget,
+  });
   const call = providerSignal(input);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.
   let relaying = true;

@@ -44,7 +44,13 @@ export type InvokeResult = {
  */
 export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream: false, keyBudget: input.keyBudget });
+  const meter = await openMeter(ctx, plan, {
+    requestId: input.requestId,
+    apiKeyId: input.apiKeyId,
+    idempotencyKey: input.idempotencyKey,
+    stream: false,
+    keyBudget: input.keyBudget,
+  });
   const call = providerSignal(input);
   let answer: Record<string, unknown>;
   try {

@@ -46,7 +46,10 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
   }
   // The claims follow the record's end state; a failure here is repaired by the sweep.
   const settled = async () => {
-    if (budgets.length > 0) await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"));
+    if (budgets.length > 0)
+      await settleBudgetsOf(ctx, input.requestId).catch((err: unknown) =>
+        ctx.logger.warn({ err, request_id: input.requestId }, "budget settlement deferred to the sweep"),
+      );
   };
   return {
     completed: async (usage) => {

@@ -181,7 +181,13 @@ export async function planCall<Read, Request>(
  * whose limit could apply; the provider enforces its own); a request above the
  * instance's cap is refused (400). The estimate counts every choice (`n`).
  */
-async function planByok<Request>(ctx: ManagedAiContext, instance: ServiceInstance, config: ByokConfig, demand: Demand<Request>, targetFirst: boolean): Promise<Plan<Request>> {
+async function planByok<Request>(
+  ctx: ManagedAiContext,
+  instance: ServiceInstance,
+  config: ByokConfig,
+  demand: Demand<Request>,
+  targetFirst: boolean,
+): Promise<Plan<Request>> {
   const first = targetFirst ? await byokTarget(ctx, instance) : null;
   const outputTokensCap = outputCap(demand, config, null);
   const price = byokPrice(config);

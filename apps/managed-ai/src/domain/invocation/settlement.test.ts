@@ -39,10 +39,12 @@ async function reservedRecord(): Promise<string> {
   return id;
 }
 const status = async (id: string) =>
-  (await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; usage_json: string | null; settled_at: Date | null }>(
-    "SELECT status, error_code, final_units::text, usage_json, settled_at FROM usage_records WHERE id = $1",
-    [id],
-  ))[0]!;
+  (
+    await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; usage_json: string | null; settled_at: Date | null }>(
+      "SELECT status, error_code, final_units::text, usage_json, settled_at FROM usage_records WHERE id = $1",
+      [id],
+    )
+  )[0]!;
 
 describe("settleCompleted", () => {
   it("writes the record's end state while the capture is under way, and answers once both are done", async () => {
@@ -84,7 +86,14 @@ describe("settleCompleted", () => {
   it("charges a free request (no hold) without calling the ledger", async () => {
     const id = await reservedRecord();
     const before = captures.length;
-    expect(await settleCompleted(ctx, { id, holdId: null, tenantId: "ten_1", apiKeyId: null, allotment: null }, { ...plan, reservedUnits: 0n }, usageOf({ prompt_tokens: 0, completion_tokens: 0 })!)).toBe(0n);
+    expect(
+      await settleCompleted(
+        ctx,
+        { id, holdId: null, tenantId: "ten_1", apiKeyId: null, allotment: null },
+        { ...plan, reservedUnits: 0n },
+        usageOf({ prompt_tokens: 0, completion_tokens: 0 })!,
+      ),
+    ).toBe(0n);
     expect(captures.length).toBe(before);
     expect(await status(id)).toMatchObject({ status: "completed", final_units: "0" });
   });

@@ -118,7 +118,12 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
 
 /** The ledger refused the hold: the record and its claim go away, with a `request_refused` event. */
 async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
-  const event = outboxRow("managed_ai.request_refused", { request_id: input.requestId, tenant_id: plan.tenantId, key_id: input.apiKeyId, reason: "insufficient_balance" });
+  const event = outboxRow("managed_ai.request_refused", {
+    request_id: input.requestId,
+    tenant_id: plan.tenantId,
+    key_id: input.apiKeyId,
+    reason: "insufficient_balance",
+  });
   await ctx.sql.query(
     `WITH gone AS (DELETE FROM usage_records WHERE id = $1 AND status = 'reserved' RETURNING id),
        unclaimed AS (DELETE FROM idempotency_keys WHERE tenant_id = $2 AND api_key_id = $3 AND key = $4 AND request_id = $1),
@@ -190,7 +195,12 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
     return finalUnits;
   }
   const [captured, written] = await Promise.allSettled([
-    ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: opened.holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` }),
+    ctx.ledgerCalls.capture({
+      operation_id: captureOperation(opened.id),
+      hold_id: opened.holdId,
+      units: finalUnits.toString(),
+      reason: `managed request ${opened.id}`,
+    }),
     marked,
   ]);
   // Not written: the record stays `reserved`, and the reconciler settles it from the ledger's hold.
@@ -221,8 +231,15 @@ async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: b
     // Fenced but not carved yet: the carve is the reconciler's own (a replay of the same reservation).
     const holdId = row.holdId ?? (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
     // Nothing owed (the provider failed): void:<id>, as the request's own void would be.
-    if (finalUnits === 0n) await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: holdId, reason: `managed request ${opened.id}: provider failed` });
-    else await ctx.ledgerCalls.capture({ operation_id: captureOperation(opened.id), hold_id: holdId, units: finalUnits.toString(), reason: `managed request ${opened.id}` });
+    if (finalUnits === 0n)
+      await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: holdId, reason: `managed request ${opened.id}: provider failed` });
+    else
+      await ctx.ledgerCalls.capture({
+        operation_id: captureOperation(opened.id),
+        hold_id: holdId,
+        units: finalUnits.toString(),
+        reason: `managed request ${opened.id}`,
+      });
   } catch (err) {
     ctx.logger.error({ err, request_id: opened.id }, "capturing the charge of a record the reconciler took for an orphan failed; it waits for an operator");
   }
@@ -288,7 +305,9 @@ export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: 
   if (opened.allotment) {
     let holdId: string | null = null;
     try {
-      holdId = (await ctx.ledgerCalls.reserve(carveReserve({ id: opened.id, tenantId: opened.tenantId, reservedUnits: plan.reservedUnits }, opened.allotment.holdId))).hold_id;
+      holdId = (
+        await ctx.ledgerCalls.reserve(carveReserve({ id: opened.id, tenantId: opened.tenantId, reservedUnits: plan.reservedUnits }, opened.allotment.holdId))
+      ).hold_id;
     } catch (err) {
       ctx.logger.warn({ err, request_id: opened.id }, "carving the reservation out of its allotment failed; the reconciler will");
     }

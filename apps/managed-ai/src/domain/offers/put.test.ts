@@ -25,7 +25,10 @@ describe("putOffer", () => {
     const first = await putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 1000, actor } });
     expect(first.version).toBe(1);
     expect(first.id).toMatch(/^offer_/);
-    const second = await putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 2500, expires_at: "2999-01-01T00:00:00Z", version: 1, actor } });
+    const second = await putOffer({
+      ctx: t.ctx,
+      input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 2500, expires_at: "2999-01-01T00:00:00Z", version: 1, actor },
+    });
     expect(second).toEqual({ id: first.id, version: 2 });
     // expires_at absent keeps it; "" removes it.
     await putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 2500, actor } });
@@ -45,9 +48,18 @@ describe("putOffer", () => {
   });
 
   it("is refused for an unknown model, a stale version, out-of-range basis points or a bad timestamp", async () => {
-    await expect(putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "nope", discount_bps: 1, actor } })).rejects.toMatchObject({ code: "not_found" });
-    await expect(putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 1, version: 1, actor } })).rejects.toMatchObject({ code: "conflict" });
-    for (const input of [{ discount_bps: 10_001 }, { discount_bps: -1 }, { discount_bps: 1, expires_at: "tomorrow" }, { discount_bps: 1, expires_at: "2030-01-01T00:00:00+02:00" }]) {
+    await expect(putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "nope", discount_bps: 1, actor } })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", discount_bps: 1, version: 1, actor } })).rejects.toMatchObject({
+      code: "conflict",
+    });
+    for (const input of [
+      { discount_bps: 10_001 },
+      { discount_bps: -1 },
+      { discount_bps: 1, expires_at: "tomorrow" },
+      { discount_bps: 1, expires_at: "2030-01-01T00:00:00+02:00" },
+    ]) {
       await expect(putOffer({ ctx: t.ctx, input: { tenant_id: "ten_1", model_alias: "m_a", actor, ...input } }), JSON.stringify(input)).rejects.toMatchObject({
         code: "invalid_request",
       });
@@ -55,7 +67,9 @@ describe("putOffer", () => {
   });
 
   it("lets exactly one of concurrent creations (version 0) of a (tenant, model) offer win", async () => {
-    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => putOffer({ ctx: t.ctx, input: { tenant_id: "ten_race", model_alias: "m_b", discount_bps: i, version: 0, actor } })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => putOffer({ ctx: t.ctx, input: { tenant_id: "ten_race", model_alias: "m_b", discount_bps: i, version: 0, actor } })),
+    );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     expect(await listOffers({ ctx: t.ctx, input: { tenant_id: "ten_race" } })).toHaveLength(1);
   });

@@ -22,19 +22,29 @@ describe("publishPrice", () => {
     expect(first.price!.id).toMatch(/^price_[0-9A-Z]{26}$/);
     expect(first.version).toBe(1); // the model's own version is untouched by prices
     await publishPrice({ ctx: t.ctx, input: { model_alias: "m_serial", input_units_per_mtok: 0, output_units_per_mtok: 0, actor } });
-    const third = await publishPrice({ ctx: t.ctx, input: { model_alias: "m_serial", input_units_per_mtok: "9223372036854775807", output_units_per_mtok: 1, actor } });
+    const third = await publishPrice({
+      ctx: t.ctx,
+      input: { model_alias: "m_serial", input_units_per_mtok: "9223372036854775807", output_units_per_mtok: 1, actor },
+    });
     expect(third.price).toMatchObject({ version: 3, inputUnitsPerMtok: 9_223_372_036_854_775_807n });
     expect((await listPrices({ ctx: t.ctx, input: { model_alias: "m_serial" } })).map((p) => p.version)).toEqual([3, 2, 1]);
     expect((await listPrices({ ctx: t.ctx, input: { model_alias: "m_serial", limit: 2 } })).map((p) => p.version)).toEqual([3, 2]);
 
     const events = (await t.outbox()).filter((e) => e.type === "managed_ai.price_published").map((e) => e.payload);
-    expect(events[1]).toMatchObject({ actor, model_alias: "m_serial", price: { version: 2, input_units_per_mtok: "0" }, previous: { version: 1, input_units_per_mtok: "1500", output_units_per_mtok: "6000" } });
+    expect(events[1]).toMatchObject({
+      actor,
+      model_alias: "m_serial",
+      price: { version: 2, input_units_per_mtok: "0" },
+      previous: { version: 1, input_units_per_mtok: "1500", output_units_per_mtok: "6000" },
+    });
     expect(events[0]!.previous).toBeNull();
   });
 
   it("numbers concurrent publications of one model without gaps or duplicates", async () => {
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => publishPrice({ ctx: t.ctx, input: { model_alias: "m_race", input_units_per_mtok: i, output_units_per_mtok: i, actor } })),
+      Array.from({ length: 10 }, (_, i) =>
+        publishPrice({ ctx: t.ctx, input: { model_alias: "m_race", input_units_per_mtok: i, output_units_per_mtok: i, actor } }),
+      ),
     );
     expect(results.map((m) => m.price!.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const stored = await listPrices({ ctx: t.ctx, input: { model_alias: "m_race" } });
@@ -42,10 +52,15 @@ describe("publishPrice", () => {
   });
 
   it("is refused for an unknown model and for negative or fractional units", async () => {
-    await expect(publishPrice({ ctx: t.ctx, input: { model_alias: "nope", input_units_per_mtok: 1, output_units_per_mtok: 1, actor } })).rejects.toMatchObject({ code: "not_found" });
+    await expect(publishPrice({ ctx: t.ctx, input: { model_alias: "nope", input_units_per_mtok: 1, output_units_per_mtok: 1, actor } })).rejects.toMatchObject({
+      code: "not_found",
+    });
     await expect(listPrices({ ctx: t.ctx, input: { model_alias: "nope" } })).rejects.toMatchObject({ code: "not_found" });
     for (const units of [-1, "-1", 1.5, "1e3", "99999999999999999999"]) {
-      await expect(publishPrice({ ctx: t.ctx, input: { model_alias: "m_serial", input_units_per_mtok: units, output_units_per_mtok: 1, actor } }), String(units)).rejects.toMatchObject({
+      await expect(
+        publishPrice({ ctx: t.ctx, input: { model_alias: "m_serial", input_units_per_mtok: units, output_units_per_mtok: 1, actor } }),
+        String(units),
+      ).rejects.toMatchObject({
         code: "invalid_request",
       });
     }

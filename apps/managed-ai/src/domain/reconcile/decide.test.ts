@@ -11,7 +11,12 @@ const open: HoldState = { status: "open", capturedUnits: 0n, releasedUnits: 0n }
 
 describe("what the reconciler concludes from the ledger", () => {
   it("follows the ledger whenever the hold is settled, whatever the record says", () => {
-    for (const r of [row("review", "ledger_unavailable"), row("review", "settlement_failed", { usageJson: "{}" }), row("reserved", null), row("review", "usage_unavailable")]) {
+    for (const r of [
+      row("review", "ledger_unavailable"),
+      row("review", "settlement_failed", { usageJson: "{}" }),
+      row("reserved", null),
+      row("review", "usage_unavailable"),
+    ]) {
       expect(decide(r, { status: "captured", capturedUnits: 42n, releasedUnits: 8n })).toEqual({ kind: "completed", finalUnits: 42n });
       expect(decide(r, { status: "voided", capturedUnits: 0n, releasedUnits: 50n })).toEqual({ kind: "failed", refundedUnits: 50n });
       expect(decide(r, "none")).toEqual({ kind: "failed", refundedUnits: 0n });
@@ -27,7 +32,8 @@ describe("what the reconciler concludes from the ledger", () => {
   });
 
   it("leaves unknown usage with an open hold to an operator", () => {
-    for (const code of ["usage_unavailable", "client_disconnected", "stream_interrupted", "interrupted"]) expect(decide(row("review", code), open)).toEqual({ kind: "operator" });
+    for (const code of ["usage_unavailable", "client_disconnected", "stream_interrupted", "interrupted"])
+      expect(decide(row("review", code), open)).toEqual({ kind: "operator" });
     // A stream's unreadable event came after content the client may have used.
     expect(decide(row("review", "provider_malformed_response", { stream: true }), open)).toEqual({ kind: "operator" });
     expect(decide(row("reserved", null), open)).toEqual({ kind: "operator" });

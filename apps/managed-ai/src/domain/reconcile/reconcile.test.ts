@@ -17,7 +17,13 @@ function memoryLedger() {
   let down = false;
   let n = 0;
   let gotHolds = 0;
-  const view = (h: Hold) => ({ hold_id: h.id, status: h.status, units: h.units.toString(), captured_units: h.captured.toString(), released_units: h.released.toString() });
+  const view = (h: Hold) => ({
+    hold_id: h.id,
+    status: h.status,
+    units: h.units.toString(),
+    captured_units: h.captured.toString(),
+    released_units: h.released.toString(),
+  });
   const guard = () => {
     if (down) throw new AppError("unavailable", "ledger is unavailable; try again later.");
   };
@@ -83,7 +89,8 @@ function memoryLedger() {
     /** What a request did before the record lost track: reserve (and maybe settle) under its operation ids. */
     async as(id: string, units: bigint, then?: "capture" | "void", captureUnits = 0n) {
       const r = await api.reserve({ operation_id: `reserve:${id}`, units: units.toString() });
-      if (then === "capture") await api.settle("capture", { operation_id: `capture:${id}`, hold_id: r.hold_id, units: captureUnits.toString(), reason: `managed request ${id}` });
+      if (then === "capture")
+        await api.settle("capture", { operation_id: `capture:${id}`, hold_id: r.hold_id, units: captureUnits.toString(), reason: `managed request ${id}` });
       if (then === "void") await api.settle("void", { operation_id: `void:${id}`, hold_id: r.hold_id, reason: `managed request ${id}: x` });
       return r.hold_id;
     },
@@ -102,7 +109,13 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 let seq = 0;
-async function record(fields: { status: string; error_code?: string | null; hold_id?: string | null; reserved?: bigint; age_seconds?: number }): Promise<string> {
+async function record(fields: {
+  status: string;
+  error_code?: string | null;
+  hold_id?: string | null;
+  reserved?: bigint;
+  age_seconds?: number;
+}): Promise<string> {
   const id = `req_rec${++seq}${Date.now()}`;
   await ctx.sql.query(
     `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
@@ -112,8 +125,13 @@ async function record(fields: { status: string; error_code?: string | null; hold
   );
   return id;
 }
-const row = async (id: string) => (await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; refunded_units: string | null; hold_id: string | null }>(
-  "SELECT status, error_code, final_units::text, refunded_units::text, hold_id FROM usage_records WHERE id = $1", [id]))[0];
+const row = async (id: string) =>
+  (
+    await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; refunded_units: string | null; hold_id: string | null }>(
+      "SELECT status, error_code, final_units::text, refunded_units::text, hold_id FROM usage_records WHERE id = $1",
+      [id],
+    )
+  )[0];
 
 describe("reconcileUsage", () => {
   it("finishes what the ledger can tell and leaves unknown usage with an open hold alone", async () => {

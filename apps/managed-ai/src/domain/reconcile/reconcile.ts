@@ -100,7 +100,8 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
     report.errors++;
     ctx.logger.warn({ err }, "checking the captures of settled records failed; the next pass goes on from the same record");
   }
-  if (report.completed + report.failed + report.toOperator + report.errors + report.recaptured > 0) ctx.logger.info({ reconcile: report }, "usage records reconciled");
+  if (report.completed + report.failed + report.toOperator + report.errors + report.recaptured > 0)
+    ctx.logger.info({ reconcile: report }, "usage records reconciled");
   return report;
 }
 
@@ -168,7 +169,12 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
 async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: string, report: ReconcileReport): Promise<void> {
   if (holdStatus === "open" && row.finalUnits !== null) {
     try {
-      await ctx.ledgerCalls.capture({ operation_id: captureOperation(row.id), hold_id: row.holdId!, units: row.finalUnits.toString(), reason: `managed request ${row.id}` });
+      await ctx.ledgerCalls.capture({
+        operation_id: captureOperation(row.id),
+        hold_id: row.holdId!,
+        units: row.finalUnits.toString(),
+        reason: `managed request ${row.id}`,
+      });
       report.recaptured++;
       ctx.logger.warn({ request_id: row.id, units: row.finalUnits.toString() }, "a completed record's capture was missing; replayed");
       return;
@@ -234,7 +240,9 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     // as a captured hold does for a hold of its own.
     const [posted] = (await ctx.ledger.GetTransfers({ operation_ids: [postOperation(row.id)] })).transfers;
     if (posted) {
-      return (await finish(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null })) ? "completed" : "unchanged";
+      return (await finish(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null }))
+        ? "completed"
+        : "unchanged";
     }
     return (await finish(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
@@ -242,20 +250,28 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
   let decision: Decision = decide(row, state);
   const charge = await chargeOf(ctx, row);
   if (decision.kind === "capture" && holdId && charge) {
-    const res = await ctx.ledgerCalls.capture({ operation_id: captureOperation(row.id), hold_id: holdId, units: charge.units.toString(), reason: `managed request ${row.id}` });
+    const res = await ctx.ledgerCalls.capture({
+      operation_id: captureOperation(row.id),
+      hold_id: holdId,
+      units: charge.units.toString(),
+      reason: `managed request ${row.id}`,
+    });
     decision = { kind: "completed", finalUnits: BigInt(res.hold?.captured_units ?? charge.units.toString()) };
   } else if (decision.kind === "void" && holdId) {
     decision = await voidRecordHold(ctx, row, holdId);
   }
   if (decision.kind === "operator") {
     // A hold just carved out of an allotment is written on the record (it stays in review).
-    if (row.allotmentId && row.status === "review" && !row.holdId && holdId) await finish(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
+    if (row.allotmentId && row.status === "review" && !row.holdId && holdId)
+      await finish(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
     if (row.status !== "reserved") return "unchanged";
     return (await finish(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
   if (decision.kind === "completed") {
     const errorCode = charge?.capped ? "usage_over_reservation" : null;
-    return (await finish(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null })) ? "completed" : "unchanged";
+    return (await finish(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null }))
+      ? "completed"
+      : "unchanged";
   }
   if (decision.kind === "failed") {
     const errorCode = row.errorCode ?? INTERRUPTED;
@@ -270,7 +286,11 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
  * hold was settled otherwise meanwhile, and its state decides.
  */
 async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
-  const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, { operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: ${row.errorCode}` });
+  const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, {
+    operation_id: voidOperation(row.id),
+    hold_id: holdId,
+    reason: `managed request ${row.id}: ${row.errorCode}`,
+  });
   if (voided.kind === "settled") return { kind: "failed", refundedUnits: BigInt(voided.response.hold?.released_units ?? "0") };
   const { hold } = voided;
   if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
@@ -308,7 +328,18 @@ async function finish(ctx: ManagedAiContext, row: UsageRecord, holdId: string | 
        RETURNING id),
      ev AS (${outboxInsertFrom(10, "upd")})
      SELECT id FROM upd`,
-    [row.id, row.status, row.errorCode, row.updatedAt, next.status, next.errorCode, holdId, next.finalUnits?.toString() ?? null, next.refundedUnits?.toString() ?? null, ...event.values],
+    [
+      row.id,
+      row.status,
+      row.errorCode,
+      row.updatedAt,
+      next.status,
+      next.errorCode,
+      holdId,
+      next.finalUnits?.toString() ?? null,
+      next.refundedUnits?.toString() ?? null,
+      ...event.values,
+    ],
   );
   if (changed.length === 0) return false;
   ctx.sql.eventsWritten();

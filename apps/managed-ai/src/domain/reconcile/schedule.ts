@@ -39,8 +39,8 @@ export function startReconciler(ctx: ManagedAiContext, options: ReconcilerOption
       // Budget claims follow their records' end states, whoever set them (docs/decisions/0024).
       await sweepBudgetClaims({ ctx, input: {} }).catch((err: unknown) => ctx.logger.warn({ err }, "budget sweep failed; the next pass tries again"));
       // After the records: their orphans have holds of their own by now (docs/decisions/0028).
-      await closeAllotments(ctx, { idleSeconds: options.allotmentIdleSeconds ?? 30, maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600 }).catch((err: unknown) =>
-        ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again"),
+      await closeAllotments(ctx, { idleSeconds: options.allotmentIdleSeconds ?? 30, maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600 }).catch(
+        (err: unknown) => ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again"),
       );
       return report;
     })

@@ -19,7 +19,8 @@ const row = (id: string) => t.ctx.prisma.upstream.findUniqueOrThrow({ where: { i
 
 describe("reencryptUpstreamKeys (key rotation)", () => {
   it("re-seals every credential under the current key, leaving versions and timestamps alone", async () => {
-    for (const id of ["up_1", "up_2"]) await putUpstream({ ctx: t.ctx, input: { id, provider: "openai", base_url: "http://x.example/v1", api_key: `sk-${id}`, actor } });
+    for (const id of ["up_1", "up_2"])
+      await putUpstream({ ctx: t.ctx, input: { id, provider: "openai", base_url: "http://x.example/v1", api_key: `sk-${id}`, actor } });
     await putUpstream({ ctx: t.ctx, input: { id: "up_nokey", provider: "openai", base_url: "http://x.example/v1", actor } });
     const before = await row("up_1");
     expect(before.apiKeyKeyId).toBe("k1");

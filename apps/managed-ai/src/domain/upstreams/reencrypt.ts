@@ -18,7 +18,9 @@ export async function reencryptUpstreamKeys({ ctx }: { ctx: Pick<ManagedAiContex
     select: { id: true, apiKeyCiphertext: true, apiKeyKeyId: true, updatedAt: true },
     orderBy: { id: "asc" },
   });
-  const sealedRows = rows.flatMap((r) => (r.apiKeyCiphertext && r.apiKeyKeyId ? [{ id: r.id, ciphertext: r.apiKeyCiphertext, keyId: r.apiKeyKeyId, updatedAt: r.updatedAt }] : []));
+  const sealedRows = rows.flatMap((r) =>
+    r.apiKeyCiphertext && r.apiKeyKeyId ? [{ id: r.id, ciphertext: r.apiKeyCiphertext, keyId: r.apiKeyKeyId, updatedAt: r.updatedAt }] : [],
+  );
   return resealRows(
     ctx.keyring,
     ctx.logger,

@@ -30,11 +30,23 @@ afterAll(() => t?.close());
 
 let seq = 0;
 /** A record as a request leaves it (its hold taken as the request takes it, under reserve:<id>). */
-async function record(status: "review" | "reserved" | "completed", options: { reserved?: bigint; expired?: boolean; errorCode?: string | null; withHold?: boolean } = {}) {
+async function record(
+  status: "review" | "reserved" | "completed",
+  options: { reserved?: bigint; expired?: boolean; errorCode?: string | null; withHold?: boolean } = {},
+) {
   const id = `req_cap${++seq}${Date.now()}`;
   const reserved = options.reserved ?? 1_000n;
   const expires = new Date(Date.now() + (options.expired ? -1_000 : 3_600_000));
-  const hold = options.withHold === false ? null : await ledger.calls.reserve({ operation_id: `reserve:${id}`, tenant_id: TENANT, units: reserved.toString(), expires_at: expires.toISOString(), reason: `managed request ${id}` });
+  const hold =
+    options.withHold === false
+      ? null
+      : await ledger.calls.reserve({
+          operation_id: `reserve:${id}`,
+          tenant_id: TENANT,
+          units: reserved.toString(),
+          expires_at: expires.toISOString(),
+          reason: `managed request ${id}`,
+        });
   await ctx.sql.query(
     `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
        input_tokens_bound, output_tokens_cap, reserved_units, hold_id, error_code, hold_expires_at, created_at, updated_at)
@@ -45,10 +57,16 @@ async function record(status: "review" | "reserved" | "completed", options: { re
 }
 
 const row = async (id: string) =>
-  (await ctx.sql.query<{ status: string; error_code: string | null; final_units: string | null; refunded_units: string | null; released_by: string | null; release_reason: string | null }>(
-    "SELECT status, error_code, final_units::text, refunded_units::text, released_by, release_reason FROM usage_records WHERE id = $1",
-    [id],
-  ))[0];
+  (
+    await ctx.sql.query<{
+      status: string;
+      error_code: string | null;
+      final_units: string | null;
+      refunded_units: string | null;
+      released_by: string | null;
+      release_reason: string | null;
+    }>("SELECT status, error_code, final_units::text, refunded_units::text, released_by, release_reason FROM usage_records WHERE id = $1", [id])
+  )[0];
 
 async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string; param?: unknown }> {
   try {
@@ -68,10 +86,23 @@ describe("captureUsage", () => {
     expect(result).toEqual({ id, status: "completed", finalUnits: 400n, refunded: 600n });
     expect(ledger.holdOf(id)).toMatchObject({ status: "captured", captured: 400n, released: 600n });
     expect(ledger.balance(TENANT)).toEqual({ available: before.available - 400n, held: before.held });
-    expect(await row(id)).toMatchObject({ status: "completed", error_code: "usage_unavailable", final_units: "400", refunded_units: "600", released_by: actor, release_reason: "provider invoice shows 400 units of work" });
+    expect(await row(id)).toMatchObject({
+      status: "completed",
+      error_code: "usage_unavailable",
+      final_units: "400",
+      refunded_units: "600",
+      released_by: actor,
+      release_reason: "provider invoice shows 400 units of work",
+    });
     const events = (await t.outbox()).filter((e) => e.type === "managed_ai.request_captured" && e.payload.request_id === id);
     expect(events).toHaveLength(1);
-    expect(events[0]!.payload).toMatchObject({ actor, tenant_id: TENANT, reason: "provider invoice shows 400 units of work", final_units: "400", refunded_units: "600" });
+    expect(events[0]!.payload).toMatchObject({
+      actor,
+      tenant_id: TENANT,
+      reason: "provider invoice shows 400 units of work",
+      final_units: "400",
+      refunded_units: "600",
+    });
 
     // The whole reservation, or nothing, are captures too; a reserved record past its hold's expiry may be captured.
     const all = await record("review", { reserved: 250n });
@@ -84,7 +115,10 @@ describe("captureUsage", () => {
   it("refuses more units than the reservation (422 naming units) and changes nothing", async () => {
     const before = ledger.balance(TENANT);
     const id = await record("review", { reserved: 500n });
-    expect(await failure(captureUsage({ ctx, input: { actor, id, units: "501", reason: "too much" } }))).toMatchObject({ code: "validation_failed", param: "units" });
+    expect(await failure(captureUsage({ ctx, input: { actor, id, units: "501", reason: "too much" } }))).toMatchObject({
+      code: "validation_failed",
+      param: "units",
+    });
     expect(await row(id)).toMatchObject({ status: "review", final_units: null });
     expect(ledger.holdOf(id)).toMatchObject({ status: "open" });
     expect(ledger.balance(TENANT)).toEqual({ available: before.available - 500n, held: before.held + 500n });
@@ -103,7 +137,10 @@ describe("captureUsage", () => {
   it("is refused for records an operator may not decide: unknown, settled, or reserved with a live hold", async () => {
     expect((await failure(captureUsage({ ctx, input: { actor, id: "req_nope", units: "1", reason: "x" } }))).code).toBe("not_found");
     const live = await record("reserved", { errorCode: null });
-    expect(await failure(captureUsage({ ctx, input: { actor, id: live, units: "1", reason: "x" } }))).toMatchObject({ code: "conflict", message: expect.stringMatching(/not expired/) });
+    expect(await failure(captureUsage({ ctx, input: { actor, id: live, units: "1", reason: "x" } }))).toMatchObject({
+      code: "conflict",
+      message: expect.stringMatching(/not expired/),
+    });
     const done = await record("completed", { errorCode: null });
     expect(await failure(captureUsage({ ctx, input: { actor, id: done, units: "1", reason: "x" } }))).toMatchObject({ code: "conflict" });
     // Released first: no capture after; captured first: no release after.
@@ -126,7 +163,12 @@ describe("captureUsage", () => {
     const operations = ledger.operations().length;
 
     // The same request again: the ledger replays it.
-    expect(await captureUsage({ ctx, input: { actor, id, units: "300", reason: "invoice" } })).toEqual({ id, status: "completed", finalUnits: 300n, refunded: 700n });
+    expect(await captureUsage({ ctx, input: { actor, id, units: "300", reason: "invoice" } })).toEqual({
+      id,
+      status: "completed",
+      finalUnits: 300n,
+      refunded: 700n,
+    });
     expect(ledger.balance(TENANT)).toEqual(after);
     expect(ledger.operations()).toHaveLength(operations);
     expect(await row(id)).toMatchObject({ status: "completed", final_units: "300" });
@@ -135,7 +177,10 @@ describe("captureUsage", () => {
     const other = await record("review");
     await ledger.client.Capture({ operation_id: `capture:${other}`, hold_id: ledger.holdOf(other)!.id, units: "300", reason: "first wording" });
     const before = ledger.balance(TENANT);
-    expect(await captureUsage({ ctx, input: { actor, id: other, units: "300", reason: "second wording" } })).toMatchObject({ finalUnits: 300n, refunded: 700n });
+    expect(await captureUsage({ ctx, input: { actor, id: other, units: "300", reason: "second wording" } })).toMatchObject({
+      finalUnits: 300n,
+      refunded: 700n,
+    });
     expect(ledger.balance(TENANT)).toEqual(before);
 
     // Retried with other units: refused, and the record says what the ledger captured.
@@ -150,7 +195,10 @@ describe("captureUsage", () => {
   it("charges nothing for a request whose reservation never reached the ledger", async () => {
     const id = await record("review", { withHold: false, errorCode: "ledger_unavailable" });
     const before = ledger.balance(TENANT);
-    expect(await failure(captureUsage({ ctx, input: { actor, id, units: "10", reason: "x" } }))).toMatchObject({ code: "conflict", message: expect.stringMatching(/never obtained/) });
+    expect(await failure(captureUsage({ ctx, input: { actor, id, units: "10", reason: "x" } }))).toMatchObject({
+      code: "conflict",
+      message: expect.stringMatching(/never obtained/),
+    });
     expect(ledger.balance(TENANT)).toEqual(before);
     expect(ledger.holdOf(id)).toMatchObject({ status: "voided" });
     expect(await row(id)).toMatchObject({ status: "failed", final_units: "0", refunded_units: "0" });

@@ -11,7 +11,10 @@ export const ListUsageInput = z
     all_tenants: z.boolean().default(false),
     before: z.union([z.literal(""), ResourceId]).default(""),
   })
-  .refine((q) => q.all_tenants || q.tenant_id !== "", { path: ["tenant_id"], message: "is required (all_tenants asks for the operators' view of every tenant)" })
+  .refine((q) => q.all_tenants || q.tenant_id !== "", {
+    path: ["tenant_id"],
+    message: "is required (all_tenants asks for the operators' view of every tenant)",
+  })
   .refine((q) => !(q.all_tenants && q.tenant_id !== ""), { path: ["all_tenants"], message: "cannot be combined with a tenant_id" });
 
 /**

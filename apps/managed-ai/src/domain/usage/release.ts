@@ -39,7 +39,9 @@ export function releasable(row: UsageRecord, verb: "released" | "captured"): voi
   if (!(row.status === "review" || (row.status === "reserved" && expired))) {
     throw new AppError(
       "conflict",
-      row.status === "reserved" ? `The hold has not expired yet (it expires at ${row.holdExpiresAt.toISOString()}).` : `A ${row.status} request cannot be ${verb}.`,
+      row.status === "reserved"
+        ? `The hold has not expired yet (it expires at ${row.holdExpiresAt.toISOString()}).`
+        : `A ${row.status} request cannot be ${verb}.`,
     );
   }
 }
@@ -71,7 +73,8 @@ export async function recordDecision(
     if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
     if (row.allotmentId) await tx.$queryRawUnsafe("SELECT 1 AS counted FROM allotment_recount($1)", row.allotmentId);
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
-    if (d.verb === "captured") await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
+    if (d.verb === "captured")
+      await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
     else await emit("managed_ai.request_released", { ...audit, refunded_units: d.refunded.toString() });
   });
 }
@@ -81,7 +84,13 @@ export async function recordDecision(
  * its hold's expiry, becomes `failed` and its hold is voided; `refunded` is what
  * went back to the tenant. Anything else is a conflict. Audited with the reason.
  */
-export async function releaseUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ReleaseUsageInput> }): Promise<{ id: string; status: "failed"; refunded: bigint }> {
+export async function releaseUsage({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: z.input<typeof ReleaseUsageInput>;
+}): Promise<{ id: string; status: "failed"; refunded: bigint }> {
   const q = parseInput(ReleaseUsageInput, input);
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
   if (!row) throw new AppError("not_found", "No such request.");

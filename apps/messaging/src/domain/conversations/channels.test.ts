@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(async () => hub?.close());
 
-const newConversation = async (tenantId: string) => (await createConversation({ ctx: hub.ctx, input: { tenantId, subject: "", metadataJson: "", participants: [] } })).conversation.id;
+const newConversation = async (tenantId: string) =>
+  (await createConversation({ ctx: hub.ctx, input: { tenantId, subject: "", metadataJson: "", participants: [] } })).conversation.id;
 const newChat = async (tenantId: string, visitorId: string) =>
   (await createWidgetSession({ ctx: hub.ctx, input: { tenantId, visitorId, displayName: "", botId: "", conversationId: "" } })).chatId;
 const say = (tenantId: string, chatId: string, text: string) =>
@@ -43,7 +44,14 @@ describe("channels", () => {
 
     const feed = await listFeed({ ctx: hub.ctx, input: { tenantId, stream: "conversation", cursor: "", limit: 100 } });
     const events = feed.events.filter((e) => e.conversationId === id);
-    expect(events.map((e) => e.type)).toEqual(["conversation.created", "channel.added", "channel.updated", "message.created", "channel.updated", "channel.removed"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "conversation.created",
+      "channel.added",
+      "channel.updated",
+      "message.created",
+      "channel.updated",
+      "channel.removed",
+    ]);
     expect(events[2]!.data).toMatchObject({ id: channel.id, ref: second, previous: { type: "bot_chat", ref: first } });
     const outbox = (await hub.outbox()).filter((e) => e.payload.conversation_id === id);
     expect(outbox.map((e) => [e.payload.change, e.payload.channel_id])).toEqual([
@@ -60,7 +68,9 @@ describe("channels", () => {
     const id = await newConversation(tenantId);
     const channel = await addChannel({ ctx: hub.ctx, input: { tenantId, conversationId: id, type: "external", ref: "r1" } });
     const before = (await hub.outbox()).length;
-    expect(await updateChannel({ ctx: hub.ctx, input: { tenantId, conversationId: id, channelId: channel.id, type: "", ref: "r1" } })).toMatchObject({ ref: "r1" });
+    expect(await updateChannel({ ctx: hub.ctx, input: { tenantId, conversationId: id, channelId: channel.id, type: "", ref: "r1" } })).toMatchObject({
+      ref: "r1",
+    });
     expect((await hub.outbox()).length).toBe(before);
   });
 
@@ -75,7 +85,10 @@ describe("channels", () => {
     await addChannel({ ctx: hub.ctx, input: { tenantId, conversationId: other, type: "bot_chat", ref: busy } });
 
     const change = (input: { type?: string; ref: string; channelId?: string; tenantId?: string }) =>
-      updateChannel({ ctx: hub.ctx, input: { tenantId: input.tenantId ?? tenantId, conversationId: id, channelId: input.channelId ?? channel.id, type: input.type ?? "", ref: input.ref } });
+      updateChannel({
+        ctx: hub.ctx,
+        input: { tenantId: input.tenantId ?? tenantId, conversationId: id, channelId: input.channelId ?? channel.id, type: input.type ?? "", ref: input.ref },
+      });
     await expect(change({ type: "fax", ref: "b" })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(change({ ref: "no spaces" })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(change({ ref: "taken" })).rejects.toMatchObject({ code: "conflict" });
@@ -83,8 +96,12 @@ describe("channels", () => {
     await expect(change({ type: "bot_chat", ref: busy })).rejects.toMatchObject({ code: "conflict" });
     await expect(change({ channelId: "chn_nope", ref: "b" })).rejects.toMatchObject({ code: "not_found" });
     await expect(change({ tenantId: "ten_other", ref: "b" })).rejects.toMatchObject({ code: "not_found" });
-    await expect(removeChannel({ ctx: hub.ctx, input: { tenantId: "ten_other", conversationId: id, channelId: channel.id } })).rejects.toMatchObject({ code: "not_found" });
-    await expect(removeChannel({ ctx: hub.ctx, input: { tenantId, conversationId: other, channelId: channel.id } })).rejects.toMatchObject({ code: "not_found" });
+    await expect(removeChannel({ ctx: hub.ctx, input: { tenantId: "ten_other", conversationId: id, channelId: channel.id } })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(removeChannel({ ctx: hub.ctx, input: { tenantId, conversationId: other, channelId: channel.id } })).rejects.toMatchObject({
+      code: "not_found",
+    });
     // Nothing of the refused changes stuck.
     expect((await getConversation({ ctx: hub.ctx, input: { tenantId, id } })).channels).toMatchObject([{ id: channel.id, type: "external", ref: "a" }]);
     expect((await chatOf(busy)).conversationId).toBe(other);

@@ -30,7 +30,10 @@ async function attachChat(tx: Tx, input: ChannelInput) {
 /** The chat of a `bot_chat` channel leaves the conversation: its later messages stay on the widget feed only. */
 async function detachChat(tx: Tx, channel: ConversationChannel) {
   if (channel.type !== "bot_chat") return;
-  await tx.botChat.updateMany({ where: { id: channel.ref, tenantId: channel.tenantId, conversationId: channel.conversationId }, data: { conversationId: null } });
+  await tx.botChat.updateMany({
+    where: { id: channel.ref, tenantId: channel.tenantId, conversationId: channel.conversationId },
+    data: { conversationId: null },
+  });
 }
 
 async function findChannel(tx: Tx, input: { conversationId: string; channelId: string }) {
@@ -65,7 +68,13 @@ export async function addChannel({ ctx, input }: { ctx: HubContext; input: Chann
         data: { id: newId("chn"), tenantId: input.tenantId, conversationId: input.conversationId, type: input.type, ref: input.ref },
       });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "channel_added", participant_id: null, channel_id: created.id });
+      await emit("conversation.changed", {
+        tenant_id: input.tenantId,
+        conversation_id: input.conversationId,
+        change: "channel_added",
+        participant_id: null,
+        channel_id: created.id,
+      });
       await appendFeedEvent(tx, {
         stream: "conversation",
         tenantId: input.tenantId,
@@ -106,7 +115,13 @@ export async function updateChannel({
       if (type === "bot_chat") await attachChat(tx, { ...input, type });
       const updated = await tx.conversationChannel.update({ where: { id: current.id }, data: { type, ref: input.ref } });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "updated", participant_id: null, channel_id: current.id });
+      await emit("conversation.changed", {
+        tenant_id: input.tenantId,
+        conversation_id: input.conversationId,
+        change: "updated",
+        participant_id: null,
+        channel_id: current.id,
+      });
       await appendFeedEvent(tx, {
         stream: "conversation",
         tenantId: input.tenantId,
@@ -130,7 +145,13 @@ export async function removeChannel({ ctx, input }: { ctx: HubContext; input: { 
     await detachChat(tx, current);
     await tx.conversationChannel.delete({ where: { id: current.id } });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "updated", participant_id: null, channel_id: current.id });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: input.conversationId,
+      change: "updated",
+      participant_id: null,
+      channel_id: current.id,
+    });
     await appendFeedEvent(tx, {
       stream: "conversation",
       tenantId: input.tenantId,

@@ -22,7 +22,10 @@ describe("conversations", () => {
     });
     const id = detail.conversation.id;
     const grant = await createWidgetSession({ ctx: hub.ctx, input: { tenantId, visitorId: "v1", displayName: "Vi", botId: "", conversationId: id } });
-    await createMessage({ ctx: hub.ctx, input: { tenantId, chatId: grant.chatId, author: "visitor", kind: "text", text: "secret words", fileId: "", replyToMessageId: "" } });
+    await createMessage({
+      ctx: hub.ctx,
+      input: { tenantId, chatId: grant.chatId, author: "visitor", kind: "text", text: "secret words", fileId: "", replyToMessageId: "" },
+    });
     await updateConversation({ ctx: hub.ctx, input: { tenantId, id, status: "closed", metadataJson: "", version: 1 } });
 
     const feed = await listFeed({ ctx: hub.ctx, input: { tenantId, stream: "conversation", cursor: "", limit: 100 } });
@@ -45,15 +48,25 @@ describe("conversations", () => {
   it("check versions and tenancy", async () => {
     const detail = await createConversation({ ctx: hub.ctx, input: { tenantId: "ten_v", subject: "", metadataJson: "", participants: [] } });
     const id = detail.conversation.id;
-    await expect(updateConversation({ ctx: hub.ctx, input: { tenantId: "ten_v", id, status: "", metadataJson: "", version: 2 } })).rejects.toMatchObject({ code: "conflict" });
-    await expect(updateConversation({ ctx: hub.ctx, input: { tenantId: "ten_x", id, status: "closed", metadataJson: "" } })).rejects.toMatchObject({ code: "not_found" });
-    await expect(addParticipant({ ctx: hub.ctx, input: { tenantId: "ten_x", conversationId: id, kind: "bot", external_id: "b", display_name: "", role: "" } })).rejects.toMatchObject({
+    await expect(updateConversation({ ctx: hub.ctx, input: { tenantId: "ten_v", id, status: "", metadataJson: "", version: 2 } })).rejects.toMatchObject({
+      code: "conflict",
+    });
+    await expect(updateConversation({ ctx: hub.ctx, input: { tenantId: "ten_x", id, status: "closed", metadataJson: "" } })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(
+      addParticipant({ ctx: hub.ctx, input: { tenantId: "ten_x", conversationId: id, kind: "bot", external_id: "b", display_name: "", role: "" } }),
+    ).rejects.toMatchObject({
       code: "not_found",
     });
     await addParticipant({ ctx: hub.ctx, input: { tenantId: "ten_v", conversationId: id, kind: "bot", external_id: "b", display_name: "", role: "" } });
-    await expect(addParticipant({ ctx: hub.ctx, input: { tenantId: "ten_v", conversationId: id, kind: "bot", external_id: "b", display_name: "", role: "" } })).rejects.toMatchObject({
+    await expect(
+      addParticipant({ ctx: hub.ctx, input: { tenantId: "ten_v", conversationId: id, kind: "bot", external_id: "b", display_name: "", role: "" } }),
+    ).rejects.toMatchObject({
       code: "conflict",
     });
-    await expect(createConversation({ ctx: hub.ctx, input: { tenantId: "ten_v", subject: "", metadataJson: "[1]", participants: [] } })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(createConversation({ ctx: hub.ctx, input: { tenantId: "ten_v", subject: "", metadataJson: "[1]", participants: [] } })).rejects.toMatchObject({
+      code: "invalid_request",
+    });
   });
 });

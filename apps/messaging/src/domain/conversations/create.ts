@@ -34,14 +34,46 @@ export async function createConversation({
     const conversation = await tx.conversation.create({
       data: { id: newId("conv"), tenantId: input.tenantId, subject: input.subject || null, status: "open", metadata, version: 1 },
     });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: conversation.id, change: "created", participant_id: null, channel_id: null });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "conversation.created", conversationId: conversation.id, data: conversationData(conversation) });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: conversation.id,
+      change: "created",
+      participant_id: null,
+      channel_id: null,
+    });
+    await appendFeedEvent(tx, {
+      stream: "conversation",
+      tenantId: input.tenantId,
+      type: "conversation.created",
+      conversationId: conversation.id,
+      data: conversationData(conversation),
+    });
     for (const p of participants) {
       const participant = await tx.conversationParticipant.create({
-        data: { id: newId("cpt"), tenantId: input.tenantId, conversationId: conversation.id, kind: p.kind, externalId: p.externalId, displayName: p.displayName, role: p.role },
+        data: {
+          id: newId("cpt"),
+          tenantId: input.tenantId,
+          conversationId: conversation.id,
+          kind: p.kind,
+          externalId: p.externalId,
+          displayName: p.displayName,
+          role: p.role,
+        },
       });
-      await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: conversation.id, change: "participant_added", participant_id: participant.id, channel_id: null });
-      await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "participant.added", conversationId: conversation.id, data: participantData(participant) });
+      await emit("conversation.changed", {
+        tenant_id: input.tenantId,
+        conversation_id: conversation.id,
+        change: "participant_added",
+        participant_id: participant.id,
+        channel_id: null,
+      });
+      await appendFeedEvent(tx, {
+        stream: "conversation",
+        tenantId: input.tenantId,
+        type: "participant.added",
+        conversationId: conversation.id,
+        data: participantData(participant),
+      });
     }
     return conversation.id;
   });

@@ -30,7 +30,10 @@ export async function listInbox({ ctx, input }: { ctx: HubContext; input: { tena
     take: Math.min(Math.max(input.limit || 50, 1), 100),
   });
   const ids = conversations.map((c) => c.id);
-  const participants = await ctx.prisma.conversationParticipant.findMany({ where: { conversationId: { in: ids } }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const participants = await ctx.prisma.conversationParticipant.findMany({
+    where: { conversationId: { in: ids } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
   const channels = await ctx.prisma.conversationChannel.findMany({ where: { conversationId: { in: ids } }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   return conversations.map((conversation) => ({
     conversation,

@@ -15,10 +15,12 @@ export type CheckedParticipant = { kind: string; externalId: string; displayName
 const EXTERNAL_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export function checkParticipant(p: ParticipantInput): CheckedParticipant {
-  if (!(PARTICIPANT_KINDS as readonly string[]).includes(p.kind)) throw new AppError("invalid_request", `participant kind must be one of ${PARTICIPANT_KINDS.join(", ")}.`);
+  if (!(PARTICIPANT_KINDS as readonly string[]).includes(p.kind))
+    throw new AppError("invalid_request", `participant kind must be one of ${PARTICIPANT_KINDS.join(", ")}.`);
   if (!EXTERNAL_ID.test(p.external_id)) throw new AppError("invalid_request", "participant external_id must be 1-128 of A-Z a-z 0-9 . _ : @ -.");
   const role = p.role || "member";
-  if (!(PARTICIPANT_ROLES as readonly string[]).includes(role)) throw new AppError("invalid_request", `participant role must be one of ${PARTICIPANT_ROLES.join(", ")}.`);
+  if (!(PARTICIPANT_ROLES as readonly string[]).includes(role))
+    throw new AppError("invalid_request", `participant role must be one of ${PARTICIPANT_ROLES.join(", ")}.`);
   if (p.display_name.length > 128) throw new AppError("invalid_request", "display_name must be at most 128 characters.");
   return { kind: p.kind, externalId: p.external_id, displayName: p.display_name || null, role };
 }
@@ -29,11 +31,31 @@ export async function addParticipant({ ctx, input }: { ctx: HubContext; input: {
     const participant = await ctx.transact(async (tx, emit) => {
       await lockConversation(tx, input.tenantId, input.conversationId);
       const created = await tx.conversationParticipant.create({
-        data: { id: newId("cpt"), tenantId: input.tenantId, conversationId: input.conversationId, kind: p.kind, externalId: p.externalId, displayName: p.displayName, role: p.role },
+        data: {
+          id: newId("cpt"),
+          tenantId: input.tenantId,
+          conversationId: input.conversationId,
+          kind: p.kind,
+          externalId: p.externalId,
+          displayName: p.displayName,
+          role: p.role,
+        },
       });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "participant_added", participant_id: created.id, channel_id: null });
-      await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "participant.added", conversationId: input.conversationId, data: participantData(created) });
+      await emit("conversation.changed", {
+        tenant_id: input.tenantId,
+        conversation_id: input.conversationId,
+        change: "participant_added",
+        participant_id: created.id,
+        channel_id: null,
+      });
+      await appendFeedEvent(tx, {
+        stream: "conversation",
+        tenantId: input.tenantId,
+        type: "participant.added",
+        conversationId: input.conversationId,
+        data: participantData(created),
+      });
       return created;
     });
     ctx.kickWebhooks();
@@ -51,7 +73,8 @@ export async function updateParticipant({
   ctx: HubContext;
   input: { tenantId: string; conversationId: string; participantId: string; displayName?: string; role: string };
 }) {
-  if (input.role && !(PARTICIPANT_ROLES as readonly string[]).includes(input.role)) throw new AppError("invalid_request", `role must be one of ${PARTICIPANT_ROLES.join(", ")}.`);
+  if (input.role && !(PARTICIPANT_ROLES as readonly string[]).includes(input.role))
+    throw new AppError("invalid_request", `role must be one of ${PARTICIPANT_ROLES.join(", ")}.`);
   if (input.displayName !== undefined && input.displayName.length > 128) throw new AppError("invalid_request", "display_name must be at most 128 characters.");
   const participant = await ctx.transact(async (tx, emit) => {
     await lockConversation(tx, input.tenantId, input.conversationId);
@@ -62,8 +85,20 @@ export async function updateParticipant({
       data: { ...(input.role ? { role: input.role } : {}), ...(input.displayName !== undefined ? { displayName: input.displayName || null } : {}) },
     });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "participant_updated", participant_id: current.id, channel_id: null });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "participant.updated", conversationId: input.conversationId, data: participantData(updated) });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: input.conversationId,
+      change: "participant_updated",
+      participant_id: current.id,
+      channel_id: null,
+    });
+    await appendFeedEvent(tx, {
+      stream: "conversation",
+      tenantId: input.tenantId,
+      type: "participant.updated",
+      conversationId: input.conversationId,
+      data: participantData(updated),
+    });
     return updated;
   });
   ctx.kickWebhooks();
@@ -77,8 +112,20 @@ export async function removeParticipant({ ctx, input }: { ctx: HubContext; input
     if (!current) throw new AppError("not_found", "No such participant in this conversation.");
     await tx.conversationParticipant.delete({ where: { id: current.id } });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: input.conversationId, change: "participant_removed", participant_id: current.id, channel_id: null });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "participant.removed", conversationId: input.conversationId, data: participantData(current) });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: input.conversationId,
+      change: "participant_removed",
+      participant_id: current.id,
+      channel_id: null,
+    });
+    await appendFeedEvent(tx, {
+      stream: "conversation",
+      tenantId: input.tenantId,
+      type: "participant.removed",
+      conversationId: input.conversationId,
+      data: participantData(current),
+    });
   });
   ctx.kickWebhooks();
 }

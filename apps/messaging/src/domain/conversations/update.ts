@@ -37,7 +37,13 @@ export async function updateConversation({
       },
     });
     await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: current.id, change: "updated", participant_id: null, channel_id: null });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "conversation.updated", conversationId: current.id, data: conversationData(updated) });
+    await appendFeedEvent(tx, {
+      stream: "conversation",
+      tenantId: input.tenantId,
+      type: "conversation.updated",
+      conversationId: current.id,
+      data: conversationData(updated),
+    });
   });
   ctx.kickWebhooks();
   return getConversation({ ctx, input: { tenantId: input.tenantId, id: input.id } });

@@ -66,15 +66,21 @@ describe("push configs at rest", () => {
   });
 
   it("refuse a telegram target without a token or account, or with both", async () => {
-    await expect(storePushConfig(parse([{ id: "t", type: "telegram", chat_id: 1 }]), null, "i", keyring, open)).rejects.toMatchObject({ code: "invalid_request" });
-    await expect(storePushConfig(parse([{ id: "t", type: "telegram", chat_id: 1, bot_token: "1:x", connected_account_id: "ca" }]), null, "i", keyring, open)).rejects.toMatchObject({
+    await expect(storePushConfig(parse([{ id: "t", type: "telegram", chat_id: 1 }]), null, "i", keyring, open)).rejects.toMatchObject({
+      code: "invalid_request",
+    });
+    await expect(
+      storePushConfig(parse([{ id: "t", type: "telegram", chat_id: 1, bot_token: "1:x", connected_account_id: "ca" }]), null, "i", keyring, open),
+    ).rejects.toMatchObject({
       code: "invalid_request",
     });
   });
 
   it("refuse loopback, private and link-local URLs unless private targets are allowed", async () => {
     for (const url of ["http://127.0.0.1/x", "http://localhost/x", "http://10.0.0.1/x", "http://169.254.169.254/x", "http://[::1]/x"]) {
-      await expect(storePushConfig(parse([{ id: "a", type: "webhook", url }]), null, "i", keyring, closed), url).rejects.toMatchObject({ code: "validation_failed" });
+      await expect(storePushConfig(parse([{ id: "a", type: "webhook", url }]), null, "i", keyring, closed), url).rejects.toMatchObject({
+        code: "validation_failed",
+      });
       await expect(storeSocialOpsConfig({ reply_webhook_url: url }, null, "i", keyring, closed), url).rejects.toMatchObject({ code: "validation_failed" });
     }
     await expect(storePushConfig(parse([{ id: "a", type: "webhook", url: "http://127.0.0.1/x" }]), null, "i", keyring, open)).resolves.toBeTruthy();

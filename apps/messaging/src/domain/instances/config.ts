@@ -33,7 +33,10 @@ export const TelegramTargetInput = z.strictObject({
   id: TargetId,
   type: z.literal("telegram"),
   bot_token: BotToken.optional(),
-  connected_account_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -").optional(),
+  connected_account_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -")
+    .optional(),
   chat_id: ChatId,
   enabled: z.boolean().default(true),
 });
@@ -59,7 +62,14 @@ export const SocialOpsConfigInput = z.strictObject({
 /** A sealed secret inside a stored config (base64 of nonce || ciphertext || tag). */
 type Sealed = { key_id: string; sealed: string };
 export type StoredWebhookTarget = { id: string; type: "webhook"; url: string; enabled: boolean; secret: Sealed | null };
-export type StoredTelegramTarget = { id: string; type: "telegram"; chat_id: string | number; enabled: boolean; bot_token: Sealed | null; connected_account_id: string | null };
+export type StoredTelegramTarget = {
+  id: string;
+  type: "telegram";
+  chat_id: string | number;
+  enabled: boolean;
+  bot_token: Sealed | null;
+  connected_account_id: string | null;
+};
 export type StoredTarget = StoredWebhookTarget | StoredTelegramTarget;
 export type StoredPushConfig = { targets: StoredTarget[]; budget_units?: string; budget_period?: "day" | "month" };
 export type StoredSocialOpsConfig = { reply_webhook_url: string | null; reply_webhook_secret: Sealed | null };
@@ -110,7 +120,8 @@ export async function storePushConfig(
         throw new AppError("invalid_request", `config.targets[${i}]: send bot_token or connected_account_id, not both`);
       }
       const kept = before?.type === "telegram" ? before.bot_token : null;
-      const botToken = t.bot_token !== undefined ? seal(keyring, t.bot_token, targetBotTokenContext(instanceId, t.id)) : t.connected_account_id !== undefined ? null : kept;
+      const botToken =
+        t.bot_token !== undefined ? seal(keyring, t.bot_token, targetBotTokenContext(instanceId, t.id)) : t.connected_account_id !== undefined ? null : kept;
       const account = t.connected_account_id ?? null;
       if (!botToken && !account) throw new AppError("invalid_request", `config.targets[${i}]: a telegram target needs bot_token or connected_account_id`);
       targets.push({ id: t.id, type: "telegram", chat_id: t.chat_id, enabled: t.enabled, bot_token: botToken, connected_account_id: account });
@@ -118,7 +129,9 @@ export async function storePushConfig(
   }
   return {
     targets,
-    ...(input.budget_units !== undefined && input.budget_period !== undefined ? { budget_units: String(input.budget_units), budget_period: input.budget_period } : {}),
+    ...(input.budget_units !== undefined && input.budget_period !== undefined
+      ? { budget_units: String(input.budget_units), budget_period: input.budget_period }
+      : {}),
   };
 }
 
@@ -148,7 +161,14 @@ export function redactedConfig(serviceId: string, stored: unknown): Record<strin
       targets: cfg.targets.map((t) =>
         t.type === "webhook"
           ? { id: t.id, type: t.type, url: t.url, secret: t.secret ? REDACTED : null, enabled: t.enabled }
-          : { id: t.id, type: t.type, bot_token: t.bot_token ? REDACTED : null, connected_account_id: t.connected_account_id, chat_id: t.chat_id, enabled: t.enabled },
+          : {
+              id: t.id,
+              type: t.type,
+              bot_token: t.bot_token ? REDACTED : null,
+              connected_account_id: t.connected_account_id,
+              chat_id: t.chat_id,
+              enabled: t.enabled,
+            },
       ),
       ...(cfg.budget_units && cfg.budget_period ? { budget_units: Number(cfg.budget_units), budget_period: cfg.budget_period } : {}),
     };

@@ -3,14 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { AppContext } from "../../app-context.js";
 import type { AppInstance } from "../../generated/prisma/client.js";
-import {
-  PushConfigInput,
-  SocialOpsConfigInput,
-  storePushConfig,
-  storeSocialOpsConfig,
-  type StoredPushConfig,
-  type StoredSocialOpsConfig,
-} from "./config.js";
+import { PushConfigInput, SocialOpsConfigInput, storePushConfig, storeSocialOpsConfig, type StoredPushConfig, type StoredSocialOpsConfig } from "./config.js";
 
 const Alias = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 

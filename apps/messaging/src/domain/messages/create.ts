@@ -63,7 +63,14 @@ export async function createMessage({ ctx, input }: { ctx: HubContext; input: Cr
       },
     });
     await tx.botChat.update({ where: { id: chat.id }, data: { lastMessageAt: created.createdAt } });
-    await emit("bot.message_changed", { tenant_id: chat.tenantId, chat_id: chat.id, message_id: created.id, change: "created", author: created.author, kind: created.kind });
+    await emit("bot.message_changed", {
+      tenant_id: chat.tenantId,
+      chat_id: chat.id,
+      message_id: created.id,
+      change: "created",
+      author: created.author,
+      kind: created.kind,
+    });
     await messageChanged(tx, chat, created, "message.created");
     return created;
   });

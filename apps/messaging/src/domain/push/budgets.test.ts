@@ -65,7 +65,9 @@ async function instance(id: string, tenantId: string, budget?: { units: number; 
 describe("push budgets", () => {
   it("are the key's (forwarded) and the instance's own", () => {
     expect(pushBudgets({ id: "inst", config: { targets: [] } }, { apiKeyId: "key", units: 0n, period: "" })).toEqual([]);
-    expect(pushBudgets({ id: "inst", config: { targets: [], budget_units: "9", budget_period: "month" } }, { apiKeyId: "key", units: 5n, period: "day" })).toEqual([
+    expect(
+      pushBudgets({ id: "inst", config: { targets: [], budget_units: "9", budget_period: "month" } }, { apiKeyId: "key", units: 5n, period: "day" }),
+    ).toEqual([
       { scope: "key", id: "key", limitUnits: 5n, period: "day" },
       { scope: "instance", id: "inst", limitUnits: 9n, period: "month" },
     ]);
@@ -74,7 +76,9 @@ describe("push budgets", () => {
   it("refuse a send without room before any hold or delivery, and leave no message behind", async () => {
     await instance("inst_full", "ten_full", { units: 4, period: "day" }); // one target at 5 units: never fits
     t.ledger.balances.set("ten_full", 1_000n);
-    const err = await sendPush({ ctx: t.ctx, input: { tenant_id: "ten_full", api_key_id: "key_1", alias: "inst_full", title: "t", text: "x" } }).catch((e: unknown) => e);
+    const err = await sendPush({ ctx: t.ctx, input: { tenant_id: "ten_full", api_key_id: "key_1", alias: "inst_full", title: "t", text: "x" } }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: "conflict" });
     expect(await t.ctx.prisma.pushMessage.count({ where: { tenantId: "ten_full" } })).toBe(0);
     expect(t.ledger.calls.filter((c) => c.includes("push"))).toEqual([]);

@@ -7,10 +7,7 @@ import type { StoredPushConfig } from "../instances/config.js";
  * as the edge forwarded it, and the push instance's own (`config.budget_units`
  * per `config.budget_period`).
  */
-export function pushBudgets(
-  instance: { id: string; config: unknown },
-  key: { apiKeyId: string | null; units: bigint; period: string },
-): PushBudget[] {
+export function pushBudgets(instance: { id: string; config: unknown }, key: { apiKeyId: string | null; units: bigint; period: string }): PushBudget[] {
   const budgets: PushBudget[] = [];
   if (key.apiKeyId && key.units > 0n) {
     if (key.period !== "day" && key.period !== "month") throw new AppError("invalid_request", "key_budget_period must be day or month");

@@ -11,7 +11,9 @@ beforeAll(async () => {
     ["inst_a", "ten_a"],
     ["inst_b", "ten_b"],
   ] as const)
-    await t.ctx.prisma.appInstance.create({ data: { id, tenantId, serviceId: "webhook-push", alias: "alerts", status: "active", config: { targets: [] }, version: 1 } });
+    await t.ctx.prisma.appInstance.create({
+      data: { id, tenantId, serviceId: "webhook-push", alias: "alerts", status: "active", config: { targets: [] }, version: 1 },
+    });
   // Four messages of tenant A (two at the same instant: ties go by id), one of tenant B.
   const rows = [
     { id: "push_a1", tenantId: "ten_a", instanceId: "inst_a", createdAt: at },
@@ -31,7 +33,14 @@ beforeAll(async () => {
         holdExpiresAt: at,
         deliveries: {
           create: [
-            { targetId: "second", position: 1, type: "telegram", ok: r.id !== "push_a4", status: r.id === "push_a4" ? null : 200, error: r.id === "push_a4" ? "timeout" : null },
+            {
+              targetId: "second",
+              position: 1,
+              type: "telegram",
+              ok: r.id !== "push_a4",
+              status: r.id === "push_a4" ? null : 200,
+              error: r.id === "push_a4" ? "timeout" : null,
+            },
             { targetId: "first", position: 0, type: "webhook", ok: true, status: 200 },
           ],
         },
@@ -53,8 +62,14 @@ describe("the push delivery log", () => {
   });
 
   it("keeps tenants apart: another tenant's instance or message is not found", async () => {
-    expect((await listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_b", alias: "alerts", limit: 10, before: "" } })).map((m) => m.id)).toEqual(["push_b1"]);
-    await expect(listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_c", alias: "alerts", limit: 10, before: "" } })).rejects.toMatchObject({ code: "not_found" });
-    await expect(listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_b", alias: "alerts", limit: 10, before: "push_a1" } })).rejects.toMatchObject({ code: "invalid_request" });
+    expect((await listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_b", alias: "alerts", limit: 10, before: "" } })).map((m) => m.id)).toEqual([
+      "push_b1",
+    ]);
+    await expect(listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_c", alias: "alerts", limit: 10, before: "" } })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(listPushMessages({ ctx: t.ctx, input: { tenant_id: "ten_b", alias: "alerts", limit: 10, before: "push_a1" } })).rejects.toMatchObject({
+      code: "invalid_request",
+    });
   });
 });

@@ -18,13 +18,24 @@ export type PushMessageWithDeliveries = PushMessage & { deliveries: PushDelivery
  * The delivery log of a webhook-push instance: its messages, newest first, each with its
  * targets' outcomes in target order. Disabled instances stay readable; another tenant's is 404.
  */
-export async function listPushMessages({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListPushMessagesInput> }): Promise<PushMessageWithDeliveries[]> {
+export async function listPushMessages({
+  ctx,
+  input,
+}: {
+  ctx: MessagingContext;
+  input: z.input<typeof ListPushMessagesInput>;
+}): Promise<PushMessageWithDeliveries[]> {
   const q = parseInput(ListPushMessagesInput, input);
-  const instance = await ctx.prisma.appInstance.findUnique({ where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "webhook-push", alias: q.alias } } });
+  const instance = await ctx.prisma.appInstance.findUnique({
+    where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "webhook-push", alias: q.alias } },
+  });
   if (!instance) throw new AppError("not_found", `No webhook-push instance ${q.alias}.`);
   let after = {};
   if (q.before) {
-    const from = await ctx.prisma.pushMessage.findFirst({ where: { id: q.before, instanceId: instance.id, tenantId: q.tenant_id }, select: { id: true, createdAt: true } });
+    const from = await ctx.prisma.pushMessage.findFirst({
+      where: { id: q.before, instanceId: instance.id, tenantId: q.tenant_id },
+      select: { id: true, createdAt: true },
+    });
     if (!from) throw new AppError("invalid_request", "before is not a message of this instance.");
     after = { OR: [{ createdAt: { lt: from.createdAt } }, { createdAt: from.createdAt, id: { lt: from.id } }] };
   }

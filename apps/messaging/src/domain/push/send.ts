@@ -16,7 +16,10 @@ export const SendPushInput = z.object({
   alias: Id,
   title: z.string().min(1).max(256),
   text: z.string().min(1).max(4096),
-  key_budget_units: z.union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)]).default("0").transform((v) => BigInt(v)),
+  key_budget_units: z
+    .union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)])
+    .default("0")
+    .transform((v) => BigInt(v)),
   key_budget_period: z.string().default(""),
 });
 
@@ -112,7 +115,13 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
   }
 
   const payload: PushPayload = { message_id: id, title: q.title, text: q.text, sent_at: new Date().toISOString() };
-  const deps = { keyring: ctx.keyring, egress: ctx.egress, timeoutMs: ctx.push.targetTimeoutMs, telegramApiBase: ctx.push.telegramApiBase, resolveConnectedAccount: ctx.resolveConnectedAccount };
+  const deps = {
+    keyring: ctx.keyring,
+    egress: ctx.egress,
+    timeoutMs: ctx.push.targetTimeoutMs,
+    telegramApiBase: ctx.push.telegramApiBase,
+    resolveConnectedAccount: ctx.resolveConnectedAccount,
+  };
   const outcomes = await Promise.all(
     targets.map(async (target) => {
       const outcome = await sendToTarget(deps, q.tenant_id, instance.id, target, payload);
@@ -123,7 +132,14 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
             data: { ok: outcome.ok, status: outcome.status, error: outcome.error, finishedAt: new Date() },
           });
           if (changed.count > 0) {
-            await emit("push.target_attempted", { message_id: id, tenant_id: q.tenant_id, target_id: target.id, ok: outcome.ok, status: outcome.status, error: outcome.error });
+            await emit("push.target_attempted", {
+              message_id: id,
+              tenant_id: q.tenant_id,
+              target_id: target.id,
+              ok: outcome.ok,
+              status: outcome.status,
+              error: outcome.error,
+            });
           }
         })
         .catch((err: unknown) => ctx.logger.warn({ err, message_id: id, target_id: target.id }, "push outcome not recorded; recovery will settle the message"));

@@ -22,7 +22,9 @@ async function message(id: string, tenantId: string, outcomes: (boolean | null)[
       holdId,
       holdExpiresAt: new Date(Date.now() + 60_000),
       updatedAt: new Date(Date.now() - 120_000),
-      deliveries: { create: outcomes.map((ok, position) => ({ targetId: `t${position}`, position, type: "webhook", ok, error: ok === false ? "http_500" : null })) },
+      deliveries: {
+        create: outcomes.map((ok, position) => ({ targetId: `t${position}`, position, type: "webhook", ok, error: ok === false ? "http_500" : null })),
+      },
     },
   });
 }

@@ -47,7 +47,14 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
       if (msg.status !== "sending") return;
       await tx.pushDelivery.updateMany({ where: { messageId, ok: null }, data: { ok: false, error: "interrupted", finishedAt: new Date() } });
       for (const d of open) {
-        await emit("push.target_attempted", { message_id: messageId, tenant_id: msg.tenantId, target_id: d.targetId, ok: false, status: null, error: "interrupted" });
+        await emit("push.target_attempted", {
+          message_id: messageId,
+          tenant_id: msg.tenantId,
+          target_id: d.targetId,
+          ok: false,
+          status: null,
+          error: "interrupted",
+        });
       }
     });
   }
@@ -63,7 +70,12 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
     const calls = directCalls(ctx.ledger);
     const settled =
       charged > 0n
-        ? await captureHold(calls, ctx.ledger, { operation_id: captureOperation(msg.id), hold_id: holdId, units: charged.toString(), reason: `push message ${msg.id}` })
+        ? await captureHold(calls, ctx.ledger, {
+            operation_id: captureOperation(msg.id),
+            hold_id: holdId,
+            units: charged.toString(),
+            reason: `push message ${msg.id}`,
+          })
         : await voidHold(calls, ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
     if (settled.kind === "conflict") {
       // Settled before (by a racing sender or recovery): what the ledger holds is the truth.

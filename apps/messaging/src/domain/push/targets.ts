@@ -25,7 +25,12 @@ function failure(status: number | null, error: string | null): TargetOutcome {
  * delivered. The URL is checked (and pinned) against the egress policy on every
  * hop by `deliver`.
  */
-async function sendWebhook(deps: TargetDeps, instanceId: string, target: Extract<StoredTarget, { type: "webhook" }>, payload: PushPayload): Promise<TargetOutcome> {
+async function sendWebhook(
+  deps: TargetDeps,
+  instanceId: string,
+  target: Extract<StoredTarget, { type: "webhook" }>,
+  payload: PushPayload,
+): Promise<TargetOutcome> {
   const body = JSON.stringify(payload);
   const headers: Record<string, string> = { "content-type": "application/json", "x-service-event-id": payload.message_id };
   if (target.secret) headers["x-service-signature"] = signBody(openSecret(deps.keyring, target.secret, targetSecretContext(instanceId, target.id)), body);
@@ -61,7 +66,13 @@ async function sendTelegram(
   }
   const url = `${deps.telegramApiBase.replace(/\/+$/, "")}/bot${token}/sendMessage`;
   const body = JSON.stringify({ chat_id: target.chat_id, text: `${payload.title}\n\n${payload.text}` });
-  const res = await deliver(url, { method: "POST", body, headers: { "content-type": "application/json" }, timeoutMs: deps.timeoutMs, policy: { allowPrivate: true } });
+  const res = await deliver(url, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json" },
+    timeoutMs: deps.timeoutMs,
+    policy: { allowPrivate: true },
+  });
   let answerOk = false;
   try {
     answerOk = res.body !== undefined && (JSON.parse(res.body) as { ok?: unknown }).ok === true;

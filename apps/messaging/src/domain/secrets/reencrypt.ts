@@ -53,7 +53,10 @@ export async function reencryptMessagingSecrets(ctx: Ctx): Promise<ResealResult>
       },
     );
     if (changed) {
-      const replaced = await ctx.prisma.appInstance.updateMany({ where: { id: instance.id, version: instance.version }, data: { config: instance.config as object } });
+      const replaced = await ctx.prisma.appInstance.updateMany({
+        where: { id: instance.id, version: instance.version },
+        data: { config: instance.config as object },
+      });
       if (replaced.count === 0) {
         ctx.logger.info({ instance_id: instance.id }, "instance changed meanwhile; its secrets were sealed by that change");
         done.reencrypted = 0;

@@ -26,7 +26,9 @@ beforeAll(async () => {
   t = await createTestContext();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/r`;
   const config = await storeSocialOpsConfig({ reply_webhook_url: url, reply_webhook_secret: "reply-secret" }, null, "inst_r", t.ctx.keyring, t.ctx.egress);
-  await t.ctx.prisma.appInstance.create({ data: { id: "inst_r", tenantId: "ten_1", serviceId: "socialops", alias: "inbox", status: "active", config, version: 1 } });
+  await t.ctx.prisma.appInstance.create({
+    data: { id: "inst_r", tenantId: "ten_1", serviceId: "socialops", alias: "inbox", status: "active", config, version: 1 },
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -34,7 +36,10 @@ afterAll(async () => {
 });
 
 async function queued(text: string) {
-  const { threadId } = await ingestSocialEvent({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", provider: "generic", event_id: `e-${text}`, thread_id: "T", subject: "s", text: "hi", author: null } });
+  const { threadId } = await ingestSocialEvent({
+    ctx: t.ctx,
+    input: { tenant_id: "ten_1", alias: "inbox", provider: "generic", event_id: `e-${text}`, thread_id: "T", subject: "s", text: "hi", author: null },
+  });
   return queueSocialReply({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", thread_id: threadId, text } });
 }
 
@@ -61,6 +66,10 @@ describe("delivering a reply", () => {
     expect(await deliverSocialReply({ ctx: t.ctx, input: { message_id: reply.id } })).toEqual({ done: true });
     const row = await t.ctx.prisma.socialMessage.findUniqueOrThrow({ where: { id: reply.id } });
     expect(row).toMatchObject({ deliveryState: "failed", deliveryAttempts: 3, deliveryLastStatus: 500, deliveryError: "http_500" });
-    expect((await t.outbox("socialops.reply_attempted")).filter((e) => e.payload.message_id === reply.id).map((e) => e.payload.state)).toEqual(["retrying", "retrying", "failed"]);
+    expect((await t.outbox("socialops.reply_attempted")).filter((e) => e.payload.message_id === reply.id).map((e) => e.payload.state)).toEqual([
+      "retrying",
+      "retrying",
+      "failed",
+    ]);
   });
 });

@@ -35,7 +35,8 @@ export async function deliverSocialReply({ ctx, input }: { ctx: AppContext; inpu
       sent_at: new Date().toISOString(),
     });
     const headers: Record<string, string> = { "content-type": "application/json", "x-service-event-id": message.id };
-    if (config.reply_webhook_secret) headers["x-service-signature"] = signBody(openSecret(ctx.keyring, config.reply_webhook_secret, replySecretContext(instance.id)), body);
+    if (config.reply_webhook_secret)
+      headers["x-service-signature"] = signBody(openSecret(ctx.keyring, config.reply_webhook_secret, replySecretContext(instance.id)), body);
     outcome = await deliver(config.reply_webhook_url, { method: "POST", body, headers, timeoutMs: ctx.reply.timeoutMs, policy: ctx.egress });
   }
 

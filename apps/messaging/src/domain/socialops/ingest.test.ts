@@ -8,12 +8,29 @@ let t: TestContext;
 beforeAll(async () => {
   t = await createTestContext();
   await t.ctx.prisma.appInstance.create({
-    data: { id: "inst_s", tenantId: "ten_1", serviceId: "socialops", alias: "inbox", status: "active", config: { reply_webhook_url: "http://127.0.0.1:1/r", reply_webhook_secret: null }, version: 1 },
+    data: {
+      id: "inst_s",
+      tenantId: "ten_1",
+      serviceId: "socialops",
+      alias: "inbox",
+      status: "active",
+      config: { reply_webhook_url: "http://127.0.0.1:1/r", reply_webhook_secret: null },
+      version: 1,
+    },
   });
 });
 afterAll(async () => t?.close());
 
-const event = (event_id: string, thread_id = "T") => ({ tenant_id: "ten_1", alias: "inbox", provider: "generic", event_id, thread_id, subject: "s", text: "x", author: null });
+const event = (event_id: string, thread_id = "T") => ({
+  tenant_id: "ten_1",
+  alias: "inbox",
+  provider: "generic",
+  event_id,
+  thread_id,
+  subject: "s",
+  text: "x",
+  author: null,
+});
 
 describe("ingesting SocialOps events", () => {
   it("stores concurrent duplicates once; every answer carries the stored ids", async () => {

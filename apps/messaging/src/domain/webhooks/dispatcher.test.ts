@@ -21,7 +21,12 @@ beforeAll(async () => {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const path = req.url ?? "/";
-      hits.push({ path, raw: Buffer.concat(chunks).toString(), signature: req.headers["x-service-signature"] as string, eventId: req.headers["x-service-event-id"] as string });
+      hits.push({
+        path,
+        raw: Buffer.concat(chunks).toString(),
+        signature: req.headers["x-service-signature"] as string,
+        eventId: req.headers["x-service-event-id"] as string,
+      });
       res.writeHead(failing.has(path) ? 503 : 200).end();
     });
   });
@@ -75,7 +80,10 @@ describe("conversation webhooks", () => {
     const d = dispatcher();
     d.start();
     try {
-      const c = await createConversation({ ctx: hub.ctx, input: { tenantId: "ten_d", subject: "s", metadataJson: "", participants: [{ kind: "agent", external_id: "a", display_name: "", role: "" }] } });
+      const c = await createConversation({
+        ctx: hub.ctx,
+        input: { tenantId: "ten_d", subject: "s", metadataJson: "", participants: [{ kind: "agent", external_id: "a", display_name: "", role: "" }] },
+      });
       d.kick();
       const delivered = await until(async () => {
         const row = await hub.ctx.prisma.webhookDelivery.findFirst({ where: { webhookId: ok.id, state: "delivered" } });
@@ -105,12 +113,16 @@ describe("conversation webhooks", () => {
       const replay = await replayWebhook({ ctx: hub.ctx, input: { tenantId: "ten_d", id: down.id, cursor: "", limit: 0 } });
       expect(replay).toMatchObject({ queued: 2, fromCursor: "0", nextCursor: "2" });
       d.kick();
-      await until(async () => ((await hub.ctx.prisma.webhookDelivery.count({ where: { webhookId: down.id, state: "delivered", replay: true } })) === 2 ? true : undefined));
+      await until(async () =>
+        (await hub.ctx.prisma.webhookDelivery.count({ where: { webhookId: down.id, state: "delivered", replay: true } })) === 2 ? true : undefined,
+      );
       const ids = new Set(hits.filter((h) => h.path === "/down").map((h) => h.eventId));
       expect(ids.size).toBe(2);
       const onlyLast = await replayWebhook({ ctx: hub.ctx, input: { tenantId: "ten_d", id: down.id, cursor: "1", limit: 0 } });
       expect(onlyLast).toMatchObject({ queued: 1, nextCursor: "2" });
-      await expect(replayWebhook({ ctx: hub.ctx, input: { tenantId: "ten_other", id: down.id, cursor: "", limit: 0 } })).rejects.toMatchObject({ code: "not_found" });
+      await expect(replayWebhook({ ctx: hub.ctx, input: { tenantId: "ten_other", id: down.id, cursor: "", limit: 0 } })).rejects.toMatchObject({
+        code: "not_found",
+      });
     } finally {
       await d.stop();
     }

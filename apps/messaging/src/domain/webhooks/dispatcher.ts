@@ -64,7 +64,9 @@ export class WebhookDispatcher {
   /** Claims the due deliveries and attempts them; returns how many it claimed. */
   private async round(): Promise<number> {
     const rows = await this.claim();
-    await Promise.all(rows.map((row) => this.send(row).catch((err: unknown) => this.options.logger.warn({ err, delivery_id: row.id }, "webhook attempt not recorded"))));
+    await Promise.all(
+      rows.map((row) => this.send(row).catch((err: unknown) => this.options.logger.warn({ err, delivery_id: row.id }, "webhook attempt not recorded"))),
+    );
     return rows.length;
   }
 
@@ -125,7 +127,13 @@ export class WebhookDispatcher {
     await ctx.transact(async (tx, emit) => {
       const changed = await tx.webhookDelivery.updateMany({
         where: { id: row.id, state: "pending", attempts: row.attempts },
-        data: { attempts: attempt, state, lastStatus: result.status, lastError: result.ok ? null : (result.error ?? `http_${result.status}`), nextAttemptAt: next },
+        data: {
+          attempts: attempt,
+          state,
+          lastStatus: result.status,
+          lastError: result.ok ? null : (result.error ?? `http_${result.status}`),
+          nextAttemptAt: next,
+        },
       });
       if (changed.count > 0) {
         await emit("conversation.webhook_attempted", {

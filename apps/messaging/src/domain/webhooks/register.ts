@@ -56,7 +56,10 @@ export async function revokeWebhook({ ctx, input }: { ctx: HubContext; input: { 
   const webhook = await findWebhook(ctx, input.tenantId, input.id);
   if (webhook.status === "revoked") return webhook;
   return ctx.transact(async (tx, emit) => {
-    const changed = await tx.conversationWebhook.updateMany({ where: { id: webhook.id, status: "active" }, data: { status: "revoked", revokedAt: new Date() } });
+    const changed = await tx.conversationWebhook.updateMany({
+      where: { id: webhook.id, status: "active" },
+      data: { status: "revoked", revokedAt: new Date() },
+    });
     if (changed.count > 0) {
       await tx.webhookDelivery.updateMany({ where: { webhookId: webhook.id, state: "pending" }, data: { state: "canceled" } });
       await emit("conversation.webhook_changed", { tenant_id: input.tenantId, webhook_id: webhook.id, change: "revoked", queued: 0 });
@@ -109,7 +112,10 @@ export async function listDeliveries({ ctx, input }: { ctx: HubContext; input: {
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: Math.min(Math.max(input.limit || 100, 1), 100),
   });
-  const events = await ctx.prisma.feedEvent.findMany({ where: { id: { in: deliveries.map((d) => d.eventId) } }, select: { id: true, type: true, position: true } });
+  const events = await ctx.prisma.feedEvent.findMany({
+    where: { id: { in: deliveries.map((d) => d.eventId) } },
+    select: { id: true, type: true, position: true },
+  });
   const byId = new Map(events.map((e) => [e.id, e]));
   return deliveries.map((d) => ({ delivery: d, eventType: byId.get(d.eventId)?.type ?? "", cursor: byId.get(d.eventId)?.position.toString() ?? "" }));
 }

@@ -80,7 +80,15 @@ export async function createWidgetSession({ ctx, input }: { ctx: HubContext; inp
       const refresh = await issueRefreshToken(tx, sessionId, ctx.widgetRefreshTtlSeconds);
       await emit("bot.widget_session_changed", { tenant_id: input.tenantId, session_id: sessionId, chat_id: chat.id, change: "created", reason: null });
       if (input.conversationId) await joinConversation(tx, emit, input, chat.id, sessionId);
-      if (fresh) await appendFeedEvent(tx, { stream: "widget", tenantId: input.tenantId, type: "chat.created", chatId: chat.id, conversationId: chat.conversationId, data: chatData(chat) });
+      if (fresh)
+        await appendFeedEvent(tx, {
+          stream: "widget",
+          tenantId: input.tenantId,
+          type: "chat.created",
+          chatId: chat.id,
+          conversationId: chat.conversationId,
+          data: chatData(chat),
+        });
       await appendFeedEvent(tx, {
         stream: "widget",
         tenantId: input.tenantId,
@@ -117,8 +125,16 @@ async function joinConversation(tx: Tx, emit: Emit, input: CreateWidgetSessionIn
   const conversationId = input.conversationId;
   const channel = await tx.conversationChannel.findUnique({ where: { tenantId_type_ref: { tenantId: input.tenantId, type: "bot_chat", ref: chatId } } });
   if (!channel) {
-    const created = await tx.conversationChannel.create({ data: { id: newId("chn"), tenantId: input.tenantId, conversationId, type: "bot_chat", ref: chatId } });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: conversationId, change: "channel_added", participant_id: null, channel_id: created.id });
+    const created = await tx.conversationChannel.create({
+      data: { id: newId("chn"), tenantId: input.tenantId, conversationId, type: "bot_chat", ref: chatId },
+    });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: conversationId,
+      change: "channel_added",
+      participant_id: null,
+      channel_id: created.id,
+    });
     await appendFeedEvent(tx, {
       stream: "conversation",
       tenantId: input.tenantId,
@@ -133,10 +149,30 @@ async function joinConversation(tx: Tx, emit: Emit, input: CreateWidgetSessionIn
   });
   if (!existing) {
     const participant = await tx.conversationParticipant.create({
-      data: { id: newId("cpt"), tenantId: input.tenantId, conversationId, kind: "visitor", externalId: input.visitorId, displayName: input.displayName || null, role: "member" },
+      data: {
+        id: newId("cpt"),
+        tenantId: input.tenantId,
+        conversationId,
+        kind: "visitor",
+        externalId: input.visitorId,
+        displayName: input.displayName || null,
+        role: "member",
+      },
     });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: conversationId, change: "participant_added", participant_id: participant.id, channel_id: null });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: input.tenantId, type: "participant.added", conversationId, data: participantData(participant) });
+    await emit("conversation.changed", {
+      tenant_id: input.tenantId,
+      conversation_id: conversationId,
+      change: "participant_added",
+      participant_id: participant.id,
+      channel_id: null,
+    });
+    await appendFeedEvent(tx, {
+      stream: "conversation",
+      tenantId: input.tenantId,
+      type: "participant.added",
+      conversationId,
+      data: participantData(participant),
+    });
   }
   await tx.conversation.update({ where: { id: conversationId }, data: { lastActivityAt: new Date() } });
   await appendFeedEvent(tx, {

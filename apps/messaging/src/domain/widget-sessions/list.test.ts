@@ -15,7 +15,8 @@ describe("a conversation's widget sessions", () => {
   it("lists the sessions opened in it, newest first, ended ones with their reason; other conversations' and tenants' stay out", async () => {
     const conv = await createConversation({ ctx: hub.ctx, input: { tenantId: "ten_1", subject: "help", metadataJson: "", participants: [] } });
     const id = conv.conversation.id;
-    const open = (tenantId: string, visitorId: string, conversationId: string) => createWidgetSession({ ctx: hub.ctx, input: { tenantId, visitorId, displayName: "", botId: "", conversationId } });
+    const open = (tenantId: string, visitorId: string, conversationId: string) =>
+      createWidgetSession({ ctx: hub.ctx, input: { tenantId, visitorId, displayName: "", botId: "", conversationId } });
     const a = await open("ten_1", "v-a", id);
     const b = await open("ten_1", "v-b", id);
     await open("ten_1", "v-c", "");
@@ -27,6 +28,8 @@ describe("a conversation's widget sessions", () => {
       ["v-a", "chat_ended"],
     ]);
     expect(sessions[0]!.id).toBe(b.sessionId);
-    await expect(listWidgetSessions({ ctx: hub.ctx, input: { tenantId: "ten_2", conversationId: id, limit: 10 } })).rejects.toMatchObject({ code: "not_found" });
+    await expect(listWidgetSessions({ ctx: hub.ctx, input: { tenantId: "ten_2", conversationId: id, limit: 10 } })).rejects.toMatchObject({
+      code: "not_found",
+    });
   });
 });

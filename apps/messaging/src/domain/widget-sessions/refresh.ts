@@ -28,7 +28,13 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
     if (session.revokedAt) return { kind: "invalid" };
     if (row.used_at) {
       await tx.widgetSession.update({ where: { id: session.id }, data: { revokedAt: new Date(), revokedReason: "refresh_reuse" } });
-      await emit("bot.widget_session_changed", { tenant_id: session.tenantId, session_id: session.id, chat_id: session.chatId, change: "revoked", reason: "refresh_reuse" });
+      await emit("bot.widget_session_changed", {
+        tenant_id: session.tenantId,
+        session_id: session.id,
+        chat_id: session.chatId,
+        change: "revoked",
+        reason: "refresh_reuse",
+      });
       await revokedFeedEvent(tx, session, "refresh_reuse");
       return { kind: "reused", sessionId: session.id };
     }
@@ -37,7 +43,13 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
     // A new generation: the access token issued with the used refresh token stops working.
     const { generation } = await tx.widgetSession.update({ where: { id: session.id }, data: { generation: { increment: 1 } }, select: { generation: true } });
     const next = await issueRefreshToken(tx, session.id, ctx.widgetRefreshTtlSeconds);
-    await emit("bot.widget_session_changed", { tenant_id: session.tenantId, session_id: session.id, chat_id: session.chatId, change: "refreshed", reason: null });
+    await emit("bot.widget_session_changed", {
+      tenant_id: session.tenantId,
+      session_id: session.id,
+      chat_id: session.chatId,
+      change: "refreshed",
+      reason: null,
+    });
     return {
       kind: "rotated",
       grant: {

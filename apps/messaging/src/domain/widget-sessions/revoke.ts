@@ -9,9 +9,18 @@ export async function revokeWidgetSession({ ctx, input }: { ctx: HubContext; inp
   const revoked = await ctx.transact(async (tx, emit) => {
     const session = await tx.widgetSession.findFirst({ where: { id: input.sessionId, tenantId: input.tenantId } });
     if (!session) throw new AppError("not_found", "No such widget session.");
-    const changed = await tx.widgetSession.updateMany({ where: { id: session.id, revokedAt: null }, data: { revokedAt: new Date(), revokedReason: "revoked" } });
+    const changed = await tx.widgetSession.updateMany({
+      where: { id: session.id, revokedAt: null },
+      data: { revokedAt: new Date(), revokedReason: "revoked" },
+    });
     if (changed.count === 0) return false;
-    await emit("bot.widget_session_changed", { tenant_id: session.tenantId, session_id: session.id, chat_id: session.chatId, change: "revoked", reason: "revoked" });
+    await emit("bot.widget_session_changed", {
+      tenant_id: session.tenantId,
+      session_id: session.id,
+      chat_id: session.chatId,
+      change: "revoked",
+      reason: "revoked",
+    });
     await revokedFeedEvent(tx, session, "revoked");
     return true;
   });

@@ -18,7 +18,12 @@ export const listPushMessages = defineRoute<EdgeDeps, PushMessagesParams, PushMe
     404: { description: "no such webhook-push instance of this tenant" },
   },
   async handler({ deps, params, query, principal }) {
-    const res = await deps.services.messaging.ListPushMessages({ tenant_id: sessionPrincipal(principal).tenantId, alias: params.alias, limit: query.limit ?? 50, before: query.before ?? "" });
+    const res = await deps.services.messaging.ListPushMessages({
+      tenant_id: sessionPrincipal(principal).tenantId,
+      alias: params.alias,
+      limit: query.limit ?? 50,
+      before: query.before ?? "",
+    });
     const data = res.messages.map((m) => ({
       id: m.id,
       status: m.status as "sending" | "delivered" | "partial" | "failed",

@@ -65,7 +65,9 @@ export const aiModelOwner = {
             base_url: c.base_url,
             ...(c.api_key !== undefined ? { api_key: c.api_key } : {}),
             ...(body.connected_account_id !== undefined ? { connected_account_id: body.connected_account_id } : {}),
-            ...(c.pricing ? { pricing: { input_units_per_mtok: String(c.pricing.input_units_per_mtok), output_units_per_mtok: String(c.pricing.output_units_per_mtok) } } : {}),
+            ...(c.pricing
+              ? { pricing: { input_units_per_mtok: String(c.pricing.input_units_per_mtok), output_units_per_mtok: String(c.pricing.output_units_per_mtok) } }
+              : {}),
           },
     );
     return aiModelJson(instance);

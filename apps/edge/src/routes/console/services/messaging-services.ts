@@ -41,7 +41,9 @@ export async function listMessagingInstances(deps: EdgeDeps, tenantId: string) {
 
 /** Push instances with their budget's current period (kept by managed-ai, docs/decisions/0024); one call for the list. */
 async function withPushBudgets(deps: EdgeDeps, instances: ServiceInstanceJson[]): Promise<ServiceInstanceJson[]> {
-  const budgeted = instances.filter((i) => i.service_id === "webhook-push" && typeof i.config.budget_units === "number" && typeof i.config.budget_period === "string");
+  const budgeted = instances.filter(
+    (i) => i.service_id === "webhook-push" && typeof i.config.budget_units === "number" && typeof i.config.budget_period === "string",
+  );
   if (budgeted.length === 0) return instances.map((i) => (i.service_id === "webhook-push" ? { ...i, budget: null } : i));
   const states = (
     await deps.services.managedAi.GetBudgets({

@@ -5,20 +5,29 @@ import { PathId } from "../../../http/units.js";
 // webhook-push and socialops instances (CONTRACT.md sections 8 and 10), served by messaging.
 
 const TargetId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 of A-Z a-z 0-9 _ -");
-const HttpUrl = z.string().max(2048).describe("http(s) URL; refused when it resolves to a loopback, private or link-local address (unless ALLOW_PRIVATE_TARGETS).");
+const HttpUrl = z
+  .string()
+  .max(2048)
+  .describe("http(s) URL; refused when it resolves to a loopback, private or link-local address (unless ALLOW_PRIVATE_TARGETS).");
 const Secret = z.string().min(1).max(256);
 
 export const WebhookTarget = z.strictObject({
   id: TargetId,
   type: z.literal("webhook"),
   url: HttpUrl,
-  secret: Secret.nullable().optional().describe("Signs each body: X-Service-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>. Omitted on update: kept; null: removed."),
+  secret: Secret.nullable()
+    .optional()
+    .describe("Signs each body: X-Service-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>. Omitted on update: kept; null: removed."),
   enabled: z.boolean().optional().describe("Default true."),
 });
 export const TelegramTarget = z.strictObject({
   id: TargetId,
   type: z.literal("telegram"),
-  bot_token: z.string().regex(/^[A-Za-z0-9:_-]{1,256}$/, "must be 1-256 of A-Z a-z 0-9 : _ -").optional().describe("Omitted on update: kept (unless connected_account_id is sent)."),
+  bot_token: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,256}$/, "must be 1-256 of A-Z a-z 0-9 : _ -")
+    .optional()
+    .describe("Omitted on update: kept (unless connected_account_id is sent)."),
   connected_account_id: PathId.optional().describe("A connected account (provider telegram) whose secret is the bot token."),
   chat_id: z.union([z.string().min(1).max(128), z.number().int()]),
   enabled: z.boolean().optional(),

@@ -7,12 +7,13 @@ import { PutServiceRequest, ServiceListResponse, ServiceResponse, type ServiceIn
 export const postService = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, PutServiceRequest>({
   method: "post",
   path: "/console/services",
-  summary: "Create or update (same alias) a service instance of the caller's tenant (service:manage): ai-model (managed or bring-your-own-key), webhook-push or socialops.",
+  summary:
+    "Create or update (same alias) a service instance of the caller's tenant (service:manage): ai-model (managed or bring-your-own-key), webhook-push or socialops.",
   tags: ["console", "services"],
   access: { kind: "tenant", minRole: "admin" },
   body: PutServiceRequest,
   responses: {
-    201: { description: "created or updated; secrets shown as \"[redacted]\"", schema: ServiceResponse },
+    201: { description: 'created or updated; secrets shown as "[redacted]"', schema: ServiceResponse },
     422: { description: "unknown model, connected account, or a base_url that is not a public address" },
   },
   async handler({ deps, body, principal }) {
@@ -24,7 +25,7 @@ export const postService = defineRoute<EdgeDeps, Record<string, never>, Record<s
 export const getServices = defineRoute<EdgeDeps>({
   method: "get",
   path: "/console/services",
-  summary: "The caller tenant's service instances of every kind, newest first; secrets shown as \"[redacted]\".",
+  summary: 'The caller tenant\'s service instances of every kind, newest first; secrets shown as "[redacted]".',
   tags: ["console", "services"],
   access: { kind: "tenant", minRole: "member" },
   responses: { 200: { description: "instances", schema: ServiceListResponse } },
@@ -33,7 +34,9 @@ export const getServices = defineRoute<EdgeDeps>({
     // One call per owning service (messaging owns two kinds and lists both at once).
     const listers = new Set(Object.values(SERVICE_OWNERS).map((owner: ServiceOwner<never>) => owner.list));
     const lists = await Promise.all([...listers].map((list) => list(deps, tenantId)));
-    const all: ServiceInstanceJson[] = lists.flat().sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.id.localeCompare(a.id)));
+    const all: ServiceInstanceJson[] = lists
+      .flat()
+      .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.id.localeCompare(a.id)));
     return { status: 200, body: { data: all } };
   },
 });

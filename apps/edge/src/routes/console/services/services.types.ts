@@ -16,9 +16,15 @@ export const ManagedConfig = z.strictObject({
 export const ByokConfig = z.strictObject({
   mode: z.literal("byok"),
   provider: z.literal("openai", 'config.provider must be "openai" (any OpenAI-compatible API)'),
-  base_url: z.url({ protocol: /^https?$/, error: "config.base_url must be an http(s) URL" }).max(2048).describe("The provider's API base, e.g. https://api.openai.com/v1."),
-  default_model: z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be a provider model name").describe("The provider's model used when a request names none."),
-  api_key: z.string().min(1).max(4096).optional().describe("The provider key (secret): stored encrypted, shown as \"[redacted]\"."),
+  base_url: z
+    .url({ protocol: /^https?$/, error: "config.base_url must be an http(s) URL" })
+    .max(2048)
+    .describe("The provider's API base, e.g. https://api.openai.com/v1."),
+  default_model: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,256}$/, "must be a provider model name")
+    .describe("The provider's model used when a request names none."),
+  api_key: z.string().min(1).max(4096).optional().describe('The provider key (secret): stored encrypted, shown as "[redacted]".'),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
   max_cost_per_request: z.number().min(0).max(1_000_000).optional().describe("USD; a request whose worst-case estimate at `pricing` is above it gets 409."),
   pricing: z
@@ -63,7 +69,9 @@ export const ServiceInstance = z
     alias: z.string(),
     status: z.enum(["active", "disabled"]),
     config: z.record(z.string(), z.unknown()),
-    budget: BudgetState.optional().describe("ai-model instances: the spend budget's current period (config.budget_units per config.budget_period); null: none."),
+    budget: BudgetState.optional().describe(
+      "ai-model instances: the spend budget's current period (config.budget_units per config.budget_period); null: none.",
+    ),
     version: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),

@@ -64,7 +64,10 @@ export type ModelParams = z.infer<typeof ModelParams>;
 
 export const PutModelRequest = z.strictObject({
   upstream_id: PathId.describe("An existing upstream (404 otherwise)."),
-  upstream_model: z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces").describe("The provider's model name."),
+  upstream_model: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces")
+    .describe("The provider's model name."),
   enabled: z.boolean().optional().describe("Default true on create; absent keeps the current value."),
   max_output_tokens: z.number().int().min(1).max(1_000_000).optional().describe("Default 4096 on create; absent keeps the current value."),
   version: ExpectedVersion,

@@ -85,6 +85,9 @@ export const captureRequest = defineRoute<EdgeDeps, RequestParams, Record<string
   },
   async handler({ deps, params, body }) {
     const res = await deps.services.managedAi.CaptureUsage({ id: params.id, units: String(body.units), reason: body.reason });
-    return { status: 200, body: { data: { id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) } } };
+    return {
+      status: 200,
+      body: { data: { id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) } },
+    };
   },
 });

@@ -25,7 +25,8 @@ const setting = (v: number | null | undefined) => (v === undefined ? undefined :
 export const putTenantFilesQuota = defineRoute<EdgeDeps, QuotaParams, Record<string, never>, UpdateQuotaRequest>({
   method: "put",
   path: "/ops/files/tenants/:tenant_id/quota",
-  summary: "Set a tenant's own file storage limits, or return them to the default with null (platform_admin). A limit below the usage keeps the files and refuses new uploads.",
+  summary:
+    "Set a tenant's own file storage limits, or return them to the default with null (platform_admin). A limit below the usage keeps the files and refuses new uploads.",
   tags: ["ops", "files"],
   access: { kind: "platform", level: "write" },
   params: QuotaParams,

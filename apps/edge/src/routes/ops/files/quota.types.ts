@@ -6,14 +6,7 @@ export const QuotaParams = z.object({ tenant_id: PathId });
 export type QuotaParams = z.infer<typeof QuotaParams>;
 
 const Limit = (max: number, what: string) =>
-  z
-    .number()
-    .int()
-    .min(0)
-    .max(max)
-    .nullable()
-    .optional()
-    .describe(`${what} for this tenant; null: back to the service's default; absent: unchanged.`);
+  z.number().int().min(0).max(max).nullable().optional().describe(`${what} for this tenant; null: back to the service's default; absent: unchanged.`);
 
 export const UpdateQuotaRequest = z.strictObject({
   bytes_quota: Limit(Number.MAX_SAFE_INTEGER, "Bytes the tenant's files may hold together"),

@@ -21,7 +21,9 @@ export const ChatCompletionRequest = z
   })
   .loose();
 
-export const ChatCompletionResponse = z.object({ id: z.string(), object: z.string(), model: z.string(), choices: z.array(z.unknown()), usage: z.unknown() }).loose();
+export const ChatCompletionResponse = z
+  .object({ id: z.string(), object: z.string(), model: z.string(), choices: z.array(z.unknown()), usage: z.unknown() })
+  .loose();
 
 export const ModelList = z.object({
   object: z.literal("list"),
@@ -54,7 +56,11 @@ export const NativeEmbeddingsRequest = z.object({
 export type NativeEmbeddingsRequest = z.infer<typeof NativeEmbeddingsRequest>;
 
 export const NativeEmbeddingsResponse = z.object({
-  data: z.object({ model: z.string(), embeddings: z.array(z.array(z.number())), usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).nullable() }),
+  data: z.object({
+    model: z.string(),
+    embeddings: z.array(z.array(z.number())),
+    usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).nullable(),
+  }),
 });
 
 /** OpenAI's embeddings body, documented here and validated only in managed-ai; unknown fields pass to byok providers. */

@@ -21,7 +21,9 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   params: AliasParams,
   body: ChatCompletionRequest,
   validateBody: false,
-  headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed)." } },
+  headers: {
+    "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed)." },
+  },
   responses: {
     200: {
       description: "The provider's answer (JSON), or an SSE stream ending with `data: [DONE]`",
@@ -31,7 +33,10 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
     400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
     402: { description: "insufficient balance; no provider call (managed)" },
     404: { description: "no such instance" },
-    409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused" },
+    409: {
+      description:
+        "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
+    },
     502: { description: "the provider failed; the reservation was released" },
   },
   async handler({ deps, req, res, params, principal }) {

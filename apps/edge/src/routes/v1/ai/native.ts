@@ -1,14 +1,7 @@
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import {
-  AliasParams,
-  ChatCompletionRequest,
-  NATIVE_COST_HEADERS,
-  NativeChatResponse,
-  NativeEmbeddingsRequest,
-  NativeEmbeddingsResponse,
-} from "./ai.types.js";
+import { AliasParams, ChatCompletionRequest, NATIVE_COST_HEADERS, NativeChatResponse, NativeEmbeddingsRequest, NativeEmbeddingsResponse } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./invoke.js";
 
 /*
@@ -22,7 +15,10 @@ const ERRORS = {
   400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
   402: { description: "insufficient balance; no provider call (managed)" },
   404: { description: "no such instance" },
-  409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused" },
+  409: {
+    description:
+      "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
+  },
   502: { description: "the provider failed; the reservation was released" },
 };
 
@@ -31,7 +27,11 @@ const usageOf = (u: unknown) => {
   const usage = u as { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null | undefined;
   if (!usage || typeof usage.prompt_tokens !== "number") return null;
   const completion = typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0;
-  return { prompt_tokens: usage.prompt_tokens, completion_tokens: completion, total_tokens: typeof usage.total_tokens === "number" ? usage.total_tokens : usage.prompt_tokens + completion };
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: completion,
+    total_tokens: typeof usage.total_tokens === "number" ? usage.total_tokens : usage.prompt_tokens + completion,
+  };
 };
 
 function parse(body: Buffer | string): Json {
@@ -87,7 +87,11 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   body: ChatCompletionRequest as never,
   headers: { "Idempotency-Key": { description: "As on the compatible route (managed instances)." } },
   responses: {
-    200: { description: "SSE stream ending with `data: [DONE]`", contentType: "text/event-stream", headers: { "X-Service-Estimated-Cost": NATIVE_COST_HEADERS["X-Service-Estimated-Cost"] } },
+    200: {
+      description: "SSE stream ending with `data: [DONE]`",
+      contentType: "text/event-stream",
+      headers: { "X-Service-Estimated-Cost": NATIVE_COST_HEADERS["X-Service-Estimated-Cost"] },
+    },
     ...ERRORS,
   },
   async handler({ deps, req, res, params, principal, body }) {
@@ -132,7 +136,11 @@ export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<st
   headers: { "Idempotency-Key": { description: "As on the compatible route (managed instances)." } },
   responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
   async handler({ deps, req, res, params, principal, body }) {
-    const forwarded = { input: body.input, ...(body.model !== undefined ? { model: body.model } : {}), ...(body.max_cost !== undefined ? { max_cost: body.max_cost } : {}) };
+    const forwarded = {
+      input: body.input,
+      ...(body.model !== undefined ? { model: body.model } : {}),
+      ...(body.max_cost !== undefined ? { max_cost: body.max_cost } : {}),
+    };
     const input = invokeRequest(req, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
     const cancel = cancelOnClose(res);
     const result = await deps.services.managedAi.Embed(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });

@@ -32,7 +32,11 @@ export const postBot = defineRoute<EdgeDeps, Record<string, never>, Record<strin
   body: CreateBotRequest,
   responses: { 201: { description: "created", schema: data(BotView) } },
   async handler({ deps, body, principal }) {
-    const bot = await deps.services.conversations.CreateBot({ tenant_id: keyPrincipal(principal).tenantId, name: body.name, welcome_message: body.welcome_message ?? "" });
+    const bot = await deps.services.conversations.CreateBot({
+      tenant_id: keyPrincipal(principal).tenantId,
+      name: body.name,
+      welcome_message: body.welcome_message ?? "",
+    });
     return { status: 201, body: { data: botView(bot) } };
   },
 });
@@ -46,7 +50,11 @@ export const getChats = defineRoute<EdgeDeps, Record<string, never>, ChatsQuery>
   query: ChatsQuery,
   responses: { 200: { description: "chats", schema: data(z.array(ChatView)) } },
   async handler({ deps, query, principal }) {
-    const res = await deps.services.conversations.ListChats({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, bot_id: query.bot_id ?? "" });
+    const res = await deps.services.conversations.ListChats({
+      tenant_id: keyPrincipal(principal).tenantId,
+      limit: query.limit ?? 100,
+      bot_id: query.bot_id ?? "",
+    });
     return { status: 200, body: { data: res.chats.map(chatView) } };
   },
 });
@@ -129,7 +137,11 @@ export const patchMessage = defineRoute<EdgeDeps, MessageParams, Record<string, 
     409: { description: "a visitor's message, or a deleted one" },
   },
   async handler({ deps, params, body, principal }) {
-    const message = await deps.services.conversations.UpdateMessage({ tenant_id: keyPrincipal(principal).tenantId, message_id: params.messageId, text: body.text });
+    const message = await deps.services.conversations.UpdateMessage({
+      tenant_id: keyPrincipal(principal).tenantId,
+      message_id: params.messageId,
+      text: body.text,
+    });
     return { status: 200, body: { data: messageView(message) } };
   },
 });
@@ -158,7 +170,12 @@ export const postChatAction = defineRoute<EdgeDeps, ChatParams, Record<string, n
   body: ActionRequest,
   responses: { 202: { description: "recorded on the widget feed", schema: data(ActionView) }, 404: { description: "no such chat of this tenant" } },
   async handler({ deps, params, body, principal }) {
-    const res = await deps.services.conversations.ChatAction({ tenant_id: keyPrincipal(principal).tenantId, chat_id: params.chatId, action: body.action, author: "bot" });
+    const res = await deps.services.conversations.ChatAction({
+      tenant_id: keyPrincipal(principal).tenantId,
+      chat_id: params.chatId,
+      action: body.action,
+      author: "bot",
+    });
     return { status: 202, body: { data: res } };
   },
 });

@@ -48,7 +48,12 @@ export type MessageParams = z.infer<typeof MessageParams>;
 
 export const ReplyRequest = z.strictObject({ chat_id: PathId, text: Text, reply_to_message_id: OptionalId });
 export type ReplyRequest = z.infer<typeof ReplyRequest>;
-export const FileMessageRequest = z.strictObject({ chat_id: PathId, file_id: FileId, caption: z.string().max(4096).optional(), reply_to_message_id: OptionalId });
+export const FileMessageRequest = z.strictObject({
+  chat_id: PathId,
+  file_id: FileId,
+  caption: z.string().max(4096).optional(),
+  reply_to_message_id: OptionalId,
+});
 export type FileMessageRequest = z.infer<typeof FileMessageRequest>;
 export const EditMessageRequest = z.strictObject({ text: Text });
 export type EditMessageRequest = z.infer<typeof EditMessageRequest>;

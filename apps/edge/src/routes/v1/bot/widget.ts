@@ -122,7 +122,10 @@ export const getWidgetEvents = defineRoute<EdgeDeps, Record<string, never>, Even
   tags: TAGS,
   access: { kind: "widget", orApiKeyScope: "bot:events:read" },
   query: EventsQuery,
-  responses: { 200: { description: "a page of events (empty at the head; keep polling with next_cursor)", schema: EventsPage }, 400: { description: "not a cursor of this feed" } },
+  responses: {
+    200: { description: "a page of events (empty at the head; keep polling with next_cursor)", schema: EventsPage },
+    400: { description: "not a cursor of this feed" },
+  },
   async handler({ deps, query, principal }) {
     const res = await deps.services.conversations.ListEvents({
       tenant_id: principal.kind === "widget" ? principal.tenantId : keyPrincipal(principal).tenantId,
@@ -145,7 +148,12 @@ export const getWidgetMessages = defineRoute<EdgeDeps, Record<string, never>, Me
   responses: { 200: { description: "messages, oldest first", schema: data(z.array(MessageView)) } },
   async handler({ deps, query, principal }) {
     const widget = widgetPrincipal(principal);
-    const res = await deps.services.conversations.ListMessages({ tenant_id: widget.tenantId, chat_id: widget.chatId, after: query.after ?? "", limit: query.limit ?? 100 });
+    const res = await deps.services.conversations.ListMessages({
+      tenant_id: widget.tenantId,
+      chat_id: widget.chatId,
+      after: query.after ?? "",
+      limit: query.limit ?? 100,
+    });
     return { status: 200, body: { data: res.messages.map(messageView) } };
   },
 });

@@ -63,7 +63,11 @@ export const getInbox = defineRoute<EdgeDeps, Record<string, never>, InboxQuery>
   query: InboxQuery,
   responses: { 200: { description: "conversations", schema: data(z.array(ConversationView)) } },
   async handler({ deps, query, principal }) {
-    const res = await deps.services.conversations.ListInbox({ tenant_id: keyPrincipal(principal).tenantId, status: query.status ?? "", limit: query.limit ?? 50 });
+    const res = await deps.services.conversations.ListInbox({
+      tenant_id: keyPrincipal(principal).tenantId,
+      status: query.status ?? "",
+      limit: query.limit ?? 50,
+    });
     return { status: 200, body: { data: res.conversations.map(conversationView) } };
   },
 });
@@ -176,7 +180,11 @@ export const deleteParticipant = defineRoute<EdgeDeps, ParticipantParams>({
   params: ParticipantParams,
   responses: { 204: { description: "removed" }, 404: { description: "no such conversation or participant" } },
   async handler({ deps, params, principal }) {
-    await deps.services.conversations.RemoveParticipant({ tenant_id: keyPrincipal(principal).tenantId, conversation_id: params.id, participant_id: params.participantId });
+    await deps.services.conversations.RemoveParticipant({
+      tenant_id: keyPrincipal(principal).tenantId,
+      conversation_id: params.id,
+      participant_id: params.participantId,
+    });
     return { status: 204 };
   },
 });
@@ -195,7 +203,12 @@ export const postChannel = defineRoute<EdgeDeps, ConversationParams, Record<stri
     409: { description: "the reference is already attached to a conversation" },
   },
   async handler({ deps, params, body, principal }) {
-    const c = await deps.services.conversations.AddChannel({ tenant_id: keyPrincipal(principal).tenantId, conversation_id: params.id, type: body.type, ref: body.ref });
+    const c = await deps.services.conversations.AddChannel({
+      tenant_id: keyPrincipal(principal).tenantId,
+      conversation_id: params.id,
+      type: body.type,
+      ref: body.ref,
+    });
     return { status: 201, body: { data: channelView(c) } };
   },
 });

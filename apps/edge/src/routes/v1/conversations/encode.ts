@@ -12,7 +12,13 @@ export const participantView = (p: messaging.Participant__Output) => ({
   updated_at: p.updated_at,
 });
 
-export const channelView = (c: messaging.Channel__Output) => ({ id: c.id, conversation_id: c.conversation_id, type: c.type, ref: c.ref, created_at: c.created_at });
+export const channelView = (c: messaging.Channel__Output) => ({
+  id: c.id,
+  conversation_id: c.conversation_id,
+  type: c.type,
+  ref: c.ref,
+  created_at: c.created_at,
+});
 
 export const conversationView = (c: messaging.Conversation__Output) => ({
   id: c.id,

@@ -20,7 +20,12 @@ export const postWebhook = defineRoute<EdgeDeps, Record<string, never>, Record<s
   body: RegisterWebhookRequest,
   responses: { 201: { description: "registered", schema: data(WebhookView) }, 400: { description: "invalid or disallowed URL, bad secret or event type" } },
   async handler({ deps, body, principal }) {
-    const w = await deps.services.conversations.RegisterWebhook({ tenant_id: keyPrincipal(principal).tenantId, url: body.url, secret: body.secret, event_types: body.event_types ?? [] });
+    const w = await deps.services.conversations.RegisterWebhook({
+      tenant_id: keyPrincipal(principal).tenantId,
+      url: body.url,
+      secret: body.secret,
+      event_types: body.event_types ?? [],
+    });
     return { status: 201, body: { data: webhookView(w) } };
   },
 });
@@ -81,7 +86,11 @@ export const getWebhookDeliveries = defineRoute<EdgeDeps, WebhookParams>({
   params: WebhookParams,
   responses: { 200: { description: "deliveries", schema: data(z.array(DeliveryView)) }, 404: notFound },
   async handler({ deps, params, principal }) {
-    const res = await deps.services.conversations.ListWebhookDeliveries({ tenant_id: keyPrincipal(principal).tenantId, webhook_id: params.webhookId, limit: 100 });
+    const res = await deps.services.conversations.ListWebhookDeliveries({
+      tenant_id: keyPrincipal(principal).tenantId,
+      webhook_id: params.webhookId,
+      limit: 100,
+    });
     return { status: 200, body: { data: res.deliveries.map(deliveryView) } };
   },
 });

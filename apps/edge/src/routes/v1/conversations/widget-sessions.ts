@@ -15,9 +15,16 @@ export const getWidgetSessions = defineRoute<EdgeDeps, ConversationParams, Widge
   access: { kind: "apiKey", scope: "conversation:read" },
   params: ConversationParams,
   query: WidgetSessionsQuery,
-  responses: { 200: { description: "sessions, newest first", schema: data(z.array(WidgetSessionView)) }, 404: { description: "no such conversation of this tenant" } },
+  responses: {
+    200: { description: "sessions, newest first", schema: data(z.array(WidgetSessionView)) },
+    404: { description: "no such conversation of this tenant" },
+  },
   async handler({ deps, params, query, principal }) {
-    const res = await deps.services.conversations.ListWidgetSessions({ tenant_id: keyPrincipal(principal).tenantId, conversation_id: params.id, limit: query.limit ?? 50 });
+    const res = await deps.services.conversations.ListWidgetSessions({
+      tenant_id: keyPrincipal(principal).tenantId,
+      conversation_id: params.id,
+      limit: query.limit ?? 50,
+    });
     const sessions = res.sessions.map((s) => ({
       id: s.id,
       chat_id: s.chat_id,
@@ -25,7 +32,7 @@ export const getWidgetSessions = defineRoute<EdgeDeps, ConversationParams, Widge
       display_name: orNull(s.display_name),
       status: s.revoked ? ("ended" as const) : ("live" as const),
       ended_at: orNull(s.revoked_at),
-      ended_reason: (orNull(s.revoked_reason) as "revoked" | "refresh_reuse" | "chat_ended" | null),
+      ended_reason: orNull(s.revoked_reason) as "revoked" | "refresh_reuse" | "chat_ended" | null,
       created_at: s.created_at,
     }));
     return { status: 200, body: { data: sessions } };

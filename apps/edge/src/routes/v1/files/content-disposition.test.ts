@@ -3,7 +3,33 @@ import { contentDisposition, escapeHtml } from "./content-disposition.js";
 
 /** Deterministic pseudo-random names mixing ASCII, quotes, controls, separators and non-ASCII. */
 function* names(count: number): Generator<string> {
-  const alphabet = ['"', "\\", ";", "%", "'", "\r", "\n", "\u0000", "\u007f", " ", "a", "Z", "0", ".", "é", "ж", "文", "😀", "\u202e", "=", "<", ">", "*", "(", ")"];
+  const alphabet = [
+    '"',
+    "\\",
+    ";",
+    "%",
+    "'",
+    "\r",
+    "\n",
+    "\u0000",
+    "\u007f",
+    " ",
+    "a",
+    "Z",
+    "0",
+    ".",
+    "é",
+    "ж",
+    "文",
+    "😀",
+    "\u202e",
+    "=",
+    "<",
+    ">",
+    "*",
+    "(",
+    ")",
+  ];
   let seed = 42;
   const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
   for (let i = 0; i < count; i++) {

@@ -49,7 +49,11 @@ export const getFileDownload = defineRoute<EdgeDeps, TokenParams>({
   access: { kind: "public" },
   params: TokenParams,
   responses: {
-    200: { description: "the bytes", contentType: "application/octet-stream", headers: { "Content-Disposition": "attachment, with the name", "Repr-Digest": "SHA-256 of the bytes" } },
+    200: {
+      description: "the bytes",
+      contentType: "application/octet-stream",
+      headers: { "Content-Disposition": "attachment, with the name", "Repr-Digest": "SHA-256 of the bytes" },
+    },
     404: { description: "unknown, expired or download limit reached" },
   },
   async handler({ deps, req, res, params }) {

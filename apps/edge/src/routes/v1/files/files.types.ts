@@ -17,7 +17,16 @@ export const FileView = z.object({
 });
 
 export const UploadResponse = z.object({
-  data: FileView.pick({ id: true, filename: true, size: true, sha256: true, expires_at: true, max_downloads: true, download_url: true, share_url: true }).extend({
+  data: FileView.pick({
+    id: true,
+    filename: true,
+    size: true,
+    sha256: true,
+    expires_at: true,
+    max_downloads: true,
+    download_url: true,
+    share_url: true,
+  }).extend({
     content_type: z.string(),
     created_at: z.string(),
   }),

@@ -70,7 +70,10 @@ export const getFileShare = defineRoute<EdgeDeps, TokenParams>({
     if (req.accepts(["application/json", "text/html"]) === "text/html") {
       res.setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
       res.setHeader("X-Content-Type-Options", "nosniff");
-      res.status(200).type("text/html; charset=utf-8").send(page({ ...data, href: path }));
+      res
+        .status(200)
+        .type("text/html; charset=utf-8")
+        .send(page({ ...data, href: path }));
       return { written: true };
     }
     return { status: 200, body: { data } };

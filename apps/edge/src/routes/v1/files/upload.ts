@@ -95,7 +95,8 @@ function uploadRoute(method: Method, summary: string) {
       400: { description: "a header is invalid (named in the message)" },
       409: { description: "the tenant's file-count quota is reached; nothing is kept", schema: QuotaErrorBody },
       413: {
-        description: "larger than the service accepts (`max_bytes`) or than what is left of the tenant's byte quota (`quota`), declared or counted; nothing is kept",
+        description:
+          "larger than the service accepts (`max_bytes`) or than what is left of the tenant's byte quota (`quota`), declared or counted; nothing is kept",
         schema: QuotaErrorBody,
       },
     },

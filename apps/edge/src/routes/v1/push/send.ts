@@ -44,7 +44,9 @@ export const postPushSend = defineRoute<EdgeDeps, PushAliasParams, Record<string
     const results = sent.results.map((r) => ({ target_id: r.target_id, ok: r.ok, status: r.status ?? null, error: r.error ?? null }));
     const data = { message_id: sent.message_id, results, charged_units: unitsToNumber(sent.charged_units) };
     if (sent.status === "failed") {
-      throw new AppError("upstream_error", "No target accepted the message; nothing was charged.", { extra: { message_id: sent.message_id, results, charged_units: data.charged_units } });
+      throw new AppError("upstream_error", "No target accepted the message; nothing was charged.", {
+        extra: { message_id: sent.message_id, results, charged_units: data.charged_units },
+      });
     }
     return { status: sent.status === "delivered" ? 200 : 207, body: { data } };
   },

@@ -40,7 +40,13 @@ function messageJson(m: messaging.SocialMessage__Output) {
     text: m.text,
     created_at: m.created_at,
     delivery: m.delivery_state
-      ? { state: m.delivery_state, attempts: m.delivery_attempts, last_status: m.delivery_last_status ?? null, error: m.delivery_error ?? null, delivered_at: m.delivered_at ?? null }
+      ? {
+          state: m.delivery_state,
+          attempts: m.delivery_attempts,
+          last_status: m.delivery_last_status ?? null,
+          error: m.delivery_error ?? null,
+          delivered_at: m.delivered_at ?? null,
+        }
       : null,
   };
 }
@@ -111,7 +117,12 @@ export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams>({
   params: ThreadParams,
   responses: { 200: { description: "messages", schema: SocialMessageListResponse }, 404: { description: "no such thread of this tenant" } },
   async handler({ deps, params, principal }) {
-    const res = await deps.services.messaging.ListSocialMessages({ tenant_id: keyPrincipal(principal).tenantId, alias: params.alias, thread_id: params.thread_id, limit: 500 });
+    const res = await deps.services.messaging.ListSocialMessages({
+      tenant_id: keyPrincipal(principal).tenantId,
+      alias: params.alias,
+      thread_id: params.thread_id,
+      limit: 500,
+    });
     return { status: 200, body: { data: res.messages.map(messageJson) } };
   },
 });
@@ -131,7 +142,13 @@ export const postSocialOpsReply = defineRoute<EdgeDeps, ThreadParams, Record<str
   },
   async handler({ deps, params, body, principal }) {
     const key = keyPrincipal(principal);
-    const message = await deps.services.messaging.QueueSocialReply({ tenant_id: key.tenantId, alias: params.alias, thread_id: params.thread_id, text: body.text, api_key_id: key.keyId });
+    const message = await deps.services.messaging.QueueSocialReply({
+      tenant_id: key.tenantId,
+      alias: params.alias,
+      thread_id: params.thread_id,
+      text: body.text,
+      api_key_id: key.keyId,
+    });
     return { status: 202, body: { data: { message_id: message.id, status: "queued" } } };
   },
 });

@@ -20,7 +20,11 @@ export const SocialEventRequest = z.object({
 });
 export type SocialEventRequest = z.infer<typeof SocialEventRequest>;
 export const SocialEventResponse = z.object({
-  data: z.object({ thread_id: z.string(), message_id: z.string(), duplicate: z.boolean().optional().describe("Present (true) when the event had been received before.") }),
+  data: z.object({
+    thread_id: z.string(),
+    message_id: z.string(),
+    duplicate: z.boolean().optional().describe("Present (true) when the event had been received before."),
+  }),
 });
 
 export const SocialThreadView = z.object({

@@ -36,7 +36,12 @@ export const postTronQuote = defineRoute<EdgeDeps, Record<string, never>, Record
   body: QuoteRequest,
   responses: { 200: { description: "the quote", schema: QuoteResponse }, 400: { description: "receiver, energy or duration_seconds out of bounds" } },
   async handler({ deps, body, principal }) {
-    const q = await deps.services.jobs.CreateQuote({ tenant_id: keyPrincipal(principal).tenantId, receiver: body.receiver, energy: body.energy, duration_seconds: body.duration_seconds });
+    const q = await deps.services.jobs.CreateQuote({
+      tenant_id: keyPrincipal(principal).tenantId,
+      receiver: body.receiver,
+      energy: body.energy,
+      duration_seconds: body.duration_seconds,
+    });
     return {
       status: 200,
       body: {
@@ -63,12 +68,16 @@ export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record
   tags: ["tron"],
   access: { kind: "apiKey", scope: "tron:lease" },
   body: LeaseRequest,
-  headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a repeat with the same parameters gets the same job (charged once), with others 409." } },
+  headers: {
+    "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a repeat with the same parameters gets the same job (charged once), with others 409." },
+  },
   responses: {
     202: { description: "accepted; follow the job", schema: LeaseAccepted },
     400: { description: "bounds, callback_url not HTTPS, callback_secret missing or not 16-256 characters" },
     402: { description: "live mode: the balance does not cover the quote's cost" },
-    409: { description: "unknown or expired quote, parameters differing from it, cost above max_cost (pricing.cost), Idempotency-Key reused with other parameters" },
+    409: {
+      description: "unknown or expired quote, parameters differing from it, cost above max_cost (pricing.cost), Idempotency-Key reused with other parameters",
+    },
   },
   async handler({ deps, req, body, principal }) {
     const idempotencyKey = req.header("idempotency-key");

@@ -22,7 +22,9 @@ export const QuoteResponse = z.object({
     provider_period: z
       .object({ name: z.string(), seconds: z.number().int() })
       .nullable()
-      .describe("The provider's rental period the lease will be ordered for: the smallest that covers duration_seconds (itrx: 1H, 1D..30D). Null when the provider takes the duration as is."),
+      .describe(
+        "The provider's rental period the lease will be ordered for: the smallest that covers duration_seconds (itrx: 1H, 1D..30D). Null when the provider takes the duration as is.",
+      ),
   }),
 });
 
@@ -36,7 +38,10 @@ export const LeaseRequest = z
     callback_url: z.string().min(1).max(2048).optional().describe("HTTPS URL that receives signed `job.updated` callbacks (live mode only)."),
     callback_secret: z.string().min(16).max(256).optional().describe("HMAC-SHA256 key of X-Service-Signature; required with callback_url."),
   })
-  .refine((b) => b.callback_url === undefined || b.callback_secret !== undefined, { message: "callback_secret is required with callback_url", path: ["callback_secret"] });
+  .refine((b) => b.callback_url === undefined || b.callback_secret !== undefined, {
+    message: "callback_secret is required with callback_url",
+    path: ["callback_secret"],
+  });
 export type LeaseRequest = z.infer<typeof LeaseRequest>;
 
 export const LeaseAccepted = z.object({
