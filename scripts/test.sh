@@ -8,7 +8,7 @@ case "${1:-}" in
 Usage: ./scripts/test.sh        (also: pnpm test)
 
 Sets this machine up (pnpm, PostgreSQL, NATS, Redis, Chromium, dependencies, build;
-see scripts/setup.sh), lints (pnpm lint) and checks for import cycles (pnpm cycles),
+see scripts/setup.sh), checks formatting (pnpm format:check; pnpm format fixes it), lints (pnpm lint) and checks for import cycles (pnpm cycles),
 type-checks everything, runs every package's tests (unit, stack-level integration,
 the console's browser tests) and the fault suite, and validates docker-compose.yml.
 It leaves the working tree as it found it: the screenshots and docs/reliability.md
@@ -27,7 +27,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 # The console's end-to-end tests drive Debian's Chromium (tests/src/console.e2e.test.ts).
 if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
 
-log "lint (biome) and import cycles"
+log "format check, lint (biome) and import cycles"
+pnpm format:check
 pnpm lint
 pnpm cycles
 
