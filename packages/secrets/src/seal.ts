@@ -36,6 +36,28 @@ export function sealCredential(keyring: Keyring, plaintext: string, context: str
  * do not match.
  */
 export function openCredential(keyring: Keyring, sealed: { ciphertext: Uint8Array; keyId: string }, context: string): string {
+  const known = opened.get(sealed.ciphertext);
+  if (known && known.keyring === keyring && known.keyId === sealed.keyId && known.context === context && known.bytes.equals(sealed.ciphertext)) {
+    return known.plaintext;
+  }
+  const plaintext = decrypt(keyring, sealed, context);
+  opened.set(sealed.ciphertext, { keyring, keyId: sealed.keyId, context, bytes: Buffer.from(sealed.ciphertext), plaintext });
+  return plaintext;
+}
+
+/*
+ * Blobs already opened, by the blob's own object: a row held by a cache (managed-ai's
+ * catalog opens its upstream's key on every metered call) is decrypted once, not per
+ * use. Setting up an AES-GCM decipher costs about 0.09 ms in Node 24, a tenth of a
+ * call's CPU at load (docs/benchmarks/optimizations.md, session 23). An entry lives as
+ * long as the blob's object: a re-read row is a new object and is opened again, so a
+ * rotated or changed key is never served from here; its bytes are compared too (a
+ * blob changed in place is decrypted and authenticated again). The plaintext stays in the memory
+ * that already holds the blob and the keyring that opens it.
+ */
+const opened = new WeakMap<Uint8Array, { keyring: Keyring; keyId: string; context: string; bytes: Buffer; plaintext: string }>();
+
+function decrypt(keyring: Keyring, sealed: { ciphertext: Uint8Array; keyId: string }, context: string): string {
   const key = keyring.keys.get(sealed.keyId);
   if (!key) throw new CredentialError(`key ${sealed.keyId} is not in ENCRYPTION_KEYS`);
   const blob = Buffer.from(sealed.ciphertext);

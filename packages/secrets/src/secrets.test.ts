@@ -66,6 +66,17 @@ describe("sealed credentials (AES-256-GCM)", () => {
     expect(() => openCredential(parseKeyring(K2), old, context)).toThrow(new CredentialError("key k1 is not in ENCRYPTION_KEYS"));
   });
 
+  it("opens a blob once per object, and never serves what it opened to another context, key id, keyring or changed bytes", () => {
+    const sealed = sealCredential(ring, SECRET, context);
+    expect(openCredential(ring, sealed, context)).toBe(SECRET);
+    expect(openCredential(ring, sealed, context)).toBe(SECRET);
+    expect(() => openCredential(ring, sealed, upstreamKeyContext("up_2"))).toThrow(CredentialError);
+    expect(() => openCredential(ring, { ...sealed, keyId: "k1" }, context)).toThrow(CredentialError);
+    expect(() => openCredential(parseKeyring(K1), sealed, context)).toThrow(new CredentialError("key k2 is not in ENCRYPTION_KEYS"));
+    sealed.ciphertext[14] = sealed.ciphertext[14]! ^ 1; // the same object, changed in place
+    expect(() => openCredential(ring, sealed, context)).toThrow(CredentialError);
+  });
+
   it("refuses a blob moved to another upstream, tampered with, or labelled with another key", () => {
     const sealed = sealCredential(ring, SECRET, context);
     expect(() => openCredential(ring, sealed, upstreamKeyContext("up_2"))).toThrow(CredentialError);
