@@ -12,16 +12,9 @@ export type Emit = <T extends EventType>(type: T, data: EventData<T>, options?: 
  * if and only if that transaction commits. Returns the event id.
  */
 export async function enqueueEvent<T extends EventType>(tx: SqlExecutor, type: T, data: EventData<T>, options: EmitOptions = {}): Promise<string> {
-  const payload = validateData(type, data);
-  const id = options.id ?? newId("evt");
-  await tx.$executeRawUnsafe(
-    "INSERT INTO outbox_events (id, type, payload, request_id) VALUES ($1, $2, $3::jsonb, $4)",
-    id,
-    type,
-    JSON.stringify(payload),
-    options.requestId ?? currentRequestId() ?? null,
-  );
-  return id;
+  const event = outboxRow(type, data, options);
+  await tx.$executeRawUnsafe("INSERT INTO outbox_events (id, type, payload, request_id) VALUES ($1, $2, $3::jsonb, $4)", ...event.values);
+  return event.id;
 }
 
 export type Transact<Tx extends SqlExecutor> = <R>(fn: (tx: Tx, emit: Emit) => Promise<R>) => Promise<R>;
