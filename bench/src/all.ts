@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "@gateway/testkit";
 import { auditOk, meanCpu, measure, runOk, targets, type Measured, type Mode, type Target } from "./compare.js";
-import { startGateway } from "./gateway.js";
+import { closeoutOk, startGateway, type Closeout } from "./gateway.js";
 import { measureKeys } from "./keys.js";
 import { machine } from "./machine.js";
 import { startMock, startPortkey } from "./targets.js";
@@ -29,6 +29,7 @@ const portkey = await startPortkey();
 const gateway = await startGateway(mock.url, MOCK_KEY);
 const all = targets(mock, portkey, gateway, MOCK_KEY);
 const results: Measured[] = [];
+let closeout: Closeout | undefined;
 
 try {
   // Every target answers before anything is measured.
@@ -55,6 +56,10 @@ try {
       }
     }
   }
+  // The allotments close once idle (ALLOTMENT_IDLE_SECONDS, found by the reconciler's next
+  // pass): then the whole run's journal must equal its usage records.
+  closeout = await gateway.closeout(90_000);
+  console.log(`closeout: ${JSON.stringify(closeout, (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`);
 } finally {
   await gateway.stop();
   await portkey.stop();
@@ -127,7 +132,7 @@ for (const mode of ["json", "stream"] as Mode[]) {
   const calls = avg(runs.map((r) => r.audit!.ledgerCallsPerRequest));
   targetRows.push(`| ${mode}: ledger calls per metered request at 32 connections | ≤ 0.10 | ${calls.toFixed(3)} | ${calls <= 0.1 ? "met" : "not met"} |`);
 }
-const failures = results.filter((r) => !runOk(r)).length;
+const failures = results.filter((r) => !runOk(r)).length + (closeout && closeoutOk(closeout) ? 0 : 1);
 targetRows.push(`| errors and accounting drift, every run | 0 | ${failures} runs with either | ${failures === 0 ? "met" : "not met"} |`);
 
 const gatewayCpu: string[] = [];
@@ -201,6 +206,20 @@ ledger answered during the run (its gRPC server histogram), per answered request
 | mode | connections | 200 answers | completed records | charged units | balance drop | reserved after | other records | ledger calls / request | invariant | result |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |
 ${audits.join("\n")}
+
+After the last run, once the reconciler had closed the tenant's allotments (they close when
+idle, decision 0028; waited ${closeout?.waitedSeconds ?? "?"} s): every allotment closed, one
+posted transfer per record charged from an allotment, and the journal's charges (posts and
+captures) equal to the records' charges and to the balance drop, over the whole benchmark
+(warm-ups included).
+
+| allotments | closed | not closed | completed records | from allotments | posts in the journal | records' charges | posted + captured | balance drop | reserved | invariant | result |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |
+${
+  closeout
+    ? `| ${closeout.allotments.opened} | ${closeout.allotments.closed} | ${closeout.allotments.notClosed} | ${closeout.records.completed} | ${closeout.records.fromAllotments} | ${closeout.journal.posts} | ${closeout.records.charged} | ${closeout.journal.postedUnits + closeout.journal.capturedUnits} | ${closeout.journal.balanceDrop} | ${closeout.journal.reserved} | ${closeout.invariantOk ? "ok" : "BROKEN"} | ${closeoutOk(closeout) ? "ok" : "DRIFT"} |`
+    : "| not measured | | | | | | | | | | | FAILED |"
+}
 
 ## Ledger: reserve + capture pairs
 

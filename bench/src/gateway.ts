@@ -21,8 +21,36 @@ export type Gateway = {
   groups(): ProcessGroup[];
   /** Which PostgreSQL backend serves which service's database, for the CPU groups; call before sampling. */
   snapshotBackends(): Promise<void>;
+  /**
+   * After the last request: waits (at most `timeoutMs`) until the reconciler has closed
+   * every allotment of the tenant (they close once idle, decision 0028), then compares
+   * the journal with the usage records.
+   */
+  closeout(timeoutMs: number): Promise<Closeout>;
   stop(): Promise<void>;
 };
+
+/** The tenant's money once its allotments are closed: the ledger's journal against the usage records. */
+export type Closeout = {
+  waitedSeconds: number;
+  allotments: { opened: number; closed: number; notClosed: number };
+  records: { completed: number; charged: bigint; fromAllotments: number };
+  journal: { posts: number; postedUnits: bigint; capturedUnits: bigint; balanceDrop: bigint; reserved: bigint };
+  invariantOk: boolean;
+};
+
+/** Whole-run figures agree: every allotment closed, one post per allotment-charged record, journal charges = record charges = balance drop. */
+export function closeoutOk(c: Closeout): boolean {
+  const charged = c.journal.postedUnits + c.journal.capturedUnits;
+  return (
+    c.allotments.notClosed === 0 &&
+    c.journal.posts === c.records.fromAllotments &&
+    charged === c.records.charged &&
+    c.journal.balanceDrop === c.records.charged &&
+    c.journal.reserved === 0n &&
+    c.invariantOk
+  );
+}
 
 function must<T>(res: { status: number; body: T }, status: number, what: string): T {
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -59,7 +87,8 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
   must(await op("PUT", "/ops/ai/models/bench-small", { upstream_id: "mock", upstream_model: "mock-small" }), 200, "model");
   must(await op("POST", "/ops/ai/models/bench-small/prices", { input_units_per_mtok: 1_500_000, output_units_per_mtok: 6_000_000 }), 201, "price");
   const tenant = await newTenant(stack.edgeUrl, "bench");
-  must(await op("POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { units: 1_000_000_000_000, reason: "benchmark" }), 201, "credit");
+  const credited = 1_000_000_000_000n;
+  must(await op("POST", `/ops/ledger/tenants/${tenant.tenantId}/credits`, { units: Number(credited), reason: "benchmark" }), 201, "credit");
   must(
     await call(stack.edgeUrl, "POST", "/console/services", {
       token: tenant.token,
@@ -138,6 +167,46 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
         await Promise.all(services.map(async (s) => [(await stack.sql<{ db: string }>(s, "SELECT current_database() AS db"))[0]!.db, s] as const)),
       );
       backends = rows.map((r) => ({ pid: r.pid, service: r.datname ? names.get(r.datname) : undefined }));
+    },
+    async closeout(timeoutMs) {
+      const started = Date.now();
+      type States = { state: string; n: number };
+      const states = () =>
+        stack.sql<States>("managed-ai", "SELECT state, count(*)::int AS n FROM allotments WHERE tenant_id = $1 GROUP BY state", [tenant.tenantId]);
+      let rows = await states();
+      while (rows.some((r) => r.state !== "closed") && Date.now() - started < timeoutMs) {
+        await new Promise((r) => setTimeout(r, 1_000));
+        rows = await states();
+      }
+      const [records] = await stack.sql<{ completed: number; charged: string | null; from_allotments: number }>(
+        "managed-ai",
+        `SELECT count(*)::int AS completed, sum(final_units)::text AS charged, count(allotment_id)::int AS from_allotments
+         FROM usage_records WHERE tenant_id = $1 AND status = 'completed'`,
+        [tenant.tenantId],
+      );
+      const [journal] = await stack.sql<{ posts: number; posted: string | null; captured: string | null }>(
+        "ledger",
+        `SELECT count(*) FILTER (WHERE kind = 'post')::int AS posts, sum(units) FILTER (WHERE kind = 'post')::text AS posted,
+                sum(units) FILTER (WHERE kind = 'capture')::text AS captured
+         FROM transfers WHERE tenant_id = $1`,
+        [tenant.tenantId],
+      );
+      const balance = await ledger.GetBalance({ tenant_id: tenant.tenantId });
+      const check = await ledger.CheckInvariant({ tenant_id: tenant.tenantId });
+      const count = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
+      return {
+        waitedSeconds: Math.round((Date.now() - started) / 1000),
+        allotments: { opened: rows.reduce((n, r) => n + r.n, 0), closed: count("closed"), notClosed: rows.reduce((n, r) => n + r.n, 0) - count("closed") },
+        records: { completed: records?.completed ?? 0, charged: BigInt(records?.charged ?? "0"), fromAllotments: records?.from_allotments ?? 0 },
+        journal: {
+          posts: journal?.posts ?? 0,
+          postedUnits: BigInt(journal?.posted ?? "0"),
+          capturedUnits: BigInt(journal?.captured ?? "0"),
+          balanceDrop: credited - BigInt(balance.available_units) - BigInt(balance.reserved_units),
+          reserved: BigInt(balance.reserved_units),
+        },
+        invariantOk: check.ok,
+      };
     },
     async stop() {
       ledger.close();
