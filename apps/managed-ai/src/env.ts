@@ -62,6 +62,11 @@ export const ManagedAiEnv = z
         max: 900,
       },
     ),
+    RECORD_COMMIT_CONCURRENCY: int(
+      "How many group-committed statements of usage records (opens, and apart from them settlements) may be in flight at once; records that arrive meanwhile wait and go together in the next statement.",
+      1,
+      { min: 1, max: 8 },
+    ),
     ALLOTMENT_IDLE_SECONDS: int("An allotment without a new claim for this long is closed by the reconciler (its rest goes back to available).", 30, {
       min: 1,
     }),

@@ -66,7 +66,10 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       allotments,
       transact: invalidating(transact, catalog),
       sql,
-      records: new UsageRecordWriter(sql, logger, { onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size) }),
+      records: new UsageRecordWriter(sql, logger, {
+        concurrency: env.RECORD_COMMIT_CONCURRENCY,
+        onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
+      }),
       catalog,
       logger: logger.child({ component: "managed-ai" }),
       keyring: parseKeyring(env.ENCRYPTION_KEYS),
