@@ -1,7 +1,7 @@
 import { inSpan } from "@gateway/telemetry";
 import { recordSpans } from "@gateway/telemetry/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { MovementQueue, poolMovements, type MovementRow, type QueuedMovement } from "./movement-queue.js";
+import { poolMovements, type MovementQueue, type MovementRow, type QueuedMovement } from "./movement-queue.js";
 
 let recorder: Awaited<ReturnType<typeof recordSpans>>;
 beforeAll(async () => (recorder = await recordSpans("ledger")));

@@ -59,7 +59,7 @@ export async function invokeChatStream({
       relaying = false;
     }
   };
-  let body;
+  let body: Awaited<ReturnType<ManagedAiContext["provider"]["chat"]>>["body"];
   try {
     body = (await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, true), signal: call.signal })).body;
   } catch (err) {

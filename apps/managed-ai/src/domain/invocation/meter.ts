@@ -5,7 +5,7 @@ import type { Budget } from "../budgets/budget.js";
 import { reserveBudgets } from "../budgets/reserve.js";
 import { settleBudgets, settleBudgetsOf } from "../budgets/settle.js";
 import type { Priced as Plan } from "./plan.js";
-import { openReservation, settleCompleted, settleFailed, settleReview, type OpenInput, type Usage } from "./settlement.js";
+import { openReservation, settleCompleted, settleFailed, settleReview, type Opened, type OpenInput, type Usage } from "./settlement.js";
 
 /**
  * The money side of one call, the same for every route and both modes, so the
@@ -33,7 +33,7 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
   await reserveBudgets({ ctx, input: { requestId: input.requestId, tenantId: plan.tenantId, budgets, units: plan.reservedUnits } });
   // byok: recorded like a managed request, without a hold, and without Idempotency-Key enforcement (as before).
   const openInput = plan.mode === "byok" ? { ...input, idempotencyKey: null } : input;
-  let opened;
+  let opened: Opened;
   try {
     opened = await openReservation(ctx, plan, openInput);
   } catch (err) {

@@ -63,7 +63,7 @@ async function managedModel(ctx: ManagedAiContext, tenantId: string, config: Man
     throw new AppError("invalid_request", `model ${modelAlias} is not served by this instance`, { extra: { param: "model" } });
   }
   const model = await ctx.catalog.model(modelAlias, tenantId);
-  if (!model || !model.enabled) throw new AppError("invalid_request", `model ${modelAlias} is not available`, { extra: { param: "model" } });
+  if (!model?.enabled) throw new AppError("invalid_request", `model ${modelAlias} is not available`, { extra: { param: "model" } });
   const price = model.prices[0];
   if (!price) throw new AppError("unavailable", `model ${modelAlias} has no price yet; billing is not configured.`);
   const upstream = model.upstream;

@@ -17,7 +17,12 @@ const captures: Capture[] = [];
 let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
-  const ledgerCalls = { capture: (req: Capture) => (captures.push(req), captureImpl(req)) };
+  const ledgerCalls = {
+    capture: (req: Capture) => {
+      captures.push(req);
+      return captureImpl(req);
+    },
+  };
   t = await createTestContext({ ledgerCalls: ledgerCalls as never });
   ctx = t.ctx;
 });
