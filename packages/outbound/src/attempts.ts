@@ -1,5 +1,8 @@
 import { backoffDelayMs } from "./backoff.js";
 
+/** The contract's attempt limit of job callbacks and conversation webhooks (CONTRACT.md section 9): the 8th failure gives up. */
+export const MAX_DELIVERY_ATTEMPTS = 8;
+
 /** The retry rule of every outbound delivery queue. */
 export type RetryRule = {
   /** At most this many attempts (the contract's 8 for callbacks and webhooks). */

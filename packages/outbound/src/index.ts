@@ -1,5 +1,5 @@
 export { isLoopbackAddress, isPrivateAddress } from "./addresses.js";
-export { nextStep, type AttemptStep, type RetryRule } from "./attempts.js";
+export { MAX_DELIVERY_ATTEMPTS, nextStep, type AttemptStep, type RetryRule } from "./attempts.js";
 export { backoffDelayMs } from "./backoff.js";
 export { closeAgents, deliver, guardedAgent, type DeliveryRequest, type DeliveryResult } from "./deliver.js";
 export {
