@@ -5,7 +5,7 @@ import { closeAgents } from "@gateway/outbound";
 import { createClient } from "@gateway/grpc-kit";
 import { jobsV1, ledgerV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
-import { CallbackDispatcher } from "./callbacks/dispatcher.js";
+import { createCallbackDispatcher } from "./callbacks/dispatcher.js";
 import { createPrisma, type JobsContext, type Tx } from "./db.js";
 import { recordAuditEvents } from "./domain/audit/record.js";
 import { JobsEnv, loadEnv } from "./env.js";
@@ -26,7 +26,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   register: async (server, { prisma, transact, consume, js, jsm, subjects, logger, registry, shutdown }) => {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
     const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
-    const dispatcher = new CallbackDispatcher({
+    const dispatcher = createCallbackDispatcher({
       prisma,
       keyring,
       logger,

@@ -16,6 +16,7 @@ import { Allotments } from "./domain/allotments/allotments.js";
 import { UsageRecordWriter } from "./storage/usage-records.js";
 import { ProviderClient } from "./providers/openai.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
+import { egressPolicy } from "@gateway/outbound";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
@@ -36,7 +37,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     });
     const provider = new ProviderClient(
       { headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS },
-      { allowPrivate: env.ALLOW_PRIVATE_TARGETS },
+      egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS }),
     );
     // After the gRPC server has drained (it stops first): nothing calls these any more.
     shutdown.add("ledger client", async () => ledger.close());

@@ -1,6 +1,6 @@
 import { createClient } from "@gateway/grpc-kit";
 import type { Infrastructure } from "@gateway/runtime";
-import { closeAgents } from "@gateway/outbound";
+import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
 import type { AppContext } from "./app-context.js";
@@ -29,7 +29,7 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
     ...base,
     logger: logger.child({ component: "apps" }),
     keyring: parseKeyring(env.ENCRYPTION_KEYS),
-    egress: { allowPrivate: env.ALLOW_PRIVATE_TARGETS },
+    egress: egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS }),
     ledger,
     budgets: {
       async reserve(input) {

@@ -1,12 +1,12 @@
 import { Broadcast } from "@gateway/events";
-import { checkUrl, type EgressPolicy } from "@gateway/outbound";
+import { checkUrl, egressPolicy } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";
 import type { Infrastructure } from "@gateway/runtime";
 import type { Tx } from "./db.js";
 import type { PrismaClient } from "./generated/prisma/client.js";
 import { formatOnlyFileRefs } from "./domain/files/file-refs.js";
 import type { HubContext } from "./domain/hub-context.js";
-import { WebhookDispatcher } from "./domain/webhooks/dispatcher.js";
+import { createWebhookDispatcher } from "./domain/webhooks/dispatcher.js";
 import type { MessagingEnv } from "./env.js";
 
 /** What an edge replica hears when widget sessions end (it drops them from its cache at once). */
@@ -17,12 +17,9 @@ export const WIDGET_SESSIONS_BROADCAST = "widget-sessions";
 export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, Tx>): HubContext {
   const { prisma, transact, nats, subjects, logger, shutdown } = infra;
   const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-  const policy: EgressPolicy = {
-    allowPrivate: env.ALLOW_PRIVATE_TARGETS,
-    allowHttpLoopback: env.ALLOW_PRIVATE_TARGETS,
-    requireHttps: !env.ALLOW_PRIVATE_TARGETS,
-  };
-  const dispatcher = new WebhookDispatcher({
+  // Conversation webhooks take https only (plain http and private addresses with ALLOW_PRIVATE_TARGETS, for local testing).
+  const policy = egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS, requireHttps: true });
+  const dispatcher = createWebhookDispatcher({
     ctx: { prisma, transact, keyring },
     logger: logger.child({ component: "conversation-webhooks" }),
     policy,

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCallbackReceiver, type CallbackReceiver } from "@gateway/testkit";
 import { newId } from "@gateway/ids";
 import { createTestContext, type TestContext } from "../testing/context.js";
-import { CallbackDispatcher, MAX_ATTEMPTS } from "./dispatcher.js";
+import { MAX_DELIVERY_ATTEMPTS as MAX_ATTEMPTS } from "@gateway/outbound";
+import { createCallbackDispatcher } from "./dispatcher.js";
 import { sealCallbackSecret } from "./target.js";
 
 const SECRET = "receiver-secret-0123456789";
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 function dispatcher(random = () => 0.5) {
-  return new CallbackDispatcher({ prisma: t.ctx.prisma, keyring: t.ctx.keyring, logger: t.ctx.logger, settings: t.ctx.callbacks, pollMs: 60_000, random });
+  return createCallbackDispatcher({ prisma: t.ctx.prisma, keyring: t.ctx.keyring, logger: t.ctx.logger, settings: t.ctx.callbacks, pollMs: 60_000, random });
 }
 
 /** A job with a callback target and `events` pending deliveries, oldest first. */
@@ -44,7 +45,7 @@ async function jobWithDeliveries(events: number): Promise<{ jobId: string; event
 const dueNow = (eventId: string) => t.ctx.prisma.jobCallbackDelivery.update({ where: { eventId }, data: { nextAttemptAt: new Date(Date.now() - 1) } });
 const row = (eventId: string) => t.ctx.prisma.jobCallbackDelivery.findUniqueOrThrow({ where: { eventId } });
 
-describe("CallbackDispatcher", () => {
+describe("the callback dispatcher", () => {
   it("posts the signed event with its id, and one event of a job at a time", async () => {
     answer = () => 200;
     receiver.received.length = 0;

@@ -1,34 +1,30 @@
 import { AppError } from "@gateway/errors";
 import { openCredential, sealCredential, type Keyring, type SealedCredential } from "@gateway/secrets";
 import type { CallbackSettings } from "../db.js";
-import { checkUrl, type EgressPolicy } from "@gateway/outbound";
+import { checkUrl, egressPolicy, type EgressPolicy } from "@gateway/outbound";
 
 export const SECRET_MIN = 16;
 export const SECRET_MAX = 256;
 
-/** HTTPS only; plain HTTP to a loopback address only with CALLBACK_ALLOW_HTTP_LOOPBACK. Private addresses are refused at write and again at every delivery. */
+/**
+ * HTTPS only, no credentials in the URL; plain HTTP to a loopback address only
+ * with CALLBACK_ALLOW_HTTP_LOOPBACK (the one egress policy, docs/decisions/0204).
+ * Private addresses are refused at write and again at every delivery.
+ */
 export function callbackPolicy(settings: Pick<CallbackSettings, "allowHttpLoopback">): EgressPolicy {
-  return { allowPrivate: false, allowHttpLoopback: settings.allowHttpLoopback, requireHttps: true };
+  return egressPolicy({ requireHttps: true, refuseCredentials: true, allowHttpLoopback: settings.allowHttpLoopback });
 }
 
 /** The associated data binding a sealed callback secret to its job. */
 export const callbackSecretContext = (jobId: string) => `gateway.jobs.callback_secret:${jobId}`;
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
-/** The syntax and scheme rules (addresses are checked by `checkCallback` after these). */
-function urlProblem(text: string, allowHttpLoopback: boolean): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return "not a URL";
-  }
-  if (url.username || url.password) return "credentials in the URL";
-  if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && allowHttpLoopback && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
-  return url.protocol === "http:" ? "plain http" : `scheme ${url.protocol.replace(":", "")}`;
-}
+/** Reasons of `checkUrl` that are about the URL's form rather than where it leads. */
+const FORM_PROBLEMS: Record<string, string> = {
+  invalid_url: "not a URL",
+  unsupported_scheme: "not http(s)",
+  https_required: "plain http",
+  credentials_in_url: "credentials in the URL",
+};
 
 /**
  * Validates a lease's callback fields (400 on any problem): a URL the policy
@@ -43,9 +39,9 @@ export async function checkCallback(settings: CallbackSettings, url: string, sec
     return null;
   }
   if (url.length > 2048) throw new AppError("invalid_request", "callback_url must be at most 2048 characters.");
-  const reason = urlProblem(url, settings.allowHttpLoopback);
-  if (reason) throw new AppError("invalid_request", `callback_url must be an HTTPS URL (${reason}).`);
   const reached = await checkUrl(url, callbackPolicy(settings));
+  if (!reached.ok && FORM_PROBLEMS[reached.reason])
+    throw new AppError("invalid_request", `callback_url must be an HTTPS URL (${FORM_PROBLEMS[reached.reason]}).`);
   if (!reached.ok && reached.reason !== "dns_failed")
     throw new AppError("invalid_request", `callback_url must not reach a private, loopback or link-local address (${reached.reason}).`);
   if (!secret) throw new AppError("invalid_request", "callback_secret is required with a callback_url.");

@@ -1,6 +1,6 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
-import { checkUrl, guardedLookup, type EgressPolicy } from "@gateway/outbound";
+import { checkUrl, egressPolicy as defaultEgressPolicy, guardedLookup, type EgressPolicy } from "@gateway/outbound";
 import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, tracingEnabled, withSpan, type Span } from "@gateway/telemetry";
 
 /**
@@ -107,7 +107,7 @@ export class ProviderClient {
 
   constructor(
     timeouts: ProviderTimeouts,
-    private readonly egressPolicy: EgressPolicy = { allowPrivate: false },
+    private readonly egressPolicy: EgressPolicy = defaultEgressPolicy(),
   ) {
     const options = { keepAliveTimeout: 30_000, connections: 256, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs };
     this.agent = new Agent(options);

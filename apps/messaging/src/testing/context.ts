@@ -1,3 +1,4 @@
+import { egressPolicy } from "@gateway/outbound";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
@@ -105,7 +106,7 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
     transact: createTransact<Tx>((fn) => prisma.$transaction(fn)),
     logger: createLogger({ service: "messaging-test", level: "silent" }),
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
-    egress: { allowPrivate: true },
+    egress: egressPolicy({ allowPrivateTargets: true }),
     ledger: ledger.client(),
     budgets: { reserve: async () => undefined, settle: async () => undefined },
     resolveConnectedAccount: async () => {

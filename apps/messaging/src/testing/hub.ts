@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
-import { checkUrl } from "@gateway/outbound";
+import { checkUrl, egressPolicy } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";
 import { createPrisma, type Tx } from "../db.js";
 import { formatOnlyFileRefs } from "../domain/files/file-refs.js";
@@ -42,7 +42,7 @@ export async function createTestHub(overrides: Partial<HubContext> = {}): Promis
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     widgetRefreshTtlSeconds: 3_600,
     async checkWebhookUrl(u) {
-      const check = await checkUrl(u, { allowPrivate: true, allowHttpLoopback: true });
+      const check = await checkUrl(u, egressPolicy({ allowPrivateTargets: true }));
       return check.ok ? { ok: true } : { ok: false, reason: check.reason };
     },
     kickWebhooks: () => {

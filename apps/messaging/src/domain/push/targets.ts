@@ -1,4 +1,4 @@
-import { deliver, signBody, type EgressPolicy } from "@gateway/outbound";
+import { deliver, OPERATOR_EGRESS, postSigned, type EgressPolicy } from "@gateway/outbound";
 import type { ConnectedAccountResolver } from "../../app-context.js";
 import { isAppError } from "@gateway/errors";
 import type { Keyring } from "@gateway/secrets";
@@ -31,17 +31,22 @@ async function sendWebhook(
   target: Extract<StoredTarget, { type: "webhook" }>,
   payload: PushPayload,
 ): Promise<TargetOutcome> {
-  const body = JSON.stringify(payload);
-  const headers: Record<string, string> = { "content-type": "application/json", "x-service-event-id": payload.message_id };
-  if (target.secret) headers["x-service-signature"] = signBody(openSecret(deps.keyring, target.secret, targetSecretContext(instanceId, target.id)), body);
-  const res = await deliver(target.url, { method: "POST", body, headers, timeoutMs: deps.timeoutMs, policy: deps.egress });
+  const secret = target.secret ? openSecret(deps.keyring, target.secret, targetSecretContext(instanceId, target.id)) : null;
+  const res = await postSigned(target.url, {
+    body: JSON.stringify(payload),
+    secret,
+    eventId: payload.message_id,
+    timeoutMs: deps.timeoutMs,
+    policy: deps.egress,
+  });
   return res.ok ? { ok: true, status: res.status, error: null } : failure(res.status, res.error);
 }
 
 /**
  * Chat-messenger target: `POST {TELEGRAM_API_BASE}/bot<token>/sendMessage {chat_id, text}`
  * with the bot token of the target or of its connected account; delivered when
- * the answer says `ok: true`. The base URL is the operator's, not the customer's.
+ * the answer says `ok: true`. The base URL is the operator's, not the customer's
+ * (`OPERATOR_EGRESS`): no customer-supplied URL is called here.
  */
 async function sendTelegram(
   deps: TargetDeps,
@@ -71,7 +76,7 @@ async function sendTelegram(
     body,
     headers: { "content-type": "application/json" },
     timeoutMs: deps.timeoutMs,
-    policy: { allowPrivate: true },
+    policy: OPERATOR_EGRESS,
   });
   let answerOk = false;
   try {

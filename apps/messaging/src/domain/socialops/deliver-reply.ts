@@ -1,4 +1,4 @@
-import { backoffDelayMs, deliver, signBody } from "@gateway/outbound";
+import { nextStep, postSigned } from "@gateway/outbound";
 import type { AppContext } from "../../app-context.js";
 import { openSecret, replySecretContext, type StoredSocialOpsConfig } from "../instances/config.js";
 
@@ -34,13 +34,12 @@ export async function deliverSocialReply({ ctx, input }: { ctx: AppContext; inpu
       created_at: message.createdAt.toISOString(),
       sent_at: new Date().toISOString(),
     });
-    const headers: Record<string, string> = { "content-type": "application/json", "x-service-event-id": message.id };
-    if (config.reply_webhook_secret)
-      headers["x-service-signature"] = signBody(openSecret(ctx.keyring, config.reply_webhook_secret, replySecretContext(instance.id)), body);
-    outcome = await deliver(config.reply_webhook_url, { method: "POST", body, headers, timeoutMs: ctx.reply.timeoutMs, policy: ctx.egress });
+    const secret = config.reply_webhook_secret ? openSecret(ctx.keyring, config.reply_webhook_secret, replySecretContext(instance.id)) : null;
+    outcome = await postSigned(config.reply_webhook_url, { body, secret, eventId: message.id, timeoutMs: ctx.reply.timeoutMs, policy: ctx.egress });
   }
 
-  const state = outcome.ok ? "delivered" : outcome.final || attempt >= ctx.reply.maxAttempts ? "failed" : "retrying";
+  const step = nextStep(outcome.ok, attempt, { maxAttempts: ctx.reply.maxAttempts, baseDelayMs: ctx.reply.baseDelayMs }, outcome.final === true);
+  const state = step.state === "delivered" ? "delivered" : step.state === "pending" ? "retrying" : "failed";
   const recorded = await ctx.transact(async (tx, emit) => {
     const changed = await tx.socialMessage.updateMany({
       where: { id: message.id, deliveryState: "queued", deliveryAttempts: message.deliveryAttempts },
@@ -65,5 +64,5 @@ export async function deliverSocialReply({ ctx, input }: { ctx: AppContext; inpu
     return true;
   });
   if (!recorded || state !== "retrying") return { done: true };
-  return { done: false, retryInMs: backoffDelayMs(attempt, ctx.reply.baseDelayMs) };
+  return { done: false, retryInMs: step.retryInMs };
 }

@@ -5,7 +5,7 @@ import { createLogger } from "@gateway/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestHub, type TestHub } from "../../testing/hub.js";
 import { createConversation } from "../conversations/create.js";
-import { WebhookDispatcher } from "./dispatcher.js";
+import { createWebhookDispatcher } from "./dispatcher.js";
 import { openWebhookSecret, registerWebhook, replayWebhook, revokeWebhook } from "./register.js";
 
 let hub: TestHub;
@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 function dispatcher() {
-  return new WebhookDispatcher({
+  return createWebhookDispatcher({
     ctx: hub.ctx,
     logger: createLogger({ service: "messaging", level: "silent" }),
     policy: { allowPrivate: true, allowHttpLoopback: true },
