@@ -1,8 +1,16 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader } from "@gateway/contract-schemas";
 
-export const AliasParams = z.object({ alias: PathId });
+export const AliasParams = z.object({ alias: Id });
 export type AliasParams = z.infer<typeof AliasParams>;
+
+/** The metered call's Idempotency-Key (managed instances; CONTRACT.md 6). */
+export const InvokeHeaders = idempotencyKeyHeader(
+  "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed).",
+);
+export type InvokeHeaders = IdempotencyKeyHeader;
+/** The same header on the native and embeddings routes. */
+export const SameInvokeHeaders = idempotencyKeyHeader("As on the compatible route (managed instances).");
 
 /**
  * The body as documented (spec 2.5, OpenAI's chat shape), for the OpenAPI
