@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader } from "@gateway/contract-schemas";
+import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
 
 export const AliasParams = z.object({ alias: Id });
 export type AliasParams = z.infer<typeof AliasParams>;
@@ -24,7 +24,7 @@ export const ChatCompletionRequest = z
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).loose()).min(1),
     model: z.string().optional().describe("Model alias; default: the instance's default_model."),
     max_tokens: z.number().int().optional(),
-    max_cost: z.number().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
+    max_cost: usdAmount().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
     stream: z.boolean().optional(),
   })
   .loose();
@@ -59,7 +59,7 @@ export const NativeChatResponse = z.object({
 export const NativeEmbeddingsRequest = z.object({
   input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(2048)]),
   model: z.string().min(1).max(256).optional(),
-  max_cost: z.number().min(0).optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
+  max_cost: usdAmount().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
 });
 export type NativeEmbeddingsRequest = z.infer<typeof NativeEmbeddingsRequest>;
 

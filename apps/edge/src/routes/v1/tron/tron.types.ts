@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, idempotencyKeyHeader } from "@gateway/contract-schemas";
+import { Id, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
 
 // Bounds of CONTRACT.md section 9 / spec section 8; the jobs service checks them again.
 const Receiver = z.string().min(1).max(64).describe("TRON address of the account that receives the energy (base58check, T...).");
@@ -31,7 +31,7 @@ export const QuoteResponse = z.object({
 export const LeaseRequest = z
   .object({
     quote_id: Id,
-    max_cost: z.number().min(0).max(1e12).describe("USD ceiling: a quote whose cost is above it gets 409."),
+    max_cost: usdAmount(1e12).describe("USD ceiling: a quote whose cost is above it gets 409."),
     receiver: Receiver,
     energy: Energy,
     duration_seconds: Duration,
