@@ -405,6 +405,11 @@ describe("balance over HTTP (CONTRACT.md section 4)", () => {
     expect(ops.body).toEqual({ data: { tenant_id: tenant.tenantId, currency: "USD", available_units: 3_800, reserved_units: 1_200 } });
     expect((await call(stack.edgeUrl, "GET", `/ops/ledger/tenants/${tenant.tenantId}`, { token: tenant.token })).status).toBe(403);
     expect((await credit(0, "topup-2")).status).toBe(400);
+    // The header's schema (declared on the route, decision 0201): a 400 in the contract's shape, nothing credited.
+    const badKey = await credit(5_000, "bad key!");
+    expect(badKey.status).toBe(400);
+    expect(badKey.body).toMatchObject({ error: "invalid_request", message: expect.stringMatching(/Idempotency-Key/) });
+    expect((await call(stack.edgeUrl, "GET", "/console/balance", { token: tenant.token })).body.data.available_units).toBe(3_800);
   });
 });
 

@@ -9,6 +9,9 @@ describe("formatting", () => {
     expect(usd(123_456_789)).toBe("$12,345.6789");
     expect(usd(-25)).toBe("-$0.0025");
     expect(usd(null)).toBe("—");
+    expect(usd(Number.MAX_SAFE_INTEGER)).toBe("$900,719,925,474.0991");
+    expect(usd(-123_456_789)).toBe("-$12,345.6789");
+    expect(usd(1.5)).toBe("—");
   });
 
   it("reads whole numbers and lists from form fields", () => {

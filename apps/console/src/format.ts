@@ -1,15 +1,18 @@
 // Money arrives as integer units of USD 0.0001 (CONTRACT §1); shown as USD with 4 decimals.
+import { unitsToUsdString } from "@gateway/money";
 import type { ItemOf } from "./api-types.js";
 
-export const UNITS_PER_USD = 10_000;
-
+/**
+ * `123456789` → `"$12,345.6789"`: the gateway's one units-to-USD conversion
+ * (`@gateway/money`, exact, the cost headers' form) with a dollar sign and
+ * thousands separators for reading.
+ */
 export function usd(units: number | null | undefined): string {
-  if (units === null || units === undefined) return "—";
-  const sign = units < 0 ? "-" : "";
-  const abs = Math.abs(units);
-  const whole = Math.floor(abs / UNITS_PER_USD);
-  const frac = String(abs % UNITS_PER_USD).padStart(4, "0");
-  return `${sign}$${whole.toLocaleString("en-US")}.${frac}`;
+  if (units === null || units === undefined || !Number.isSafeInteger(units)) return "—";
+  const decimal = unitsToUsdString(BigInt(units));
+  const negative = decimal.startsWith("-");
+  const [whole = "0", frac = "0000"] = (negative ? decimal.slice(1) : decimal).split(".");
+  return `${negative ? "-" : ""}$${BigInt(whole).toLocaleString("en-US")}.${frac}`;
 }
 
 /** "2026-11-22T16:49:38.123Z" → "2026-11-22 16:49:38 UTC". */

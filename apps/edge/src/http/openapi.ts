@@ -38,7 +38,7 @@ function security(access: Access): Record<string, string[]>[] {
 /** Error statuses a route can answer with, from its declared access and inputs. */
 function errorStatuses(route: AnyRoute<unknown>): number[] {
   const statuses = new Set<number>([500, 503]);
-  if (route.params || route.query || route.body) statuses.add(400);
+  if (route.params || route.query || route.body || route.headers) statuses.add(400);
   if (route.access.kind !== "public") statuses.add(401);
   if (route.access.kind === "tenant" || route.access.kind === "platform") statuses.add(403);
   if (route.access.kind === "apiKey" || (route.access.kind === "widget" && route.access.orApiKeyScope)) {
@@ -68,6 +68,14 @@ function queryParameters(route: AnyRoute<unknown>): JsonSchema[] {
     required: !schema.safeParse(undefined).success,
     schema: schemaOf(schema, "input"),
   }));
+}
+
+function headerParameters(route: AnyRoute<unknown>): JsonSchema[] {
+  if (!(route.headers instanceof z.ZodObject)) return [];
+  return Object.entries(route.headers.shape as Record<string, z.ZodType>).map(([name, schema]) => {
+    const { description, ...json } = schemaOf(schema, "input");
+    return { name, in: "header", required: !schema.safeParse(undefined).success, ...(description ? { description } : {}), schema: json };
+  });
 }
 
 /**
@@ -100,19 +108,12 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
       const code = ERROR_CODES.find((c) => HTTP_STATUS[c] === status);
       responses[String(status)] = { description: code ?? "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
-    const headerParams = Object.entries(route.headers ?? {}).map(([name, h]) => ({
-      name,
-      in: "header",
-      required: h.required ?? false,
-      description: h.description,
-      schema: { type: "string" },
-    }));
     paths[path] ??= {};
     paths[path][route.method] = {
       operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
       summary: route.summary,
       tags: route.tags,
-      parameters: [...pathParameters(route), ...queryParameters(route), ...headerParams],
+      parameters: [...pathParameters(route), ...queryParameters(route), ...headerParameters(route)],
       ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
       ...(route.rawBody
         ? {

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from "express";
-import type { z } from "zod";
+import { z } from "zod";
 import { AppError, describeIssue } from "@gateway/errors";
 import { setActor } from "@gateway/logger";
 import { authorize, type Authenticators } from "./access.js";
@@ -11,6 +11,12 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, part: st
   if (result.success) return result.data;
   const message = describeIssue(result.error);
   throw new AppError("invalid_request", part === "body" && value === undefined ? "A JSON body is required." : `${part} ${message}`);
+}
+
+/** The declared headers as sent (by canonical name; absent ones undefined), for their schema. */
+function declaredHeaders(schema: z.ZodType | undefined, req: Request): Record<string, string | undefined> {
+  if (!(schema instanceof z.ZodObject)) return {};
+  return Object.fromEntries(Object.keys(schema.shape).map((name) => [name, req.header(name)]));
 }
 
 /** A body checked elsewhere (`validateBody: false`): here only present. */
@@ -27,7 +33,8 @@ export type RegisterOptions<Deps> = {
 /**
  * One route's request handler: the declared access is checked first (401/403
  * before any input is looked at), then params, query and body are validated
- * against the route's schemas (400 naming the field), then the handler runs.
+ * against the route's schemas (400 naming the field), then the declared
+ * headers (400 naming the header), then the handler runs.
  */
 export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptions<Deps>) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -39,7 +46,8 @@ export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptio
       const params = parsePart(route.params, req.params, "path");
       const query = parsePart(route.query, req.query, "query");
       const body = route.validateBody === false ? presentBody(req.body) : parsePart(route.body, req.body, "body");
-      const result = await route.handler({ req, res, deps: options.deps, params, query, body, principal, requestId: req.requestId });
+      const headers = parsePart(route.headers, declaredHeaders(route.headers, req), "header");
+      const result = await route.handler({ req, res, deps: options.deps, params, query, body, headers, principal, requestId: req.requestId });
       if ("written" in result) return;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.body === undefined) res.status(result.status).end();

@@ -14,13 +14,15 @@ export type ResponseSpec = {
   headers?: Record<string, string>;
 };
 
-export type HandlerContext<Deps, P, Q, B> = {
+export type HandlerContext<Deps, P, Q, B, H = Record<string, never>> = {
   req: Request;
   res: Response;
   deps: Deps;
   params: P;
   query: Q;
   body: B;
+  /** The declared request headers, validated (absent ones undefined). */
+  headers: H;
   principal: Principal;
   requestId: string;
 };
@@ -28,7 +30,7 @@ export type HandlerContext<Deps, P, Q, B> = {
 /** What a handler returns; `written` when it wrote the response itself (streams). */
 export type HandlerResult = { status: number; body?: unknown; headers?: Record<string, string> } | { written: true };
 
-export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
+export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown, H = unknown> = {
   method: Method;
   /** Express path, e.g. `/ops/ledger/tenants/:tenant_id/credits`. */
   path: string;
@@ -56,19 +58,24 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown> = {
    * checks, without express's router. For the metered invocation routes.
    */
   hot?: true;
-  /** Request headers the route reads, for the OpenAPI document. */
-  headers?: Record<string, { description: string; required?: boolean }>;
+  /**
+   * The request headers the route reads, as a zod object keyed by the
+   * header's canonical name (`Idempotency-Key`): validated like `query` (400
+   * naming the header), handed to the handler as `headers`, and documented as
+   * header parameters. Headers a route does not declare are not its input.
+   */
+  headers?: z.ZodType<H>;
   responses: Record<number, ResponseSpec>;
-  handler: (ctx: HandlerContext<Deps, P, Q, B>) => Promise<HandlerResult>;
+  handler: (ctx: HandlerContext<Deps, P, Q, B, H>) => Promise<HandlerResult>;
 };
 
 // A route with its own parameter types, stored in a list of routes of any types.
 // biome-ignore lint/suspicious/noExplicitAny: a list of routes of different parameter types; each route is checked where it is defined
-export type AnyRoute<Deps> = RouteDef<Deps, any, any, any>;
+export type AnyRoute<Deps> = RouteDef<Deps, any, any, any, any>;
 
 /** Declares a route; the schemas type the handler and feed validation and OpenAPI alike. */
-export function defineRoute<Deps, P = Record<string, never>, Q = Record<string, never>, B = undefined>(
-  route: RouteDef<Deps, P, Q, B>,
-): RouteDef<Deps, P, Q, B> {
+export function defineRoute<Deps, P = Record<string, never>, Q = Record<string, never>, B = undefined, H = Record<string, never>>(
+  route: RouteDef<Deps, P, Q, B, H>,
+): RouteDef<Deps, P, Q, B, H> {
   return route;
 }

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import { ID_PATTERN } from "@gateway/ids";
 
 /**
  * Where file bytes live, by key (the file id, never a name a client chose).
@@ -27,8 +28,8 @@ export class BlobNotFound extends Error {
   }
 }
 
-/** Keys are ids (`file_…`): a key with anything else can never name a path outside the store. */
-export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+/** Keys are ids (`file_…`, the contract's id pattern): a key with anything else can never name a path outside the store. */
+export const KEY_PATTERN = ID_PATTERN;
 
 export function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);

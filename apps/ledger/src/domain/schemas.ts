@@ -1,18 +1,11 @@
 import { z } from "zod";
-import { ID_PATTERN } from "@gateway/ids";
+import { IDEMPOTENCY_KEY_PATTERN } from "@gateway/contract-schemas";
 
-/** Operation ids are caller-chosen (an Idempotency-Key, a request id): 1-128 of A-Z a-z 0-9 . _ : - */
-export const OperationId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "operation_id must be 1-128 of A-Z a-z 0-9 . _ : -");
-export const TenantId = z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -");
-export const HoldId = z.string().regex(ID_PATTERN, "hold_id must be 1-128 of A-Z a-z 0-9 _ -");
+// Ids and int64 units (decimal strings over gRPC) are the contract's, defined once.
+export { Id as HoldId, Id as TenantId, NonNegativeUnits, PositiveUnits } from "@gateway/contract-schemas";
 
-/** int64 units as they arrive over gRPC (decimal strings). */
-export const Units = z
-  .union([z.string().regex(/^-?\d{1,19}$/), z.number().int()])
-  .transform((v) => BigInt(v))
-  .refine((v) => v <= 9_223_372_036_854_775_807n && v >= -9_223_372_036_854_775_808n, "units out of range");
-export const PositiveUnits = Units.refine((v) => v > 0n, "units must be positive");
-export const NonNegativeUnits = Units.refine((v) => v >= 0n, "units must not be negative");
+/** Operation ids are caller-chosen (an Idempotency-Key, a request id): the Idempotency-Key's characters and length. */
+export const OperationId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, "operation_id must be 1-128 of A-Z a-z 0-9 . _ : -");
 
 /**
  * An optional audit note ("" when absent). Up to 512 characters: callers put a

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { ID_PATTERN } from "@gateway/ids";
 import { AppError } from "@gateway/errors";
+import { listLimit } from "@gateway/contract-schemas";
 
-/** Path ids and aliases (spec section 8): 1-128 of A-Z a-z 0-9 _ - */
-export const ResourceId = z.string().regex(ID_PATTERN, "must be 1-128 of A-Z a-z 0-9 _ -");
+/** Path ids and aliases (spec section 8) and int64 units (decimal strings over gRPC): the contract's, defined once. */
+export { Id as ResourceId, NonNegativeUnits } from "@gateway/contract-schemas";
 
 /**
  * Who performs an audited write, as the edge authenticated it (`user:<id>`).
@@ -22,21 +22,7 @@ export const Actor = z
 export const ExpectedVersion = z.number().int().min(0).max(2_147_483_647).optional();
 
 /** Limits of operator lists: 1..max, 0 (proto default) meaning max. */
-export function ListLimit(max: number) {
-  return z
-    .number()
-    .int()
-    .min(0)
-    .max(max)
-    .default(max)
-    .transform((n) => n || max);
-}
-
-/** int64 units as they arrive over gRPC (decimal strings), not negative. */
-export const NonNegativeUnits = z
-  .union([z.string().regex(/^\d{1,19}$/, "must be a whole number of units"), z.number().int().min(0)])
-  .transform((v) => BigInt(v))
-  .refine((v) => v >= 0n && v <= 9_223_372_036_854_775_807n, "units out of range");
+export const ListLimit = (max: number) => listLimit(max, max);
 
 /**
  * Optimistic concurrency: a write that names a version must name the current

@@ -1,3 +1,5 @@
+import { ID_PATTERN_BODY } from "@gateway/contract-schemas";
+
 /** API key scopes (spec section 5, plus file:write from CONTRACT.md section 12). */
 export const SCOPES = [
   "bot:send",
@@ -22,4 +24,4 @@ export type Scope = Exclude<(typeof SCOPES)[number], "*">;
 export const SERVICE_TYPES = ["ai-model", "webhook-push", "socialops"] as const;
 export type ServiceType = (typeof SERVICE_TYPES)[number];
 
-export const SERVICE_ALIAS_PATTERN = /^(ai-model|webhook-push|socialops):[A-Za-z0-9_-]{1,128}$/;
+export const SERVICE_ALIAS_PATTERN = new RegExp(`^(${SERVICE_TYPES.join("|")}):${ID_PATTERN_BODY}$`);

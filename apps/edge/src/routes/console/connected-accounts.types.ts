@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PathId } from "../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 
 export const CreateConnectedAccountRequest = z.strictObject({
   provider: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 of a-z 0-9 _ - (e.g. openai, telegram)"),
@@ -8,7 +8,7 @@ export const CreateConnectedAccountRequest = z.strictObject({
 });
 export type CreateConnectedAccountRequest = z.infer<typeof CreateConnectedAccountRequest>;
 
-export const ConnectedAccountParams = z.object({ id: PathId });
+export const ConnectedAccountParams = z.object({ id: Id });
 export type ConnectedAccountParams = z.infer<typeof ConnectedAccountParams>;
 
 export const ConnectedAccount = z.object({ id: z.string(), provider: z.string(), name: z.string(), created_at: z.string() });

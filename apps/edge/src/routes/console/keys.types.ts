@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseCidrs } from "../../domain/keys/client-ip.js";
 import { SCOPES, SERVICE_ALIAS_PATTERN } from "../../domain/keys/scopes.js";
-import { PathId } from "../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 import { BudgetFields, BudgetState, bothOrNeither } from "./budget.types.js";
 
 const Cidr = z.string().refine((value) => {
@@ -64,5 +64,5 @@ export const KeyResponse = z.object({ data: KeyItem });
 
 export const KeyWithSecretResponse = z.object({ data: KeyItem.extend({ key: z.string().describe("The plaintext key: shown only here.") }) });
 export const KeyListResponse = z.object({ data: z.array(KeyItem) });
-export const KeyParams = z.object({ id: PathId });
+export const KeyParams = z.object({ id: Id });
 export type KeyParams = z.infer<typeof KeyParams>;

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { PathId } from "../../http/units.js";
+import { Id, listLimitQuery } from "@gateway/contract-schemas";
 
 export const UsageQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).optional().describe("1..100, default 100."),
-  before: PathId.optional().describe("Continue after this request id (the last one of the previous page)."),
+  limit: listLimitQuery(100).describe("1..100, default 100."),
+  before: Id.optional().describe("Continue after this request id (the last one of the previous page)."),
 });
 export type UsageQuery = z.infer<typeof UsageQuery>;

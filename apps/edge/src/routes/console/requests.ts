@@ -3,11 +3,11 @@ import type { EdgeDeps } from "../../deps.js";
 import { getRequestView } from "../../domain/requests/request-view.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { PathId } from "../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 import { usageJson } from "../ops/ai/requests.js";
 import { UsageRecord } from "../ops/ai/requests.types.js";
 
-const RequestParams = z.object({ request_id: PathId });
+const RequestParams = z.object({ request_id: Id });
 type RequestParams = z.infer<typeof RequestParams>;
 
 export const RequestViewResponse = z.object({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PathId } from "../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 
 export const JobView = z.object({
   id: z.string(),
@@ -14,5 +14,5 @@ export const JobView = z.object({
 
 export const JobResponse = z.object({ data: JobView });
 export const JobListResponse = z.object({ data: z.array(JobView) });
-export const JobParams = z.object({ id: PathId });
+export const JobParams = z.object({ id: Id });
 export type JobParams = z.infer<typeof JobParams>;

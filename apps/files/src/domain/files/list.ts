@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
 
 export const ListFilesInput = z.object({
-  tenant_id: z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -"),
-  limit: z.number().int().min(0).max(200).default(100),
+  tenant_id: Id,
+  limit: listLimit(200, 100),
 });
 export type ListFilesInput = z.input<typeof ListFilesInput>;
 
@@ -16,6 +16,6 @@ export async function listFiles({ ctx, input }: { ctx: Pick<FilesContext, "prism
   return ctx.prisma.file.findMany({
     where: { tenantId: q.tenant_id, state: { not: "uploading" } },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit || 100,
+    take: q.limit,
   });
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id } from "@gateway/contract-schemas";
 import type { FilesLimits } from "../context.js";
 
 /** Used when the client names no file. */
@@ -37,7 +37,7 @@ export function mediaType(raw: string | undefined): string {
 }
 
 export const UploadStart = z.object({
-  tenant_id: z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -"),
+  tenant_id: Id,
   filename: z.string(),
   expires_in_seconds: z.coerce.number().int(),
   max_downloads: z.number().int(),

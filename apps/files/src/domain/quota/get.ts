@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id } from "@gateway/contract-schemas";
 import type { FilesContext } from "../context.js";
 import { readQuota, type StorageQuota } from "./usage.js";
 
 export const GetQuotaInput = z.object({
-  tenant_id: z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -"),
+  tenant_id: Id,
 });
 export type GetQuotaInput = z.input<typeof GetQuotaInput>;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id } from "@gateway/contract-schemas";
 import type { FilesContext } from "../context.js";
 import { readQuota, type StorageQuota } from "./usage.js";
 
@@ -8,7 +8,7 @@ import { readQuota, type StorageQuota } from "./usage.js";
 const Setting = (max: number) => z.coerce.number().int().min(-1).max(max).optional();
 
 export const UpdateQuotaInput = z.object({
-  tenant_id: z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -"),
+  tenant_id: Id,
   bytes_quota: Setting(Number.MAX_SAFE_INTEGER),
   files_quota: Setting(2_147_483_647),
 });

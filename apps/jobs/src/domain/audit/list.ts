@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import type { JobsContext } from "../../db.js";
 
 export const ListAuditEventsInput = z.object({
   type: z.string().max(128).default(""),
   request_id: z.string().max(128).default(""),
-  limit: z.number().int().min(0).max(500).default(100),
-  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "is required: 1-128 of A-Z a-z 0-9 _ -"),
+  limit: listLimit(500, 100),
+  tenant_id: Id,
 });
 export type ListAuditEventsInput = z.input<typeof ListAuditEventsInput>;
 
@@ -33,6 +34,6 @@ export async function listAuditEvents({ ctx, input }: { ctx: JobsContext; input:
       ...(q.request_id ? { requestId: q.request_id } : {}),
     },
     orderBy: [{ occurredAt: "desc" }, { eventId: "desc" }],
-    take: q.limit || 100,
+    take: q.limit,
   });
 }

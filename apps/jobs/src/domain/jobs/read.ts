@@ -1,21 +1,19 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import type { JobsContext } from "../../db.js";
 import type { Job } from "../../generated/prisma/client.js";
 
-const TenantId = z.string().regex(ID_PATTERN, "tenant_id must be 1-128 of A-Z a-z 0-9 _ -");
-
-export const ListJobsInput = z.object({ tenant_id: TenantId, limit: z.number().int().min(0).max(200).default(100) });
+export const ListJobsInput = z.object({ tenant_id: Id, limit: listLimit(200, 100) });
 export type ListJobsInput = z.input<typeof ListJobsInput>;
 
 /** The tenant's jobs, newest first; limit 0 means 100. */
 export async function listJobs({ ctx, input }: { ctx: JobsContext; input: ListJobsInput }): Promise<Job[]> {
   const q = parseInput(ListJobsInput, input);
-  return ctx.prisma.job.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit || 100 });
+  return ctx.prisma.job.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit });
 }
 
-export const GetJobInput = z.object({ tenant_id: TenantId, id: z.string().regex(ID_PATTERN, "id must be 1-128 of A-Z a-z 0-9 _ -") });
+export const GetJobInput = z.object({ tenant_id: Id, id: Id });
 export type GetJobInput = z.input<typeof GetJobInput>;
 
 /** Another tenant's job is as absent as a job that does not exist. */

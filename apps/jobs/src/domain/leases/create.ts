@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
-import { ID_PATTERN, ulid } from "@gateway/ids";
+import { ulid } from "@gateway/ids";
+import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract-schemas";
 import { reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../../db.js";
 import type { TronLease } from "../../generated/prisma/client.js";
@@ -11,21 +12,16 @@ import { unitsToUsdNumber } from "@gateway/money";
 
 export const LEASE_JOB_TYPE = "tron.energy_lease";
 
-const MaxCostUnits = z.union([z.string().regex(/^\d{1,18}$/), z.number().int().min(0)]).transform((v) => BigInt(v));
-
 export const CreateLeaseInput = z.object({
   tenant_id: TenantId,
-  quote_id: z.string().regex(ID_PATTERN, "quote_id must be 1-128 of A-Z a-z 0-9 _ -"),
-  max_cost_units: MaxCostUnits,
+  quote_id: Id,
+  max_cost_units: NonNegativeUnits,
   receiver: Receiver,
   energy: Energy,
   duration_seconds: Duration,
   callback_url: z.string().default(""),
   callback_secret: z.string().default(""),
-  idempotency_key: z
-    .string()
-    .regex(/^[A-Za-z0-9._:-]{0,128}$/, "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -")
-    .default(""),
+  idempotency_key: OptionalIdempotencyKey,
 });
 export type CreateLeaseInput = z.input<typeof CreateLeaseInput>;
 export type CreateLeaseResult = { jobId: string; leaseId: string; dryRun: boolean };

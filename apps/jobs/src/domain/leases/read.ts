@@ -1,13 +1,12 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { ID_PATTERN } from "@gateway/ids";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import type { JobsContext } from "../../db.js";
 import type { Job, TronLease } from "../../generated/prisma/client.js";
-import { TenantId } from "../quotes/schemas.js";
 
 export type LeaseWithJob = { lease: TronLease; job: Job };
 
-export const ListLeasesInput = z.object({ tenant_id: TenantId, limit: z.number().int().min(0).max(200).default(100) });
+export const ListLeasesInput = z.object({ tenant_id: Id, limit: listLimit(200, 100) });
 export type ListLeasesInput = z.input<typeof ListLeasesInput>;
 
 async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): Promise<LeaseWithJob[]> {
@@ -24,12 +23,12 @@ export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prism
   const leases = await ctx.prisma.tronLease.findMany({
     where: { tenantId: q.tenant_id },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit || 100,
+    take: q.limit,
   });
   return withJobs(ctx, leases);
 }
 
-export const GetLeaseInput = z.object({ tenant_id: TenantId, id: z.string().regex(ID_PATTERN, "id must be 1-128 of A-Z a-z 0-9 _ -") });
+export const GetLeaseInput = z.object({ tenant_id: Id, id: Id });
 export type GetLeaseInput = z.input<typeof GetLeaseInput>;
 
 /** Another tenant's lease is as absent as one that does not exist. */

@@ -60,4 +60,12 @@ describe("listEntries", () => {
     await expect(listEntries({ ctx: ledger.ctx, input: { tenant_id: "l1", cursor: "not-a-cursor" } })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(listEntries({ ctx: ledger.ctx, input: { tenant_id: "l1", limit: 201 } })).rejects.toMatchObject({ code: "invalid_request" });
   });
+
+  it("pages with the one cursor format (the decimal position); a cursor of the old base64 form is a clean 400 (decision 0202)", async () => {
+    const { ctx } = ledger;
+    const first = await listEntries({ ctx, input: { tenant_id: "l1", limit: 1 } });
+    expect(first.nextCursor).toMatch(/^(0|[1-9]\d*)$/);
+    const legacy = Buffer.from(`seq:${first.nextCursor}`).toString("base64url");
+    await expect(listEntries({ ctx, input: { tenant_id: "l1", cursor: legacy } })).rejects.toMatchObject({ code: "invalid_request" });
+  });
 });

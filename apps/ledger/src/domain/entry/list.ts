@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { AppError, parseInput } from "@gateway/errors";
+import { parseInput } from "@gateway/errors";
+import { Cursor, decodeCursor, encodeCursor, listLimit } from "@gateway/contract-schemas";
 import type { LedgerContext } from "../../db.js";
 import type { AccountName, Leg, TenantBalance } from "../accounts.js";
 import type { TransferKind } from "../accounts.js";
@@ -8,8 +9,9 @@ import { TenantId } from "../schemas.js";
 export const ListEntriesInput = z.object({
   tenant_id: TenantId,
   /** 1..200; 0 (the proto default) means 50. */
-  limit: z.number().int().min(0).max(200).default(0),
-  cursor: z.string().max(64).default(""),
+  limit: listLimit(200, 50),
+  /** The `next_cursor` of the previous page (the position of its last entry); "" for the newest. */
+  cursor: Cursor.default(""),
 });
 export type ListEntriesInput = z.input<typeof ListEntriesInput>;
 
@@ -26,20 +28,6 @@ export type LedgerEntry = {
 };
 
 export type ListEntriesResult = { entries: LedgerEntry[]; nextCursor: string };
-
-const DEFAULT_LIMIT = 50;
-
-/** The cursor is the position (transfers.seq) of the last entry returned, opaque to callers. */
-function encodeCursor(seq: bigint): string {
-  return Buffer.from(`seq:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): bigint | null {
-  if (cursor === "") return null;
-  const match = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw new AppError("invalid_request", "cursor is not one this service returned");
-  return BigInt(match[1]!);
-}
 
 type Row = {
   id: string;
@@ -58,7 +46,8 @@ type Row = {
 /** A tenant's movements, newest first, each with its journal legs. */
 export async function listEntries({ ctx, input }: { ctx: LedgerContext; input: ListEntriesInput }): Promise<ListEntriesResult> {
   const req = parseInput(ListEntriesInput, input);
-  const limit = req.limit === 0 ? DEFAULT_LIMIT : req.limit;
+  const limit = req.limit;
+  // The cursor is the position (transfers.seq) of the last entry returned (docs/decisions/0202).
   const before = decodeCursor(req.cursor);
   const rows = await ctx.prisma.$queryRawUnsafe<Row[]>(
     `WITH page AS (

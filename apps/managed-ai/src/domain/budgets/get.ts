@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
+import { NonNegativeUnits, PositiveUnits } from "@gateway/contract-schemas";
 import type { ManagedAiContext } from "../../db.js";
 import { ResourceId } from "../schemas.js";
 import type { Budget, BudgetView } from "./budget.js";
@@ -9,10 +10,7 @@ import { reserveBudgets } from "./reserve.js";
 import { settleBudgetClaims } from "./settle.js";
 import { viewBudgets } from "./view.js";
 
-const Units = z
-  .union([z.string().regex(/^\d{1,19}$/), z.number().int().min(1)])
-  .transform((v) => BigInt(v))
-  .refine((v) => v > 0n && v <= MAX_BUDGET_UNITS, "limit_units must be 1..2^53-1");
+const Units = PositiveUnits.refine((v) => v <= MAX_BUDGET_UNITS, "limit_units must be 1..2^53-1");
 
 export const GetBudgetsInput = z.object({
   budgets: z.array(z.object({ scope: z.enum(["key", "instance"]), id: ResourceId, limit_units: Units, period: z.enum(BUDGET_PERIODS) })).max(500),
@@ -24,7 +22,7 @@ export const ReserveForInput = z.object({
   request_id: ResourceId,
   tenant_id: ResourceId,
   budgets: BudgetRefs.min(1),
-  units: z.union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)]).transform((v) => BigInt(v)),
+  units: NonNegativeUnits,
 });
 
 /** Counts another service's request (a push message) against the budgets it names, all or none (409 with `budget`). */
@@ -55,7 +53,7 @@ export async function reserveBudgetsFor({
 
 export const SettleForInput = z.object({
   request_id: ResourceId,
-  final_units: z.union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)]).transform((v) => BigInt(v)),
+  final_units: NonNegativeUnits,
 });
 
 /** Settles what `reserveBudgetsFor` claimed at the request's final charge, once. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError } from "@gateway/errors";
+import { NonNegativeUnits } from "@gateway/contract-schemas";
 import { BUDGET_PERIODS, type BudgetPeriod } from "./period.js";
 
 /** The largest budget: what JSON numbers carry exactly (2^53 - 1 units, about USD 900 billion). */
@@ -7,11 +8,7 @@ export const MAX_BUDGET_UNITS = 9_007_199_254_740_991n;
 
 /** `budget_units` (> 0) and `budget_period` (day | month), both or neither; over gRPC 0 and "" mean neither. */
 export const BudgetFields = {
-  budget_units: z
-    .union([z.string().regex(/^\d{1,19}$/, "must be a whole number of units"), z.number().int().min(0)])
-    .transform((v) => BigInt(v))
-    .refine((v) => v <= MAX_BUDGET_UNITS, "budget_units is too large")
-    .optional(),
+  budget_units: NonNegativeUnits.refine((v) => v <= MAX_BUDGET_UNITS, "budget_units is too large").optional(),
   budget_period: z.union([z.enum(BUDGET_PERIODS), z.literal("")]).optional(),
 };
 

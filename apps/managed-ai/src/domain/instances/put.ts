@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
+import { usdAmount } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
 import { instanceKeyContext, sealCredential } from "../../crypto/credentials.js";
 import type { ManagedAiContext, Tx } from "../../db.js";
@@ -16,7 +17,7 @@ const common = {
   alias: ResourceId,
   status: z.enum(["active", "disabled"]),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
-  max_cost_per_request: z.number().min(0).max(1_000_000).optional(),
+  max_cost_per_request: usdAmount(1_000_000).optional(),
   ...BudgetFields,
 };
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AppError } from "@gateway/errors";
 import type { BoundableMessage } from "./tokens.js";
+import { ID_PATTERN } from "@gateway/ids";
 
 /**
  * The body of a managed chat completion (spec 2.5, OpenAI's shape). Parameters
@@ -48,10 +49,7 @@ const Message = z.object({
 
 const Body = z.object({
   messages: z.array(Message).min(1, "messages must be a non-empty array"),
-  model: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,128}$/, "model must be a model alias")
-    .optional(),
+  model: z.string().regex(ID_PATTERN, "model must be a model alias").optional(),
   max_tokens: z.number().int().min(1).optional(),
   max_completion_tokens: z.number().int().min(1).optional(),
   max_cost: z.number().min(0).finite().optional(),

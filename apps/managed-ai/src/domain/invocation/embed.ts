@@ -6,6 +6,7 @@ import { openMeter } from "./meter.js";
 import { planCall, targetOf, type CallKind, type Plan } from "./plan.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
 import type { Usage } from "./settlement.js";
+import { ID_PATTERN } from "@gateway/ids";
 
 const encoder = new TextEncoder();
 
@@ -81,7 +82,7 @@ const embeddings: CallKind<EmbeddingsRequest, EmbeddingsRequest> = {
   },
   demand(request, config) {
     const { body } = request;
-    if (config.mode === "managed" && !/^[A-Za-z0-9_-]{1,128}$/.test(body.model ?? config.default_model)) {
+    if (config.mode === "managed" && !ID_PATTERN.test(body.model ?? config.default_model)) {
       throw new AppError("invalid_request", "model must be a model alias", { extra: { param: "model" } });
     }
     return { request, model: body.model, inputTokensBound: embeddingInputBound(body.input), output: null, maxCostUsd: body.max_cost };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
+import { listLimit } from "@gateway/contract-schemas";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";
@@ -7,7 +8,7 @@ import { ResourceId } from "../schemas.js";
 export const ListUsageInput = z
   .object({
     tenant_id: z.union([z.literal(""), ResourceId]).default(""),
-    limit: z.number().int().min(0).max(200).default(100),
+    limit: listLimit(200, 100),
     all_tenants: z.boolean().default(false),
     before: z.union([z.literal(""), ResourceId]).default(""),
   })
@@ -36,7 +37,7 @@ export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: 
   return ctx.prisma.usageRecord.findMany({
     where: { ...scope, ...after },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit || 100,
+    take: q.limit,
   });
 }
 

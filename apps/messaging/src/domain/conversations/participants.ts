@@ -1,5 +1,6 @@
 import { isUniqueViolation } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
+import { EXTERNAL_ID_PATTERN } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
 import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
@@ -12,12 +13,10 @@ export const PARTICIPANT_ROLES = ["member", "owner", "observer"] as const;
 export type ParticipantInput = { kind: string; external_id: string; display_name: string; role: string };
 export type CheckedParticipant = { kind: string; externalId: string; displayName: string | null; role: string };
 
-const EXTERNAL_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
-
 export function checkParticipant(p: ParticipantInput): CheckedParticipant {
   if (!(PARTICIPANT_KINDS as readonly string[]).includes(p.kind))
     throw new AppError("invalid_request", `participant kind must be one of ${PARTICIPANT_KINDS.join(", ")}.`);
-  if (!EXTERNAL_ID.test(p.external_id)) throw new AppError("invalid_request", "participant external_id must be 1-128 of A-Z a-z 0-9 . _ : @ -.");
+  if (!EXTERNAL_ID_PATTERN.test(p.external_id)) throw new AppError("invalid_request", "participant external_id must be 1-128 of A-Z a-z 0-9 . _ : @ -.");
   const role = p.role || "member";
   if (!(PARTICIPANT_ROLES as readonly string[]).includes(role))
     throw new AppError("invalid_request", `participant role must be one of ${PARTICIPANT_ROLES.join(", ")}.`);

@@ -1,4 +1,4 @@
-import { AppError } from "@gateway/errors";
+import { decodeCursor, encodeCursor } from "@gateway/contract-schemas";
 import type { HubContext } from "../hub-context.js";
 import { streamKey, type FeedStream } from "./append.js";
 
@@ -12,13 +12,12 @@ export type FeedEventView = {
   createdAt: Date;
 };
 
-const CURSOR = /^(0|[1-9][0-9]{0,17})$/;
-
-/** A cursor is the position of the last event seen, as decimal text; empty is the start of the feed. */
+/**
+ * A cursor is the position of the last event seen, in the one cursor format
+ * (docs/decisions/0202); empty is the start of the feed (position 0).
+ */
 export function parseCursor(cursor: string): bigint {
-  if (cursor === "") return 0n;
-  if (!CURSOR.test(cursor)) throw new AppError("invalid_request", "cursor must be a cursor this feed returned (or empty for the start).");
-  return BigInt(cursor);
+  return decodeCursor(cursor) ?? 0n;
 }
 
 /**
@@ -51,12 +50,12 @@ export async function listFeed({
   );
   const events = rows.map((r) => ({
     id: r.id,
-    cursor: r.position.toString(),
+    cursor: encodeCursor(r.position),
     type: r.type,
     chatId: r.chat_id,
     conversationId: r.conversation_id,
     data: r.data,
     createdAt: r.created_at,
   }));
-  return { events, nextCursor: events.at(-1)?.cursor ?? after.toString() };
+  return { events, nextCursor: events.at(-1)?.cursor ?? encodeCursor(after) };
 }

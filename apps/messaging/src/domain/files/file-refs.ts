@@ -1,4 +1,5 @@
 import { AppError } from "@gateway/errors";
+import { FILE_ID_PATTERN } from "@gateway/contract-schemas";
 
 /**
  * File messages reference a file of the files service by id. The reference is
@@ -12,8 +13,6 @@ export type FileRefs = {
 };
 
 /** The files service's ids: `file_` and a ULID (or any id of the contract's pattern with that prefix). */
-export const FILE_ID_PATTERN = /^file_[A-Za-z0-9_-]{1,123}$/;
-
 export function assertFileIdFormat(fileId: string): void {
   if (!FILE_ID_PATTERN.test(fileId)) throw new AppError("invalid_request", "file_id must be a file id of the files service (file_…).");
 }

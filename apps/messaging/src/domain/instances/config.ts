@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Id } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import { checkUrl, type EgressPolicy } from "@gateway/outbound";
 import { openCredential, sealCredential, type Keyring } from "@gateway/secrets";
@@ -33,10 +34,7 @@ export const TelegramTargetInput = z.strictObject({
   id: TargetId,
   type: z.literal("telegram"),
   bot_token: BotToken.optional(),
-  connected_account_id: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -")
-    .optional(),
+  connected_account_id: Id.optional(),
   chat_id: ChatId,
   enabled: z.boolean().default(true),
 });

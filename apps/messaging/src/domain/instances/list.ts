@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { Id } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { AppInstance } from "../../generated/prisma/client.js";
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 export const ListAppInstancesInput = z.object({ tenant_id: Id });
 
 /** The tenant's webhook-push and socialops instances, newest first (at most 200). */

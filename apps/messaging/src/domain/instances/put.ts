@@ -1,17 +1,16 @@
 import { z } from "zod";
+import { Id } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { AppContext } from "../../app-context.js";
 import type { AppInstance } from "../../generated/prisma/client.js";
 import { PushConfigInput, SocialOpsConfigInput, storePushConfig, storeSocialOpsConfig, type StoredPushConfig, type StoredSocialOpsConfig } from "./config.js";
 
-const Alias = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
-
 export const PutAppInstanceInput = z.object({
   actor: z.string().nullable(),
-  tenant_id: Alias,
+  tenant_id: Id,
   service_id: z.enum(["webhook-push", "socialops"]),
-  alias: Alias,
+  alias: Id,
   status: z.enum(["active", "disabled"]),
   config: z.unknown(),
 });

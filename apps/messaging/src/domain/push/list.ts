@@ -1,14 +1,13 @@
 import { z } from "zod";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
-
 export const ListPushMessagesInput = z.object({
   tenant_id: Id,
   alias: Id,
-  limit: z.number().int().min(0).max(100),
+  limit: listLimit(100, 50),
   before: z.union([Id, z.literal("")]),
 });
 
@@ -42,7 +41,7 @@ export async function listPushMessages({
   return ctx.prisma.pushMessage.findMany({
     where: { instanceId: instance.id, tenantId: q.tenant_id, ...after },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit || 50,
+    take: q.limit,
     include: { deliveries: { orderBy: { position: "asc" } } },
   });
 }

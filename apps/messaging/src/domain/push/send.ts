@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { reserveOperation } from "@gateway/ledger-client";
@@ -9,17 +10,13 @@ import { pushBudgets } from "./budgets.js";
 import { settlePush, statusOf, type PushStatus } from "./settle.js";
 import { sendToTarget, type PushPayload } from "./targets.js";
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 export const SendPushInput = z.object({
   tenant_id: Id,
   api_key_id: z.string().nullable(),
   alias: Id,
   title: z.string().min(1).max(256),
   text: z.string().min(1).max(4096),
-  key_budget_units: z
-    .union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)])
-    .default("0")
-    .transform((v) => BigInt(v)),
+  key_budget_units: NonNegativeUnits.default(0n),
   key_budget_period: z.string().default(""),
 });
 

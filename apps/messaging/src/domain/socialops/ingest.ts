@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { Id } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { AppContext } from "../../app-context.js";
 import { activeInstance } from "../instances/list.js";
 import { SOCIALOPS_PROVIDERS } from "./providers.js";
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 export const IngestSocialEventInput = z.object({
   tenant_id: Id,
   alias: Id,

@@ -1,9 +1,8 @@
 import { z } from "zod";
+import { Id, listLimit } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { SocialMessage, SocialThread } from "../../generated/prisma/client.js";
-
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 
 /** The tenant's socialops instance by alias (disabled ones stay readable); 404 for none or another tenant's. */
 async function instanceOf(ctx: MessagingContext, tenantId: string, alias: string) {
@@ -12,7 +11,7 @@ async function instanceOf(ctx: MessagingContext, tenantId: string, alias: string
   return row;
 }
 
-export const ListSocialThreadsInput = z.object({ tenant_id: Id, alias: Id, limit: z.number().int().min(0).max(200) });
+export const ListSocialThreadsInput = z.object({ tenant_id: Id, alias: Id, limit: listLimit(200, 100) });
 
 /** Threads, newest activity first, with their unread counts. */
 export async function listSocialThreads({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListSocialThreadsInput> }): Promise<SocialThread[]> {
@@ -21,11 +20,11 @@ export async function listSocialThreads({ ctx, input }: { ctx: MessagingContext;
   return ctx.prisma.socialThread.findMany({
     where: { instanceId: instance.id, tenantId: q.tenant_id },
     orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
-    take: q.limit || 100,
+    take: q.limit,
   });
 }
 
-export const ListSocialMessagesInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, limit: z.number().int().min(0).max(500) });
+export const ListSocialMessagesInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, limit: listLimit(500, 200) });
 
 /** A thread's messages, oldest first (inbound events and replies with their delivery state). */
 export async function listSocialMessages({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListSocialMessagesInput> }): Promise<SocialMessage[]> {
@@ -33,5 +32,5 @@ export async function listSocialMessages({ ctx, input }: { ctx: MessagingContext
   const instance = await instanceOf(ctx, q.tenant_id, q.alias);
   const thread = await ctx.prisma.socialThread.findFirst({ where: { id: q.thread_id, instanceId: instance.id, tenantId: q.tenant_id }, select: { id: true } });
   if (!thread) throw new AppError("not_found", `No thread ${q.thread_id} in ${q.alias}.`);
-  return ctx.prisma.socialMessage.findMany({ where: { threadId: thread.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: q.limit || 200 });
+  return ctx.prisma.socialMessage.findMany({ where: { threadId: thread.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: q.limit });
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Id } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { AppContext } from "../../app-context.js";
@@ -6,7 +7,6 @@ import type { SocialMessage } from "../../generated/prisma/client.js";
 import type { StoredSocialOpsConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 _ -");
 export const QueueSocialReplyInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, text: z.string().min(1).max(16_384) });
 
 /**

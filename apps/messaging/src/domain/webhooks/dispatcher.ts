@@ -12,6 +12,7 @@ import type { Logger } from "@gateway/logger";
 import type { Keyring } from "@gateway/secrets";
 import type { MessagingContext } from "../../db.js";
 import { openWebhookSecret } from "./register.js";
+import { encodeCursor } from "@gateway/contract-schemas";
 
 export type DispatcherOptions = {
   ctx: MessagingContext & { keyring: Keyring };
@@ -82,7 +83,7 @@ function webhookStore(ctx: DispatcherOptions["ctx"], logger: Logger): DeliverySt
       const body = JSON.stringify({
         event: event.type,
         event_id: event.id,
-        cursor: event.position.toString(),
+        cursor: encodeCursor(event.position),
         conversation_id: event.conversationId,
         chat_id: event.chatId,
         data: event.data,

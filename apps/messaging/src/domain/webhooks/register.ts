@@ -1,6 +1,7 @@
 import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { openCredential, sealCredential } from "@gateway/secrets";
+import { encodeCursor } from "@gateway/contract-schemas";
 import { parseCursor } from "../feed/list.js";
 import { streamKey } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
@@ -99,11 +100,14 @@ export async function replayWebhook({ ctx, input }: { ctx: HubContext; input: { 
       webhook.id,
     );
     await emit("conversation.webhook_changed", { tenant_id: input.tenantId, webhook_id: webhook.id, change: "replayed", queued: rows.length });
-    return { queued: rows.length, nextCursor: rows.at(-1)?.position.toString() ?? after.toString() };
+    return { queued: rows.length, nextCursor: encodeCursor(rows.at(-1)?.position ?? after) };
   });
   ctx.kickWebhooks();
-  return { webhookId: webhook.id, fromCursor: after.toString(), ...result };
+  return { webhookId: webhook.id, fromCursor: encodeCursor(after), ...result };
 }
+
+/** An event's cursor, or "" for a delivery whose event is gone. */
+const positionCursor = (position: bigint | undefined): string => (position === undefined ? "" : encodeCursor(position));
 
 export async function listDeliveries({ ctx, input }: { ctx: HubContext; input: { tenantId: string; webhookId: string; limit: number } }) {
   const webhook = await findWebhook(ctx, input.tenantId, input.webhookId);
@@ -117,5 +121,5 @@ export async function listDeliveries({ ctx, input }: { ctx: HubContext; input: {
     select: { id: true, type: true, position: true },
   });
   const byId = new Map(events.map((e) => [e.id, e]));
-  return deliveries.map((d) => ({ delivery: d, eventType: byId.get(d.eventId)?.type ?? "", cursor: byId.get(d.eventId)?.position.toString() ?? "" }));
+  return deliveries.map((d) => ({ delivery: d, eventType: byId.get(d.eventId)?.type ?? "", cursor: positionCursor(byId.get(d.eventId)?.position) }));
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id, listLimitQuery } from "@gateway/contract-schemas";
 
 /** The delivery log of a webhook-push instance (the console's push page). */
-export const PushMessagesParams = z.object({ alias: PathId });
+export const PushMessagesParams = z.object({ alias: Id });
 export type PushMessagesParams = z.infer<typeof PushMessagesParams>;
 
 export const PushMessagesQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).optional().describe("1..100, default 50."),
-  before: PathId.optional().describe("Continue after this message id (the last one of the previous page)."),
+  limit: listLimitQuery(100).describe("1..100, default 50."),
+  before: Id.optional().describe("Continue after this message id (the last one of the previous page)."),
 });
 export type PushMessagesQuery = z.infer<typeof PushMessagesQuery>;
 

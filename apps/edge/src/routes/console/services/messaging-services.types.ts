@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BudgetFields, bothOrNeither } from "../budget.types.js";
-import { PathId } from "../../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 
 // webhook-push and socialops instances (CONTRACT.md sections 8 and 10), served by messaging.
 
@@ -28,7 +28,7 @@ export const TelegramTarget = z.strictObject({
     .regex(/^[A-Za-z0-9:_-]{1,256}$/, "must be 1-256 of A-Z a-z 0-9 : _ -")
     .optional()
     .describe("Omitted on update: kept (unless connected_account_id is sent)."),
-  connected_account_id: PathId.optional().describe("A connected account (provider telegram) whose secret is the bot token."),
+  connected_account_id: Id.optional().describe("A connected account (provider telegram) whose secret is the bot token."),
   chat_id: z.union([z.string().min(1).max(128), z.number().int()]),
   enabled: z.boolean().optional(),
 });
@@ -45,13 +45,13 @@ export const SocialOpsConfig = z.strictObject({
 
 export const PutPushServiceRequest = z.strictObject({
   service_id: z.literal("webhook-push"),
-  alias: PathId,
+  alias: Id,
   status: z.enum(["active", "disabled"]),
   config: PushConfig,
 });
 export const PutSocialOpsServiceRequest = z.strictObject({
   service_id: z.literal("socialops"),
-  alias: PathId,
+  alias: Id,
   status: z.enum(["active", "disabled"]),
   config: SocialOpsConfig.default({}),
 });

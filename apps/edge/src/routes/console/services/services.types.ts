@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { PathId, UnitsNumber } from "../../../http/units.js";
+import { Id, UnitsNumber, usdAmount } from "@gateway/contract-schemas";
 import { BudgetFields, BudgetState, bothOrNeither } from "../budget.types.js";
 import { PutPushServiceRequest, PutSocialOpsServiceRequest } from "./messaging-services.types.js";
 
 export const ManagedConfig = z.strictObject({
   mode: z.literal("managed"),
-  default_model: PathId.describe("Model alias used when a request names none."),
-  models: z.array(PathId).max(200).optional().describe("Model aliases this instance serves; absent: every enabled model."),
+  default_model: Id.describe("Model alias used when a request names none."),
+  models: z.array(Id).max(200).optional().describe("Model aliases this instance serves; absent: every enabled model."),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
-  max_cost_per_request: z.number().min(0).max(1_000_000).optional().describe("USD; a request whose worst case costs more gets 409."),
+  max_cost_per_request: usdAmount(1_000_000).optional().describe("USD; a request whose worst case costs more gets 409."),
   ...BudgetFields,
 });
 
@@ -26,7 +26,7 @@ export const ByokConfig = z.strictObject({
     .describe("The provider's model used when a request names none."),
   api_key: z.string().min(1).max(4096).optional().describe('The provider key (secret): stored encrypted, shown as "[redacted]".'),
   max_tokens_per_request: z.number().int().min(1).max(10_000_000).optional(),
-  max_cost_per_request: z.number().min(0).max(1_000_000).optional().describe("USD; a request whose worst-case estimate at `pricing` is above it gets 409."),
+  max_cost_per_request: usdAmount(1_000_000).optional().describe("USD; a request whose worst-case estimate at `pricing` is above it gets 409."),
   pricing: z
     .strictObject({ input_units_per_mtok: UnitsNumber, output_units_per_mtok: UnitsNumber })
     .optional()
@@ -37,10 +37,10 @@ export const ByokConfig = z.strictObject({
 export const AiModelService = z
   .strictObject({
     service_id: z.literal("ai-model"),
-    alias: PathId,
+    alias: Id,
     status: z.enum(["active", "disabled"]),
     config: z.discriminatedUnion("mode", [ManagedConfig, ByokConfig], { error: 'config.mode must be "managed" or "byok"' }),
-    connected_account_id: PathId.optional().describe("byok: a connected account holding the provider key, instead of config.api_key."),
+    connected_account_id: Id.optional().describe("byok: a connected account holding the provider key, instead of config.api_key."),
   })
   .superRefine((body, ctx) => {
     bothOrNeither(body.config, ctx, ["config"]);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PathId, UnitsNumber } from "../../../http/units.js";
+import { Id, UnitsNumber } from "@gateway/contract-schemas";
 
 /**
  * Request and response schemas of /ops/ai (CONTRACT.md section 5). They validate
@@ -19,7 +19,7 @@ export const ExpectedVersion = z
 
 // Upstreams
 
-export const UpstreamParams = z.object({ id: PathId });
+export const UpstreamParams = z.object({ id: Id });
 export type UpstreamParams = z.infer<typeof UpstreamParams>;
 
 export const PutUpstreamRequest = z.strictObject({
@@ -59,11 +59,11 @@ export const TestUpstreamResponse = z.object({
 
 // Models and prices
 
-export const ModelParams = z.object({ alias: PathId });
+export const ModelParams = z.object({ alias: Id });
 export type ModelParams = z.infer<typeof ModelParams>;
 
 export const PutModelRequest = z.strictObject({
-  upstream_id: PathId.describe("An existing upstream (404 otherwise)."),
+  upstream_id: Id.describe("An existing upstream (404 otherwise)."),
   upstream_model: z
     .string()
     .regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces")
@@ -108,8 +108,8 @@ export const PricesResponse = z.object({ data: z.array(PriceVersion).describe("N
 // Offers (discounts)
 
 export const PutDiscountRequest = z.strictObject({
-  tenant_id: PathId.describe("An existing tenant (404 otherwise)."),
-  model_alias: PathId.describe("An existing model (404 otherwise)."),
+  tenant_id: Id.describe("An existing tenant (404 otherwise)."),
+  model_alias: Id.describe("An existing model (404 otherwise)."),
   discount_bps: z.number().int().min(0).max(10_000).describe("Basis points off the list price."),
   expires_at: z.iso.datetime().nullable().optional().describe("ISO 8601 UTC; null removes the expiry; absent keeps it (none on create)."),
   version: ExpectedVersion,
@@ -119,8 +119,8 @@ export type PutDiscountRequest = z.infer<typeof PutDiscountRequest>;
 export const PutDiscountResponse = z.object({ data: z.object({ id: z.string(), version: z.number().int() }) });
 
 export const DiscountsQuery = z.object({
-  tenant_id: PathId.optional().describe("Only this tenant's offers."),
-  model_alias: PathId.optional().describe("Only offers on this model."),
+  tenant_id: Id.optional().describe("Only this tenant's offers."),
+  model_alias: Id.optional().describe("Only offers on this model."),
 });
 export type DiscountsQuery = z.infer<typeof DiscountsQuery>;
 

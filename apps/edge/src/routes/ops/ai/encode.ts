@@ -1,5 +1,5 @@
 import type { managedAi } from "@gateway/protos";
-import { unitsToNumber } from "../../../http/units.js";
+import { unitsToNumber } from "@gateway/contract-schemas";
 
 /** managed-ai messages as the contract's JSON (units as safe integers, nulls for absent values). */
 export function priceJson(p: managedAi.PriceVersion__Output) {

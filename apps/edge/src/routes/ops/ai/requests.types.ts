@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PathId, UnitsNumber } from "../../../http/units.js";
+import { Id, UnitsNumber } from "@gateway/contract-schemas";
 
 /** Spec 2.1's usage record. */
 export const UsageRecord = z.object({
@@ -32,7 +32,7 @@ export const OperatorUsageRecord = UsageRecord.extend({
 export const UsageListResponse = z.object({ data: z.array(UsageRecord) });
 export const OperatorUsageListResponse = z.object({ data: z.array(OperatorUsageRecord) });
 
-export const RequestParams = z.object({ id: PathId });
+export const RequestParams = z.object({ id: Id });
 export type RequestParams = z.infer<typeof RequestParams>;
 
 export const ReleaseRequest = z.strictObject({ reason: z.string().trim().min(1).max(240) });

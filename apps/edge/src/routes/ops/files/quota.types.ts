@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 import { StorageQuota } from "../../v1/files/quota.types.js";
 
-export const QuotaParams = z.object({ tenant_id: PathId });
+export const QuotaParams = z.object({ tenant_id: Id });
 export type QuotaParams = z.infer<typeof QuotaParams>;
 
 const Limit = (max: number, what: string) =>

@@ -1,11 +1,10 @@
-import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { existingTenant } from "../existing-tenant.js";
-import { IdempotencyKey, unitsToNumber } from "../../../http/units.js";
-import { CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
+import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { CreditHeaders, CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
 
-export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, never>, CreditRequest>({
+export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, never>, CreditRequest, IdempotencyKeyHeader>({
   method: "post",
   path: "/ops/ledger/tenants/:tenant_id/credits",
   summary: "Top up a tenant's balance. With Idempotency-Key, a repeat returns the same entry and credits once.",
@@ -13,17 +12,14 @@ export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, nev
   access: { kind: "platform", level: "write" },
   params: TenantParams,
   body: CreditRequest,
-  headers: { "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -" } },
+  headers: CreditHeaders,
   responses: {
     201: { description: "credited (or the stored result of the same Idempotency-Key)", schema: CreditResponse },
     404: { description: "no such tenant" },
     409: { description: "Idempotency-Key already used for a different credit" },
   },
-  async handler({ deps, params, body, req, requestId }) {
-    const key = req.header("idempotency-key");
-    if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
-      throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
-    }
+  async handler({ deps, params, body, headers, requestId }) {
+    const key = headers["Idempotency-Key"];
     const tenantId = await existingTenant(deps, params.tenant_id);
     const result = await deps.services.ledger.Credit({
       operation_id: key ? `credit:${tenantId}:${key}` : `credit:${requestId}`,

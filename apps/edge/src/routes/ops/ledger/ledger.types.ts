@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { PathId, PositiveUnitsNumber, UnitsNumber } from "../../../http/units.js";
+import { Id, PositiveUnitsNumber, UnitsNumber, idempotencyKeyHeader } from "@gateway/contract-schemas";
 
-export const TenantParams = z.object({ tenant_id: PathId });
+export const TenantParams = z.object({ tenant_id: Id });
 export type TenantParams = z.infer<typeof TenantParams>;
 
 export const CreditRequest = z.strictObject({
@@ -22,3 +22,5 @@ export const Balance = z.object({
 
 export const TenantBalanceResponse = z.object({ data: Balance.extend({ tenant_id: z.string() }) });
 export const BalanceResponse = z.object({ data: Balance });
+
+export const CreditHeaders = idempotencyKeyHeader("1-128 of A-Z a-z 0-9 . _ : -");

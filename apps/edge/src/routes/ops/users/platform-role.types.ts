@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { PLATFORM_ROLES } from "../../../domain/principal.js";
-import { PathId } from "../../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 
-export const PlatformRoleParams = z.object({ id: PathId });
+export const PlatformRoleParams = z.object({ id: Id });
 export type PlatformRoleParams = z.infer<typeof PlatformRoleParams>;
 
 export const PlatformRoleRequest = z.strictObject({

@@ -1,8 +1,16 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
 
-export const AliasParams = z.object({ alias: PathId });
+export const AliasParams = z.object({ alias: Id });
 export type AliasParams = z.infer<typeof AliasParams>;
+
+/** The metered call's Idempotency-Key (managed instances; CONTRACT.md 6). */
+export const InvokeHeaders = idempotencyKeyHeader(
+  "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed).",
+);
+export type InvokeHeaders = IdempotencyKeyHeader;
+/** The same header on the native and embeddings routes. */
+export const SameInvokeHeaders = idempotencyKeyHeader("As on the compatible route (managed instances).");
 
 /**
  * The body as documented (spec 2.5, OpenAI's chat shape), for the OpenAPI
@@ -16,7 +24,7 @@ export const ChatCompletionRequest = z
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).loose()).min(1),
     model: z.string().optional().describe("Model alias; default: the instance's default_model."),
     max_tokens: z.number().int().optional(),
-    max_cost: z.number().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
+    max_cost: usdAmount().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
     stream: z.boolean().optional(),
   })
   .loose();
@@ -51,7 +59,7 @@ export const NativeChatResponse = z.object({
 export const NativeEmbeddingsRequest = z.object({
   input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(2048)]),
   model: z.string().min(1).max(256).optional(),
-  max_cost: z.number().min(0).optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
+  max_cost: usdAmount().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
 });
 export type NativeEmbeddingsRequest = z.infer<typeof NativeEmbeddingsRequest>;
 

@@ -1,6 +1,6 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, ChatCompletionRequest, ChatCompletionResponse, COST_HEADERS } from "./ai.types.js";
+import { AliasParams, ChatCompletionRequest, ChatCompletionResponse, COST_HEADERS, InvokeHeaders } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./invoke.js";
 
 /**
@@ -11,7 +11,7 @@ import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./inv
  * goes away cancels the call, which stops the relay: managed-ai still finishes
  * a metered provider call and settles it on its usage (docs/decisions/0177).
  */
-export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown>({
+export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/v1/chat/completions",
   summary: "Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones.",
@@ -21,9 +21,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   params: AliasParams,
   body: ChatCompletionRequest,
   validateBody: false,
-  headers: {
-    "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a reuse within 24 h by the same key gets 409 and nothing is replayed (managed)." },
-  },
+  headers: InvokeHeaders,
   responses: {
     200: {
       description: "The provider's answer (JSON), or an SSE stream ending with `data: [DONE]`",
@@ -39,8 +37,8 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
     },
     502: { description: "the provider failed; the reservation was released" },
   },
-  async handler({ deps, req, res, params, principal }) {
-    const input = invokeRequest(req, params.alias, principal, req.rawBody ?? Buffer.from("{}"));
+  async handler({ deps, req, res, params, headers, principal }) {
+    const input = invokeRequest(headers, params.alias, principal, req.rawBody ?? Buffer.from("{}"));
     const cancel = cancelOnClose(res);
     if ((req.body as { stream?: unknown }).stream !== true) {
       const result = await deps.services.managedAi.Invoke(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });

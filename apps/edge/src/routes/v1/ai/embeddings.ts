@@ -1,10 +1,10 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, EmbeddingsRequest, EmbeddingsResponse, NATIVE_COST_HEADERS } from "./ai.types.js";
+import { AliasParams, EmbeddingsRequest, EmbeddingsResponse, type InvokeHeaders, NATIVE_COST_HEADERS, SameInvokeHeaders } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, setCostHeaders } from "./invoke.js";
 
 /** `POST /v1/apps/ai/{alias}/v1/embeddings`: OpenAI-compatible, the provider's answer unchanged (byok; managed ones metered). */
-export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown>({
+export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/v1/embeddings",
   summary: "Embeddings (OpenAI-compatible).",
@@ -14,6 +14,7 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
   params: AliasParams,
   body: EmbeddingsRequest,
   validateBody: false,
+  headers: SameInvokeHeaders,
   responses: {
     200: { description: "The provider's answer", schema: EmbeddingsResponse, headers: NATIVE_COST_HEADERS },
     400: { description: "invalid body" },
@@ -22,8 +23,8 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
     409: { description: "worst case above max_cost or max_cost_per_request (pricing.cost), or a spend budget without room for the reservation (budget)" },
     502: { description: "the provider failed" },
   },
-  async handler({ deps, req, res, params, principal }) {
-    const input = invokeRequest(req, params.alias, principal, req.rawBody ?? Buffer.from("{}"));
+  async handler({ deps, req, res, params, headers, principal }) {
+    const input = invokeRequest(headers, params.alias, principal, req.rawBody ?? Buffer.from("{}"));
     const cancel = cancelOnClose(res);
     const result = await deps.services.managedAi.Embed(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     setCostHeaders(res, result, { priceVersion: true });

@@ -1,24 +1,21 @@
 import { once } from "node:events";
-import type { Request, Response } from "express";
+import type { Response } from "express";
 import { AppError } from "@gateway/errors";
 import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import type { Principal } from "../../../domain/principal.js";
+import type { InvokeHeaders } from "./ai.types.js";
 import { unitsToUsdString } from "@gateway/money";
-import { IdempotencyKey } from "../../../http/units.js";
 
 /**
  * What the AI invocation routes share: the call to managed-ai, the client
  * disconnect that cancels it, the cost headers, and the one stream relay
  * (compatible and native streams differ only in how an event is written).
  */
-export function invokeRequest(req: Request, alias: string, principal: Principal, body: Buffer): managedAi.InvokeRequest {
+export function invokeRequest(headers: InvokeHeaders, alias: string, principal: Principal, body: Buffer): managedAi.InvokeRequest {
   const key = keyPrincipal(principal);
-  const idempotencyKey = req.header("idempotency-key");
-  if (idempotencyKey !== undefined && !IdempotencyKey.safeParse(idempotencyKey).success) {
-    throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
-  }
+  const idempotencyKey = headers["Idempotency-Key"];
   return {
     tenant_id: key.tenantId,
     api_key_id: key.keyId,

@@ -1,7 +1,16 @@
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, ChatCompletionRequest, NATIVE_COST_HEADERS, NativeChatResponse, NativeEmbeddingsRequest, NativeEmbeddingsResponse } from "./ai.types.js";
+import {
+  AliasParams,
+  ChatCompletionRequest,
+  type InvokeHeaders,
+  NATIVE_COST_HEADERS,
+  NativeChatResponse,
+  NativeEmbeddingsRequest,
+  NativeEmbeddingsResponse,
+  SameInvokeHeaders,
+} from "./ai.types.js";
 import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./invoke.js";
 
 /*
@@ -42,7 +51,7 @@ function parse(body: Buffer | string): Json {
   }
 }
 
-export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json>({
+export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/chat",
   summary: "Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`.",
@@ -51,10 +60,10 @@ export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, 
   access: ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest as never,
-  headers: { "Idempotency-Key": { description: "As on the compatible route (managed instances)." } },
+  headers: SameInvokeHeaders,
   responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
-  async handler({ deps, req, res, params, principal, body }) {
-    const input = invokeRequest(req, params.alias, principal, Buffer.from(JSON.stringify({ ...body, stream: false })));
+  async handler({ deps, res, params, headers, principal, body }) {
+    const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify({ ...body, stream: false })));
     const cancel = cancelOnClose(res);
     const result = await deps.services.managedAi.Invoke(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     const answer = parse(result.body);
@@ -76,7 +85,7 @@ export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, 
   },
 });
 
-export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json>({
+export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/chat/stream",
   summary: 'Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`.',
@@ -85,7 +94,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   access: ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest as never,
-  headers: { "Idempotency-Key": { description: "As on the compatible route (managed instances)." } },
+  headers: SameInvokeHeaders,
   responses: {
     200: {
       description: "SSE stream ending with `data: [DONE]`",
@@ -94,9 +103,9 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
     },
     ...ERRORS,
   },
-  async handler({ deps, req, res, params, principal, body }) {
+  async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = { ...body, stream: true, stream_options: { include_usage: true } };
-    const input = invokeRequest(req, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
+    const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
     const cancel = cancelOnClose(res);
     const stream = deps.services.managedAi.InvokeStream(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     let finishReason: string | null = null;
@@ -124,7 +133,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   },
 });
 
-export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, NativeEmbeddingsRequest>({
+export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, NativeEmbeddingsRequest, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/embeddings",
   summary: "Embeddings (native shape): `{data: {model, embeddings, usage}}`.",
@@ -133,15 +142,15 @@ export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<st
   access: ACCESS,
   params: AliasParams,
   body: NativeEmbeddingsRequest,
-  headers: { "Idempotency-Key": { description: "As on the compatible route (managed instances)." } },
+  headers: SameInvokeHeaders,
   responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
-  async handler({ deps, req, res, params, principal, body }) {
+  async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = {
       input: body.input,
       ...(body.model !== undefined ? { model: body.model } : {}),
       ...(body.max_cost !== undefined ? { max_cost: body.max_cost } : {}),
     };
-    const input = invokeRequest(req, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
+    const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
     const cancel = cancelOnClose(res);
     const result = await deps.services.managedAi.Embed(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     const answer = parse(result.body);

@@ -1,13 +1,11 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { cursorPageQuery, ExternalId, FileId, Id, listLimitQuery } from "@gateway/contract-schemas";
 
 /** Request/response schemas of the bot and widget routes (docs/decisions/0122). */
 
 const Text = z.string().min(1).max(4096);
-const OptionalId = PathId.optional();
-export const VisitorId = z.string().regex(/^[A-Za-z0-9._:@-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 . _ : @ -");
+const OptionalId = Id.optional();
 export const DisplayName = z.string().trim().min(1).max(128);
-export const FileId = z.string().regex(/^file_[A-Za-z0-9_-]{1,123}$/, "must be a file id of the files service (file_…)");
 
 export const BotView = z.object({ id: z.string(), name: z.string(), welcome_message: z.string().nullable(), created_at: z.string() });
 export const CreateBotRequest = z.strictObject({ name: z.string().trim().min(1).max(128), welcome_message: z.string().max(4096).optional() });
@@ -36,20 +34,20 @@ export const MessageView = z.object({
   created_at: z.string(),
 });
 
-export const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).optional() });
+export const ListQuery = z.strictObject({ limit: listLimitQuery(100) });
 export const ChatsQuery = ListQuery.extend({ bot_id: OptionalId });
 export type ChatsQuery = z.infer<typeof ChatsQuery>;
 export const MessagesQuery = ListQuery.extend({ after: OptionalId.describe("Continue after this message id (exclusive).") });
 export type MessagesQuery = z.infer<typeof MessagesQuery>;
-export const ChatParams = z.object({ chatId: PathId });
+export const ChatParams = z.object({ chatId: Id });
 export type ChatParams = z.infer<typeof ChatParams>;
-export const MessageParams = z.object({ messageId: PathId });
+export const MessageParams = z.object({ messageId: Id });
 export type MessageParams = z.infer<typeof MessageParams>;
 
-export const ReplyRequest = z.strictObject({ chat_id: PathId, text: Text, reply_to_message_id: OptionalId });
+export const ReplyRequest = z.strictObject({ chat_id: Id, text: Text, reply_to_message_id: OptionalId });
 export type ReplyRequest = z.infer<typeof ReplyRequest>;
 export const FileMessageRequest = z.strictObject({
-  chat_id: PathId,
+  chat_id: Id,
   file_id: FileId,
   caption: z.string().max(4096).optional(),
   reply_to_message_id: OptionalId,
@@ -64,7 +62,7 @@ export type ActionRequest = z.infer<typeof ActionRequest>;
 export const ActionView = z.object({ chat_id: z.string(), action: z.string(), event_id: z.string() });
 
 export const WidgetAuthRequest = z.strictObject({
-  visitor_id: VisitorId.describe("Your stable id for the visitor; the same visitor gets the same chat back."),
+  visitor_id: ExternalId.describe("Your stable id for the visitor; the same visitor gets the same chat back."),
   display_name: DisplayName.optional(),
   bot_id: OptionalId.describe("The bot the chat is with (optional)."),
 });
@@ -97,10 +95,7 @@ export const EventView = z.object({
   data: z.unknown(),
   created_at: z.string(),
 });
-export const EventsQuery = z.strictObject({
-  cursor: z.string().max(32).optional().describe("The `next_cursor` (or an event's `cursor`) of an earlier page; absent: from the start."),
-  limit: z.coerce.number().int().min(1).max(100).optional().describe("1..100, default 100."),
-});
+export const EventsQuery = cursorPageQuery({ max: 100, item: "event" });
 export type EventsQuery = z.infer<typeof EventsQuery>;
 export const EventsPage = z.object({ data: z.object({ events: z.array(EventView), next_cursor: z.string() }) });
 

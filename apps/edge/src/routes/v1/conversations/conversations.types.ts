@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
-import { DisplayName, VisitorId } from "../bot/bot.types.js";
+import { Cursor, ExternalId, Id, listLimitQuery } from "@gateway/contract-schemas";
+import { DisplayName } from "../bot/bot.types.js";
 
 /** Request/response schemas of the conversation hub (docs/decisions/0124). */
 
 const Kind = z.enum(["visitor", "agent", "bot", "external"]);
 const Role = z.enum(["member", "owner", "observer"]);
-const ExternalId = z.string().regex(/^[A-Za-z0-9._:@-]{1,128}$/, "must be 1-128 of A-Z a-z 0-9 . _ : @ -");
 const Metadata = z.record(z.string(), z.unknown()).describe("Your own data (a JSON object, at most 16 KiB); replaced whole on update.");
 export const ConversationEventTypes = z.enum([
   "conversation.created",
@@ -93,22 +92,22 @@ export const UpdateChannelRequest = z.strictObject({
 });
 export type UpdateChannelRequest = z.infer<typeof UpdateChannelRequest>;
 
-export const WidgetSessionRequest = z.strictObject({ visitor_id: VisitorId, display_name: DisplayName.optional() });
+export const WidgetSessionRequest = z.strictObject({ visitor_id: ExternalId, display_name: DisplayName.optional() });
 export type WidgetSessionRequest = z.infer<typeof WidgetSessionRequest>;
 
 export const InboxQuery = z.strictObject({
   status: z.enum(["open", "pending", "closed"]).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional().describe("Default 50."),
+  limit: listLimitQuery(100).describe("Default 50."),
 });
 export type InboxQuery = z.infer<typeof InboxQuery>;
 
-export const ConversationParams = z.object({ id: PathId });
+export const ConversationParams = z.object({ id: Id });
 export type ConversationParams = z.infer<typeof ConversationParams>;
-export const ParticipantParams = z.object({ id: PathId, participantId: PathId });
+export const ParticipantParams = z.object({ id: Id, participantId: Id });
 export type ParticipantParams = z.infer<typeof ParticipantParams>;
-export const ChannelParams = z.object({ id: PathId, channelId: PathId });
+export const ChannelParams = z.object({ id: Id, channelId: Id });
 export type ChannelParams = z.infer<typeof ChannelParams>;
-export const WebhookParams = z.object({ webhookId: PathId });
+export const WebhookParams = z.object({ webhookId: Id });
 export type WebhookParams = z.infer<typeof WebhookParams>;
 
 export const RegisterWebhookRequest = z.strictObject({
@@ -129,7 +128,7 @@ export const WebhookView = z.object({
 });
 
 export const ReplayRequest = z.strictObject({
-  cursor: z.string().max(32).optional().describe("Replay the events after this cursor; absent: from the start."),
+  cursor: Cursor.optional().describe("Replay the events after this cursor; absent: from the start."),
   limit: z.number().int().min(1).max(1000).optional().describe("At most this many events (default and maximum 1000); continue from next_cursor."),
 });
 export type ReplayRequest = z.infer<typeof ReplayRequest>;

@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { listLimitQuery } from "@gateway/contract-schemas";
 
-export const WidgetSessionsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).optional().describe("Default 50.") });
+export const WidgetSessionsQuery = z.strictObject({ limit: listLimitQuery(100).describe("Default 50.") });
 export type WidgetSessionsQuery = z.infer<typeof WidgetSessionsQuery>;
 
 export const WidgetSessionView = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { listLimitQuery } from "@gateway/contract-schemas";
 
 /** A file as its owner sees it (upload answer and listings). */
 export const FileView = z.object({
@@ -33,7 +34,7 @@ export const UploadResponse = z.object({
 });
 
 export const FileListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).optional(),
+  limit: listLimitQuery(200),
 });
 export type FileListQuery = z.infer<typeof FileListQuery>;
 export const FileListResponse = z.object({ data: z.array(FileView) });
@@ -55,13 +56,22 @@ export const ShareResponse = z.object({
   }),
 });
 
-/** The optional upload headers (spec 4.4), as sent. */
-export const UPLOAD_HEADERS = {
-  "x-filename": {
-    description:
+/**
+ * The optional upload headers (spec 4.4), as sent; their values are read by
+ * upload-headers.ts (encodings, whole numbers) and judged by the files service.
+ */
+export const UploadHeaders = z.object({
+  "x-filename": z
+    .string()
+    .optional()
+    .describe(
       "Display name, 1-255 characters, no / \\ or control characters (the bytes are stored by id, never by this name). UTF-8 as raw bytes, or RFC 8187 `UTF-8''<percent-encoded>`. Default `file`.",
-  },
-  "x-expires-in": { description: "Lifetime in seconds from the end of the upload (whole number, at least 1; the service's default and maximum apply)." },
-  "x-max-downloads": { description: "Downloads allowed (1-1000000); absent: unlimited." },
-  "Content-Length": { description: "Optional (chunked bodies are counted); a body above the service's limit gets 413 either way." },
-};
+    ),
+  "x-expires-in": z
+    .string()
+    .optional()
+    .describe("Lifetime in seconds from the end of the upload (whole number, at least 1; the service's default and maximum apply)."),
+  "x-max-downloads": z.string().optional().describe("Downloads allowed (1-1000000); absent: unlimited."),
+  "Content-Length": z.string().optional().describe("Optional (chunked bodies are counted); a body above the service's limit gets 413 either way."),
+});
+export type UploadHeaders = z.infer<typeof UploadHeaders>;

@@ -3,7 +3,7 @@ import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute, type Method } from "../../../http/route.js";
 import { baseUrl, fileView } from "./file-urls.js";
-import { UPLOAD_HEADERS, UploadResponse } from "./files.types.js";
+import { UploadHeaders, UploadResponse } from "./files.types.js";
 import { QuotaErrorBody } from "./quota.types.js";
 import { countHeader, declaredSize, filenameHeader } from "./upload-headers.js";
 
@@ -82,14 +82,14 @@ async function discardRest(body: AsyncIterator<unknown>, res: Response): Promise
 }
 
 function uploadRoute(method: Method, summary: string) {
-  return defineRoute<EdgeDeps>({
+  return defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, undefined, UploadHeaders>({
     method,
     path: "/v1/apps/file/upload",
     summary,
     tags: ["files"],
     access: { kind: "apiKey", scope: "file:write" },
     rawBody: { contentType: "application/octet-stream", description: "The file's bytes, raw (any Content-Type; it is stored as the file's type)." },
-    headers: UPLOAD_HEADERS,
+    headers: UploadHeaders,
     responses: {
       201: { description: "stored", schema: UploadResponse },
       400: { description: "a header is invalid (named in the message)" },

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id } from "@gateway/contract-schemas";
 
-export const PushAliasParams = z.object({ alias: PathId });
+export const PushAliasParams = z.object({ alias: Id });
 export type PushAliasParams = z.infer<typeof PushAliasParams>;
 
 export const SendPushRequest = z.object({

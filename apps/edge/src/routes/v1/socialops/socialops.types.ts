@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id, listLimitQuery } from "@gateway/contract-schemas";
 
-export const SocialOpsAliasParams = z.object({ alias: PathId });
+export const SocialOpsAliasParams = z.object({ alias: Id });
 export type SocialOpsAliasParams = z.infer<typeof SocialOpsAliasParams>;
-export const WebhookParams = z.object({ alias: PathId, provider: PathId });
+export const WebhookParams = z.object({ alias: Id, provider: Id });
 export type WebhookParams = z.infer<typeof WebhookParams>;
-export const ThreadParams = z.object({ alias: PathId, thread_id: PathId });
+export const ThreadParams = z.object({ alias: Id, thread_id: Id });
 export type ThreadParams = z.infer<typeof ThreadParams>;
 
-export const ListQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional() });
+export const ListQuery = z.object({ limit: listLimitQuery(200) });
 export type ListQuery = z.infer<typeof ListQuery>;
 
 export const SocialEventRequest = z.object({

@@ -1,10 +1,9 @@
-import { AppError } from "@gateway/errors";
 import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { IdempotencyKey, unitsToNumber } from "../../../http/units.js";
-import { LeaseAccepted, LeaseListResponse, LeaseParams, LeaseRequest, LeaseResponse, QuoteRequest, QuoteResponse } from "./tron.types.js";
+import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { LeaseAccepted, LeaseHeaders, LeaseListResponse, LeaseParams, LeaseRequest, LeaseResponse, QuoteRequest, QuoteResponse } from "./tron.types.js";
 import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
 
 const usd = (units: string) => unitsToUsdNumber(units);
@@ -61,16 +60,14 @@ export const postTronQuote = defineRoute<EdgeDeps, Record<string, never>, Record
   },
 });
 
-export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, LeaseRequest>({
+export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, LeaseRequest, IdempotencyKeyHeader>({
   method: "post",
   path: "/v1/apps/tron/lease",
   summary: "Creates an energy lease from a quote, as an asynchronous job (202).",
   tags: ["tron"],
   access: { kind: "apiKey", scope: "tron:lease" },
   body: LeaseRequest,
-  headers: {
-    "Idempotency-Key": { description: "1-128 of A-Z a-z 0-9 . _ : -; a repeat with the same parameters gets the same job (charged once), with others 409." },
-  },
+  headers: LeaseHeaders,
   responses: {
     202: { description: "accepted; follow the job", schema: LeaseAccepted },
     400: { description: "bounds, callback_url not HTTPS, callback_secret missing or not 16-256 characters" },
@@ -79,11 +76,7 @@ export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record
       description: "unknown or expired quote, parameters differing from it, cost above max_cost (pricing.cost), Idempotency-Key reused with other parameters",
     },
   },
-  async handler({ deps, req, body, principal }) {
-    const idempotencyKey = req.header("idempotency-key");
-    if (idempotencyKey !== undefined && !IdempotencyKey.safeParse(idempotencyKey).success) {
-      throw new AppError("invalid_request", "Idempotency-Key must be 1-128 of A-Z a-z 0-9 . _ : -");
-    }
+  async handler({ deps, body, headers, principal }) {
     const r = await deps.services.jobs.CreateLease({
       tenant_id: keyPrincipal(principal).tenantId,
       quote_id: body.quote_id,
@@ -93,7 +86,7 @@ export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record
       duration_seconds: body.duration_seconds,
       callback_url: body.callback_url ?? "",
       callback_secret: body.callback_secret ?? "",
-      idempotency_key: idempotencyKey ?? "",
+      idempotency_key: headers["Idempotency-Key"] ?? "",
     });
     return { status: 202, body: { data: { job_id: r.job_id, lease_id: r.lease_id, status: "pending", dry_run: r.dry_run } } };
   },

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PathId } from "../../../http/units.js";
+import { Id, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
 
 // Bounds of CONTRACT.md section 9 / spec section 8; the jobs service checks them again.
 const Receiver = z.string().min(1).max(64).describe("TRON address of the account that receives the energy (base58check, T...).");
@@ -30,8 +30,8 @@ export const QuoteResponse = z.object({
 
 export const LeaseRequest = z
   .object({
-    quote_id: PathId,
-    max_cost: z.number().min(0).max(1e12).describe("USD ceiling: a quote whose cost is above it gets 409."),
+    quote_id: Id,
+    max_cost: usdAmount(1e12).describe("USD ceiling: a quote whose cost is above it gets 409."),
     receiver: Receiver,
     energy: Energy,
     duration_seconds: Duration,
@@ -65,5 +65,9 @@ export const LeaseView = z.object({
 });
 export const LeaseResponse = z.object({ data: LeaseView });
 export const LeaseListResponse = z.object({ data: z.array(LeaseView) });
-export const LeaseParams = z.object({ id: PathId });
+export const LeaseParams = z.object({ id: Id });
 export type LeaseParams = z.infer<typeof LeaseParams>;
+
+export const LeaseHeaders = idempotencyKeyHeader(
+  "1-128 of A-Z a-z 0-9 . _ : -; a repeat with the same parameters gets the same job (charged once), with others 409.",
+);
