@@ -95,6 +95,22 @@ describe("a request through the stack", () => {
     const balance = await call(stack.edgeUrl, "GET", `/ops/ledger/tenants/${tenant.tenantId}`, { token: admin });
     expect(balance.body.data).toMatchObject({ tenant_id: tenant.tenantId, available_units: 700 });
   });
+
+  it("takes the longest Idempotency-Key the contract allows, and credits once for it", async () => {
+    const tenant = await newTenant(stack.edgeUrl, "idem-long");
+    const key = `k.${"x".repeat(121)}:_-12`;
+    expect(key).toHaveLength(128);
+    const first = await credit(tenant.tenantId, 300, key);
+    expect(first.status).toBe(201);
+    const again = await credit(tenant.tenantId, 300, key);
+    expect(again.status).toBe(201);
+    expect(again.body.data.entry_id).toBe(first.body.data.entry_id);
+    expect((await credit(tenant.tenantId, 301, key)).status).toBe(409);
+    const other = await credit(tenant.tenantId, 5, `${key.slice(0, 127)}y`);
+    expect(other.status).toBe(201);
+    const balance = await call(stack.edgeUrl, "GET", `/ops/ledger/tenants/${tenant.tenantId}`, { token: admin });
+    expect(balance.body.data).toMatchObject({ available_units: 305 });
+  });
 });
 
 describe("events through the outbox", () => {
