@@ -29,7 +29,8 @@ export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, 
     maxPollMs: env.OUTBOX_POLL_MAX_MS,
   });
   dispatcher.start();
-  shutdown.add("conversation webhooks", () => dispatcher.stop());
+  // Before the database closes: the attempts in flight are recorded (a stop waits for them).
+  shutdown.addFirst("conversation webhooks", () => dispatcher.stop());
   const revocations = new Broadcast<WidgetSessionInvalidation>(nats, subjects.broadcast(WIDGET_SESSIONS_BROADCAST), logger);
   return {
     prisma,
