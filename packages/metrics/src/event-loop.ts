@@ -26,6 +26,7 @@ const GAUGES = [
 type Histogram = ReturnType<typeof createHistogram>;
 
 export const EVENT_LOOP_GAUGES = GAUGES.map(([name]) => name);
+const LAST_GAUGE = GAUGES[GAUGES.length - 1]![0];
 
 /**
  * The event-loop delay histogram, sampled by a timer that sleeps with the process: how late
@@ -49,7 +50,7 @@ export function sampleEventLoopDelay(registry: Registry, options: EventLoopSampl
       collect() {
         // collect runs per gauge in one scrape; the last one clears the histogram for the next.
         this.set(histogram.count > 0 ? read(histogram) / 1e9 : 0);
-        if (name === GAUGES[GAUGES.length - 1][0]) histogram.reset();
+        if (name === LAST_GAUGE) histogram.reset();
       },
     });
   let interval = options.busyMs;
