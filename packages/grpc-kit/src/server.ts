@@ -22,8 +22,13 @@ export type GrpcServerOptions = {
   serviceToken: string;
 };
 
+/**
+ * Keepalive: the clients ping every connection (every 2 minutes, client.ts), so the server's
+ * own pings only find a client that vanished without closing its connection; every 5 minutes
+ * is enough for that (each ping wakes both processes, docs/decisions/0200).
+ */
 const SERVER_OPTIONS: grpc.ServerOptions = {
-  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_time_ms": 300_000,
   "grpc.keepalive_timeout_ms": 10_000,
   "grpc.keepalive_permit_without_calls": 1,
   "grpc.http2.min_ping_interval_without_data_ms": 10_000,
