@@ -52,6 +52,12 @@ export class GrpcServer {
   private readonly duration: Histogram<"method" | "code">;
   private readonly services: string[] = [];
   private readonly token: ServiceTokenCheck;
+  private started = 0;
+
+  /** Calls that reached a handler so far (health checks and refused calls not counted): periodic work asks whether the process served anything since its last pass. */
+  get callsStarted(): number {
+    return this.started;
+  }
 
   constructor(options: GrpcServerOptions) {
     this.token = new ServiceTokenCheck(options.serviceToken);
@@ -120,6 +126,7 @@ export class GrpcServer {
   private context(
     call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
   ): CallContext {
+    this.started++;
     const fromCaller = call.metadata.get(METADATA.requestId)[0];
     const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
     const rawActor = call.metadata.get(METADATA.actor)[0];
