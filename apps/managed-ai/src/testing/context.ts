@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import type pg from "pg";
 import { createTransact, poolStatements } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { createLogger } from "@gateway/logger";
@@ -23,6 +24,8 @@ export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
 
 export type TestContext = {
   ctx: ManagedAiContext;
+  /** The connections under ctx (the reconciler's advisory lock takes one of its own). */
+  pool: pg.Pool;
   /** Every log line written through ctx.logger, parsed. */
   logs: Record<string, unknown>[];
   /** Events written to the outbox (the relay does not run in domain tests). */
@@ -93,6 +96,7 @@ export async function createTestContext(
   const ctx: ManagedAiContext = { ...base, allotments };
   return {
     ctx,
+    pool,
     logs,
     outbox: async () =>
       (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
