@@ -1,4 +1,4 @@
-import { createHistogram, performance, type EventLoopUtilization } from "node:perf_hooks";
+import { createHistogram, performance } from "node:perf_hooks";
 import { Gauge, type Registry } from "prom-client";
 
 export type EventLoopSamplerOptions = {
@@ -6,7 +6,11 @@ export type EventLoopSamplerOptions = {
   busyMs: number;
   /** The longest interval, reached by doubling while the loop stays idle. */
   idleMaxMs: number;
-  /** The loop counts as working when it was busy at least this share of the time since the last sample. */
+  /**
+   * The loop counts as working when its thread used at least this share of the time since
+   * the last sample on the CPU (`process.threadCpuUsage`: CPU time, which a loaded machine
+   * does not inflate as it does the loop's busy wall time).
+   */
   busyUtilization: number;
 };
 
@@ -32,9 +36,9 @@ const LAST_GAUGE = GAUGES[GAUGES.length - 1]![0];
  * The event-loop delay histogram, sampled by a timer that sleeps with the process: how late
  * the timer fires (`monitorEventLoopDelay` records the whole time between two firings,
  * its interval included, so its p50 read about the interval itself), and the timer's
- * interval doubles, from `busyMs` up to `idleMaxMs`, while the loop was busy less than
- * `busyUtilization` of the time since the last sample, and is back at `busyMs` as soon
- * as it was busier. A working process is sampled as before; an idle one wakes once a
+ * interval doubles, from `busyMs` up to `idleMaxMs`, while the loop's thread spent less than
+ * `busyUtilization` of the time since the last sample on the CPU, and is back at `busyMs` as
+ * soon as it spent more. A working process is sampled as before; an idle one wakes once a
  * minute for it instead of once a second. A stall always delays the next sample, so any
  * stall longer than the current interval is recorded; so is one that makes the loop busy
  * from then on. Between two scrapes without a sample the gauges read 0 (no delay seen).
@@ -55,14 +59,17 @@ export function sampleEventLoopDelay(registry: Registry, options: EventLoopSampl
     });
   let interval = options.busyMs;
   let due = performance.now() + interval;
-  let mark: EventLoopUtilization = performance.eventLoopUtilization();
+  let mark = process.threadCpuUsage();
+  let markedAt = performance.now();
   let timer: NodeJS.Timeout;
   const tick = () => {
     const now = performance.now();
     histogram.record(Math.max(1, Math.round((now - due) * 1e6))); // ns, at least 1 (the histogram's floor)
-    const since = performance.eventLoopUtilization(mark);
-    mark = performance.eventLoopUtilization();
-    interval = since.utilization >= options.busyUtilization ? options.busyMs : Math.min(options.idleMaxMs, interval * 2);
+    const cpu = process.threadCpuUsage(mark);
+    const busy = (cpu.user + cpu.system) / 1_000 >= options.busyUtilization * (now - markedAt);
+    mark = process.threadCpuUsage();
+    markedAt = now;
+    interval = busy ? options.busyMs : Math.min(options.idleMaxMs, interval * 2);
     schedule();
   };
   const schedule = () => {
