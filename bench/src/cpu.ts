@@ -31,7 +31,10 @@ function usage(pid: number): Usage {
 /** Processes whose command line matches `pattern` (`pgrep -f`), or whose name is `pattern` exactly with `exact`. */
 export function pidsOf(pattern: string, exact = false): number[] {
   try {
-    return execFileSync("pgrep", [exact ? "-x" : "-f", pattern], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", [exact ? "-x" : "-f", pattern], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

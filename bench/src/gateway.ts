@@ -146,7 +146,10 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     async snapshotBackends() {
       const names = await databaseNames();
       // Not the connection that asks (the benchmark's own).
-      const rows = await stack.sql<{ pid: number; datname: string | null }>("ledger", "SELECT pid, datname FROM pg_stat_activity WHERE pid <> pg_backend_pid()");
+      const rows = await stack.sql<{ pid: number; datname: string | null }>(
+        "ledger",
+        "SELECT pid, datname FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
+      );
       backends = rows.map((r) => ({ pid: r.pid, database: r.datname, service: r.datname ? names.get(r.datname) : undefined }));
     },
     async stop() {

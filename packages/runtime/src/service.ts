@@ -269,7 +269,10 @@ const HEALTH_CHECK_MAX_MS = 60_000;
  * Check (a readiness probe) gets an answer no older than 5 s. An idle replica nobody
  * probes asks its database once a minute instead of every 5 s.
  */
-function watchDatabase(infra: { databaseUp(): Promise<boolean>; pool: pg.Pool }, report: (up: boolean) => void): { fresh(ms: number): Promise<void>; stop(): void } {
+function watchDatabase(
+  infra: { databaseUp(): Promise<boolean>; pool: pg.Pool },
+  report: (up: boolean) => void,
+): { fresh(ms: number): Promise<void>; stop(): void } {
   let wait = HEALTH_CHECK_MS;
   let last: boolean | undefined;
   let checkedAt = 0;

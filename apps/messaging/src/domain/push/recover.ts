@@ -47,7 +47,6 @@ export async function recoverPushMessages({
     }
   }
   const next = sending[stale.length];
-  const nextAt =
-    settled < stale.length || stale.length === limit ? now : next ? next.updatedAt.getTime() + input.olderThanMs : now + input.olderThanMs;
+  const nextAt = settled < stale.length || stale.length === limit ? now : next ? next.updatedAt.getTime() + input.olderThanMs : now + input.olderThanMs;
   return { settled, nextAt };
 }
