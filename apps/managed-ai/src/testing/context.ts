@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import type pg from "pg";
 import { createTransact, poolStatements } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { createLogger } from "@gateway/logger";
@@ -25,7 +24,7 @@ export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
 export type TestContext = {
   ctx: ManagedAiContext;
   /** The connections under ctx (the reconciler's advisory lock takes one of its own). */
-  pool: pg.Pool;
+  pool: ReturnType<typeof createPool>;
   /** Every log line written through ctx.logger, parsed. */
   logs: Record<string, unknown>[];
   /** Events written to the outbox (the relay does not run in domain tests). */
