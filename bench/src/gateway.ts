@@ -27,6 +27,8 @@ export type Gateway = {
    * the journal with the usage records.
    */
   closeout(timeoutMs: number): Promise<Closeout>;
+  /** The names of the stack's six databases. */
+  databases(): Promise<string[]>;
   stop(): Promise<void>;
 };
 
@@ -113,8 +115,16 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     "key",
   ).data.key;
   const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
-  const procs = ["edge", "managed-ai", "ledger", "jobs"] as const;
-  let backends: { pid: number; service: string | undefined }[] = [];
+  // Every process of the stack: the six services, then PostgreSQL, NATS and Redis below.
+  const procs = ["edge", "managed-ai", "ledger", "jobs", "messaging", "files"] as const;
+  const databases = ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"] as const;
+  let names: Map<string, string> | undefined;
+  /** Database name → service, asked once. */
+  const databaseNames = async () =>
+    (names ??= new Map(
+      await Promise.all(databases.map(async (s) => [(await stack.sql<{ db: string }>(s, "SELECT current_database() AS db"))[0]!.db, s] as const)),
+    ));
+  let backends: { pid: number; database: string | null; service: string | undefined }[] = [];
   return {
     stack,
     url: stack.edgeUrl,
@@ -150,23 +160,26 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
       return [
         ...procs.map((name) => ({ name, pids: () => [stack.process(name).pid ?? 0].filter(Boolean) })),
         // PostgreSQL's backends by the service whose database they serve (from the last
-        // snapshotBackends), then everything else it runs (WAL writer, autovacuum, ...).
-        ...(["ledger", "managed-ai", "jobs", "edge"] as const).map((service) => ({
+        // snapshotBackends), then its own processes (postmaster, WAL writer, checkpointer,
+        // ...); backends of other databases (another stack on the machine) are left out.
+        ...databases.map((service) => ({
           name: `postgres (${service})`,
           pids: () => backends.filter((b) => b.service === service).map((b) => b.pid),
         })),
-        { name: "postgres (other)", pids: () => pidsOf("^postgres").filter((pid) => !backends.some((b) => b.pid === pid && b.service)) },
+        { name: "postgres (own processes)", pids: () => pidsOf("postgres", true).filter((pid) => !backends.some((b) => b.pid === pid && b.database)) },
         { name: "nats", pids: () => pidsOf("nats-server") },
         { name: "redis", pids: () => pidsOf("redis-server") },
       ];
     },
+    databases: async () => [...(await databaseNames()).keys()],
     async snapshotBackends() {
-      const rows = await stack.sql<{ pid: number; datname: string | null }>("ledger", "SELECT pid, datname FROM pg_stat_activity");
-      const services = ["ledger", "managed-ai", "jobs", "edge"] as const;
-      const names = new Map(
-        await Promise.all(services.map(async (s) => [(await stack.sql<{ db: string }>(s, "SELECT current_database() AS db"))[0]!.db, s] as const)),
+      const names = await databaseNames();
+      // Not the connection that asks (the benchmark's own).
+      const rows = await stack.sql<{ pid: number; datname: string | null }>(
+        "ledger",
+        "SELECT pid, datname FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
       );
-      backends = rows.map((r) => ({ pid: r.pid, service: r.datname ? names.get(r.datname) : undefined }));
+      backends = rows.map((r) => ({ pid: r.pid, database: r.datname, service: r.datname ? names.get(r.datname) : undefined }));
     },
     async closeout(timeoutMs) {
       const started = Date.now();

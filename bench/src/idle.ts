@@ -2,7 +2,7 @@
 // the work done per unit of time or per wake-up rather than per request (timers, polls,
 // lingers, GC of an idle heap). Prints ms of CPU per second for every process.
 //   pnpm --filter @gateway/bench idle
-import { sampleCpu, type CpuSample } from "./cpu.js";
+import { sampleCpu, usageBetween, type CpuSample } from "./cpu.js";
 import { body } from "./compare.js";
 import { startGateway } from "./gateway.js";
 import { startMock } from "./targets.js";
@@ -34,8 +34,18 @@ const request = () =>
     },
   );
 
+/** Per group: ms of CPU per second, and wake-ups per second. */
 const perSecond = (a: CpuSample, b: CpuSample, ms: number) =>
-  [...a].map(([name, v]) => [name.replace(" (this process)", ""), (((b.get(name) ?? v) - v) * 1000 * 1000) / ms] as const);
+  [...usageBetween(a, b)].map(([name, u]) => [name.replace(" (this process)", ""), (u.cpu * 1000 * 1000) / ms, (u.wakeups * 1000) / ms] as const);
+/** Transactions committed or rolled back so far in each of the stack's databases (the counts of `pg_stat_database`). */
+const transactions = async () => {
+  const rows = await gateway.stack.sql<{ datname: string; n: string }>(
+    "ledger",
+    "SELECT datname, (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = ANY($1)",
+    [await gateway.databases()],
+  );
+  return rows.reduce((sum, r) => sum + Number(r.n), 0);
+};
 
 try {
   for (let i = 0; i < 50; i++) await request(); // warm up every path once
@@ -57,9 +67,10 @@ try {
     for (const service of ["edge", "ledger", "managed-ai"] as const) await gateway.stack.sql(service, "ANALYZE");
     console.log(`seeded ${seedRecords} usage records and ${tenants} tenants`);
   }
-  await gateway.snapshotBackends();
   for (const rate of rates) {
     await new Promise((r) => setTimeout(r, 2_000));
+    await gateway.snapshotBackends();
+    const txBefore = await transactions();
     const before = sampleCpu(gateway.groups());
     const started = Date.now();
     let sent = 0;
@@ -69,14 +80,26 @@ try {
         sent++;
         const due = started + (sent * 1000) / rate;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      } else await new Promise((r) => setTimeout(r, 100));
+      } else await new Promise((r) => setTimeout(r, seconds * 1000 - (Date.now() - started)));
     }
+    await gateway.snapshotBackends(); // backends that started during the window count from zero
+    const after = sampleCpu(gateway.groups());
     const ms = Date.now() - started;
-    const figures = perSecond(before, sampleCpu(gateway.groups()), ms);
-    const total = figures.filter(([n]) => n !== "load generator").reduce((s, [, v]) => s + v, 0);
+    // Less the two statements this benchmark ran in the ledger's database (the snapshot of backends).
+    const tx = (await transactions()) - txBefore - 2;
+    const figures = perSecond(before, after, ms);
+    const stack = figures.filter(([n]) => n !== "load generator");
+    const total = stack.reduce((s, [, v]) => s + v, 0);
+    const wakeups = stack.reduce((s, [, , w]) => s + w, 0);
+    const sum = (prefix: string) => stack.filter(([n]) => n.startsWith(prefix)).reduce((s, [, v]) => s + v, 0);
+    const node = stack.filter(([n]) => !/^(postgres|nats|redis)/.test(n)).reduce((s, [, v]) => s + v, 0);
     const perRequest = sent > 0 ? `, ${(total / (sent / (ms / 1000))).toFixed(2)} ms per request` : "";
     console.log(
-      `${rate} req/s (${sent} sent): ${total.toFixed(1)} ms CPU per second${perRequest}\n    ${figures.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(" · ")}`,
+      `${rate} req/s (${sent} sent), ${(ms / 1000).toFixed(0)} s: whole stack ${total.toFixed(1)} ms CPU per second${perRequest}` +
+        ` (Node ${node.toFixed(1)}, PostgreSQL ${sum("postgres").toFixed(1)}, NATS ${sum("nats").toFixed(1)}, Redis ${sum("redis").toFixed(1)}; ` +
+        `${wakeups.toFixed(1)} wake-ups and ${(tx / (ms / 1000)).toFixed(2)} PostgreSQL transactions per second)\n` +
+        `    ms/s: ${figures.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(" · ")}\n` +
+        `    wake-ups/s: ${figures.map(([n, , w]) => `${n} ${w.toFixed(1)}`).join(" · ")}`,
     );
   }
 } finally {

@@ -33,6 +33,11 @@ export const ManagedAiEnv = z
       30_000,
       { min: 0 },
     ),
+    RECONCILE_IDLE_MAX_MS: int(
+      "While reconciler passes find nothing to do or to wait for and this replica serves no call, the wait between them doubles from RECONCILE_INTERVAL_MS up to this. It bounds how much later than usual the orphans of another replica that died are found.",
+      300_000,
+      { min: 0 },
+    ),
     RECONCILE_RESERVED_AFTER_SECONDS: int(
       "A usage record still `reserved` after this long belongs to a process that is gone: the reconciler settles it from the ledger (longer than any request may last).",
       900,

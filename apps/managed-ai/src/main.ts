@@ -87,6 +87,8 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       const reconciler = startReconciler(ctx, {
         pool,
         intervalMs: env.RECONCILE_INTERVAL_MS,
+        idleMaxMs: Math.max(env.RECONCILE_INTERVAL_MS, env.RECONCILE_IDLE_MAX_MS),
+        activity: () => server.callsStarted,
         reservedAfterSeconds: env.RECONCILE_RESERVED_AFTER_SECONDS,
         settledAfterSeconds: env.RECONCILE_SETTLED_AFTER_SECONDS,
         allotmentIdleSeconds: env.ALLOTMENT_IDLE_SECONDS,

@@ -57,18 +57,33 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
     reply: { timeoutMs: env.REPLY_TIMEOUT_MS, maxAttempts: env.REPLY_MAX_ATTEMPTS, baseDelayMs: env.REPLY_BASE_DELAY_MS },
   };
 
+  // Interrupted push messages are looked for when the oldest one still sending would become
+  // interrupted, at least PUSH_RECOVERY_AFTER_MS apart while none is sending, never closer
+  // than PUSH_RECOVERY_INTERVAL_MS (docs/decisions/0110, 0200).
   let recovering: Promise<unknown> = Promise.resolve();
-  const recovery = setInterval(() => {
-    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).catch((err: unknown) =>
-      logger.warn({ err }, "push recovery failed"),
+  let recovery: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const recoverLater = (at: number) => {
+    if (stopped) return;
+    recovery = setTimeout(recover, Math.max(env.PUSH_RECOVERY_INTERVAL_MS, at - Date.now()));
+    recovery.unref();
+  };
+  const recover = () => {
+    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).then(
+      (r) => recoverLater(r.nextAt),
+      (err: unknown) => {
+        logger.warn({ err }, "push recovery failed");
+        recoverLater(Date.now());
+      },
     );
-  }, env.PUSH_RECOVERY_INTERVAL_MS);
-  recovery.unref();
+  };
+  recoverLater(Date.now());
   const worker = await startReplyWorker({ ctx, js: infra.js, jsm: infra.jsm, subjects: infra.subjects, logger });
 
   // Before the broker and the database close; the gRPC server (added first later) still drains before this.
   shutdown.addFirst("push and socialops", async () => {
-    clearInterval(recovery);
+    stopped = true;
+    clearTimeout(recovery);
     await worker.stop();
     await recovering;
     ledger.close();

@@ -27,7 +27,11 @@ export const MessagingEnv = z
       60_000,
       { min: 1_000 },
     ),
-    PUSH_RECOVERY_INTERVAL_MS: int("How often interrupted push messages are looked for.", 10_000, { min: 200 }),
+    PUSH_RECOVERY_INTERVAL_MS: int(
+      "The shortest time between two looks for interrupted push messages (also the retry interval of a settlement that failed). A look is made when the oldest message still sending becomes interrupted, and every PUSH_RECOVERY_AFTER_MS while none is sending.",
+      10_000,
+      { min: 200 },
+    ),
     TELEGRAM_API_BASE: url("Base URL of the Telegram Bot API for chat-messenger targets (`{base}/bot<token>/sendMessage`).", "https://api.telegram.org", [
       "http:",
       "https:",

@@ -168,8 +168,8 @@ export function databaseEnvShape(defaultName: string) {
     MIGRATE_ON_START: bool("Apply pending migrations on start (under an advisory lock, safe with replicas).", true),
     OUTBOX_POLL_MS: int("How often the outbox relay looks for unpublished events it was not told about, while there are some.", 500, { min: 10 }),
     OUTBOX_POLL_MAX_MS: int(
-      "While their polls find nothing, the event relays and the delivery queues (callbacks, conversation webhooks) double their poll interval up to this; a commit of this process, or a retry falling due, wakes them at once.",
-      10_000,
+      "While their polls find nothing, the event relays and the delivery queues (callbacks, conversation webhooks) double their poll interval up to this; a commit of this process, or a retry falling due, wakes them at once. It bounds how long events another replica committed and did not publish (a crash) wait for a survivor.",
+      60_000,
       { min: 10, max: 600_000 },
     ),
     OUTBOX_LINGER_MS: int("After a commit with events, how long the outbox relay waits for more before publishing them in one batch (0: at once).", 20, {

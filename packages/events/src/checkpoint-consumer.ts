@@ -4,6 +4,7 @@ import { runWithContext, type Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, parseEnvelopeShape, type EventEnvelope, type EventType } from "./catalog.js";
 import { redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
+import { CONSUME_EXPIRES_MS } from "./nats.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
 import { inConsumerSpan } from "./trace.js";
@@ -127,7 +128,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
       // (nats.js 2.29: an explicit DeliverPolicy.All makes an ordered consumer deliver nothing; All is its default.)
       ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : {}),
     });
-    messages = await consumer.consume({ max_messages: Math.max(64, maxBatch) });
+    messages = await consumer.consume({ max_messages: Math.max(64, maxBatch), expires: CONSUME_EXPIRES_MS });
     ended = false;
     position = after;
     const source = messages;

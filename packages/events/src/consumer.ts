@@ -5,6 +5,7 @@ import { Counter, type Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType } from "./catalog.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import type { Subjects } from "./subjects.js";
+import { CONSUME_EXPIRES_MS } from "./nats.js";
 import { inConsumerSpan } from "./trace.js";
 
 /**
@@ -95,7 +96,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
   }
 
   const consumer = await js.consumers.get(subjects.stream, durable);
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.max(64, maxBatch) });
+  const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.max(64, maxBatch), expires: CONSUME_EXPIRES_MS });
   const decoder = new TextDecoder();
   const queue: JsMsg[] = [];
   let wake: (() => void) | undefined;

@@ -5,6 +5,7 @@ export {
   connectNats,
   ensureStream,
   isNotFound,
+  CONSUME_EXPIRES_MS,
   DUPLICATE_WINDOW_MS,
   STREAM_MAX_AGE_MS,
   type JetStreamClient,

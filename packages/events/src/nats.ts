@@ -13,6 +13,16 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
   return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1_000, timeout: 5_000, noAsyncTraces: true });
 }
 
+/**
+ * How long each pull request of a JetStream consumer (`consume()`) waits on the server
+ * before it is renewed; nats.js asks for idle heartbeats at half of it (at most 30 s) and
+ * resets a consumer that missed two. Its default, 30 s, meant a renewal every 30 s and a
+ * heartbeat every 15 s for each idle consumer, each waking the process and the server;
+ * at 60 s both come half as often, and a pull the server lost is noticed within a minute
+ * (a reconnect re-pulls at once, as before). Docs/decisions/0200.
+ */
+export const CONSUME_EXPIRES_MS = 60_000;
+
 export const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 

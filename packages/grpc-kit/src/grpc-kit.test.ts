@@ -213,6 +213,25 @@ describe("health", () => {
     expect(await checkHealth(`127.0.0.1:${port}`, "test.echo.v1.Echo")).toBe("SERVING");
     await expect(checkHealth(`127.0.0.1:${port}`, "nope")).rejects.toMatchObject({ code: "not_found" });
   });
+
+  it("brings the statuses up to date before answering a Check (the runtime's database check)", async () => {
+    let asked = 0;
+    server.health.beforeCheck = async () => {
+      asked++;
+      server.health.set("", "NOT_SERVING");
+    };
+    try {
+      expect(await checkHealth(`127.0.0.1:${port}`)).toBe("NOT_SERVING");
+      expect(asked).toBe(1);
+      server.health.beforeCheck = () => Promise.reject(new Error("database check failed"));
+      server.health.set("", "SERVING");
+      expect(await checkHealth(`127.0.0.1:${port}`)).toBe("SERVING"); // a failed refresh answers what is known
+      expect(server.callsStarted).toBeGreaterThan(0); // health checks are not counted; the calls above were
+    } finally {
+      server.health.beforeCheck = undefined;
+      server.health.set("", "SERVING");
+    }
+  });
 });
 
 describe("service-call authentication", () => {

@@ -9,6 +9,12 @@ export class HealthService {
   private readonly statuses = new Map<string, ServingStatus>();
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly streams = new Set<grpc.ServerWritableStream<unknown, unknown>>();
+  /**
+   * Runs before a Check is answered, to bring the statuses up to date (the runtime's
+   * database check, when its last answer is older than a few seconds); a failure of it
+   * leaves the statuses as they are.
+   */
+  beforeCheck: (() => Promise<void>) | undefined;
 
   set(service: string, status: ServingStatus): void {
     this.statuses.set(service, status);
@@ -26,10 +32,17 @@ export class HealthService {
   }
 
   handlers(): grpc.UntypedServiceImplementation {
-    const check: grpc.handleUnaryCall<health.HealthCheckRequest__Output, health.HealthCheckResponse> = (call, callback) => {
+    const answer: grpc.handleUnaryCall<health.HealthCheckRequest__Output, health.HealthCheckResponse> = (call, callback) => {
       const status = this.statuses.get(call.request.service);
       if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: `unknown service ${call.request.service}` });
       else callback(null, { status });
+    };
+    const check: grpc.handleUnaryCall<health.HealthCheckRequest__Output, health.HealthCheckResponse> = (call, callback) => {
+      if (!this.beforeCheck) return answer(call, callback);
+      void this.beforeCheck().then(
+        () => answer(call, callback),
+        () => answer(call, callback),
+      );
     };
     const watch: grpc.handleServerStreamingCall<health.HealthCheckRequest__Output, health.HealthCheckResponse> = (call) => {
       const service = call.request.service;

@@ -22,8 +22,13 @@ export type GrpcServerOptions = {
   serviceToken: string;
 };
 
+/**
+ * Keepalive: the clients ping every connection (every 2 minutes, client.ts), so the server's
+ * own pings only find a client that vanished without closing its connection; every 5 minutes
+ * is enough for that (each ping wakes both processes, docs/decisions/0200).
+ */
 const SERVER_OPTIONS: grpc.ServerOptions = {
-  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_time_ms": 300_000,
   "grpc.keepalive_timeout_ms": 10_000,
   "grpc.keepalive_permit_without_calls": 1,
   "grpc.http2.min_ping_interval_without_data_ms": 10_000,
@@ -50,6 +55,12 @@ export class GrpcServer {
   private readonly duration: Histogram<"method" | "code">;
   private readonly services: string[] = [];
   private readonly token: ServiceTokenCheck;
+  private started = 0;
+
+  /** Calls that reached a handler so far (health checks and refused calls not counted): periodic work asks whether the process served anything since its last pass. */
+  get callsStarted(): number {
+    return this.started;
+  }
 
   constructor(options: GrpcServerOptions) {
     this.token = new ServiceTokenCheck(options.serviceToken);
@@ -118,6 +129,7 @@ export class GrpcServer {
   private context(
     call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
   ): CallContext {
+    this.started++;
     const fromCaller = call.metadata.get(METADATA.requestId)[0];
     const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
     const rawActor = call.metadata.get(METADATA.actor)[0];

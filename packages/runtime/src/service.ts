@@ -238,24 +238,77 @@ export async function runGrpcService<Tx extends SqlExecutor, P extends PrismaLik
     logger.fatal({ err }, "start-up failed");
     return shutdown.run("start-up failed", 1);
   }
-  const watchdog = setInterval(() => {
-    void infra.databaseUp().then((up) => {
-      for (const name of ["", ...options.serviceNames]) {
-        const next = up ? "SERVING" : "NOT_SERVING";
-        if (server.health.get(name) !== next) {
-          server.health.set(name, next);
-          if (name === "") logger.warn({ status: next }, "health changed");
-        }
+  const watchdog = watchDatabase(infra, (up) => {
+    for (const name of ["", ...options.serviceNames]) {
+      const next = up ? "SERVING" : "NOT_SERVING";
+      if (server.health.get(name) !== next) {
+        server.health.set(name, next);
+        if (name === "") logger.warn({ status: next }, "health changed");
       }
-    });
-  }, 5_000);
-  watchdog.unref();
+    }
+  });
+  server.health.beforeCheck = () => watchdog.fresh(HEALTH_CHECK_MS);
   // First in line: stop taking calls and let in-flight ones finish.
   shutdown.addFirst("grpc server", async () => {
-    clearInterval(watchdog);
+    watchdog.stop();
     await server.shutdown(options.env.SHUTDOWN_TIMEOUT_MS);
   });
   return server;
+}
+
+/** The database check's interval while the answer is NOT_SERVING or has just changed, and the freshness a health Check asks for. */
+const HEALTH_CHECK_MS = 5_000;
+/** The longest interval, reached by doubling while the database keeps answering. */
+const HEALTH_CHECK_MAX_MS = 60_000;
+
+/**
+ * The health watchdog's schedule (docs/decisions/0009, 0200): the database is asked every
+ * 5 s while it does not answer or its answer has just changed; while it keeps answering,
+ * the wait doubles up to a minute. Anything that says more goes at once: a connection the
+ * server cut (a restart, a shutdown: the pool's "error" event) checks now, and a health
+ * Check (a readiness probe) gets an answer no older than 5 s. An idle replica nobody
+ * probes asks its database once a minute instead of every 5 s.
+ */
+function watchDatabase(
+  infra: { databaseUp(): Promise<boolean>; pool: pg.Pool },
+  report: (up: boolean) => void,
+): { fresh(ms: number): Promise<void>; stop(): void } {
+  let wait = HEALTH_CHECK_MS;
+  let last: boolean | undefined;
+  let checkedAt = 0;
+  let current: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const check = (): Promise<void> =>
+    (current ??= infra
+      .databaseUp()
+      .then((up) => {
+        checkedAt = Date.now();
+        wait = up && up === last ? Math.min(HEALTH_CHECK_MAX_MS, wait * 2) : HEALTH_CHECK_MS;
+        last = up;
+        report(up);
+      })
+      .finally(() => {
+        current = undefined;
+        schedule();
+      }));
+  const schedule = () => {
+    clearTimeout(timer);
+    if (stopped) return;
+    timer = setTimeout(() => void check(), wait);
+    timer.unref();
+  };
+  const cut = () => void check();
+  infra.pool.on("error", cut);
+  schedule();
+  return {
+    fresh: (ms) => (Date.now() - checkedAt <= ms ? Promise.resolve() : check()),
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      infra.pool.off("error", cut);
+    },
+  };
 }
 
 /** Everything a gRPC service's main needs, in one call. */

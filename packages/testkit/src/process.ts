@@ -3,6 +3,13 @@ import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+/**
+ * The node flags services run with in production (the Dockerfile's CMD, scripts/stack.mjs):
+ * V8's memory reducer wakes an idle process every 8 s to see whether a GC would shrink the
+ * heap (docs/decisions/0200); a service's heap then keeps its size until the next GC.
+ */
+export const SERVICE_NODE_FLAGS = ["--no-memory-reducer"];
+
 export type LogLine = Record<string, unknown> & { msg?: string; level?: string; request_id?: string };
 
 /** One service process with its output captured as parsed JSON lines. */
@@ -36,8 +43,9 @@ export class ServiceProcess {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    // SERVICE_NODE_ARGS: extra node/V8 flags for every service (profiling and benchmark experiments).
-    const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    // SERVICE_NODE_ARGS: extra node/V8 flags for every service (profiling and benchmark experiments),
+    // after the production ones (a later V8 flag wins: `--memory-reducer` measures without ours).
+    const nodeArgs = [...SERVICE_NODE_FLAGS, ...(process.env.SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean)];
     const child = spawn(process.execPath, [...nodeArgs, this.entry], { env: this.env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     child.on("error", (err) => this.lines.push({ raw: `spawn failed: ${err.message}` }));

@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, nanos, type JsMsg } from "nats";
-import { parseEnvelope, redeliveryDelayMs, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
+import { CONSUME_EXPIRES_MS, parseEnvelope, redeliveryDelayMs, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
 import { newId } from "@gateway/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
@@ -58,7 +58,7 @@ export async function startJobRunner(options: JobRunnerOptions): Promise<JobRunn
     await jsm.consumers.update(subjects.stream, durable, { ack_wait: ackWait, max_deliver: -1, filter_subject: filter });
   }
   const consumer = await js.consumers.get(subjects.stream, durable);
-  const messages = await consumer.consume({ max_messages: options.concurrency });
+  const messages = await consumer.consume({ max_messages: options.concurrency, expires: CONSUME_EXPIRES_MS });
   const decoder = new TextDecoder();
   const active = new Set<Promise<void>>();
   let stopping = false;

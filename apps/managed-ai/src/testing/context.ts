@@ -23,6 +23,8 @@ export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
 
 export type TestContext = {
   ctx: ManagedAiContext;
+  /** The connections under ctx (the reconciler's advisory lock takes one of its own). */
+  pool: ReturnType<typeof createPool>;
   /** Every log line written through ctx.logger, parsed. */
   logs: Record<string, unknown>[];
   /** Events written to the outbox (the relay does not run in domain tests). */
@@ -93,6 +95,7 @@ export async function createTestContext(
   const ctx: ManagedAiContext = { ...base, allotments };
   return {
     ctx,
+    pool,
     logs,
     outbox: async () =>
       (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),

@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, nanos, type JsMsg } from "nats";
-import { parseEnvelope, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
+import { CONSUME_EXPIRES_MS, parseEnvelope, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { newId } from "@gateway/ids";
 import type { AppContext } from "../app-context.js";
@@ -41,7 +41,7 @@ export async function startReplyWorker(options: {
   }
   const consumer = await js.consumers.get(subjects.stream, REPLY_CONSUMER);
   const limit = options.concurrency ?? 8;
-  const messages = await consumer.consume({ max_messages: limit });
+  const messages = await consumer.consume({ max_messages: limit, expires: CONSUME_EXPIRES_MS });
   const decoder = new TextDecoder();
   const running = new Set<Promise<void>>();
 

@@ -97,7 +97,7 @@ describe("push budgets", () => {
 
     budgets.failSettle = false;
     await t.ctx.prisma.pushMessage.update({ where: { id: sent.messageId }, data: { updatedAt: new Date(Date.now() - 120_000) } });
-    expect(await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } })).toBe(1);
+    expect((await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } })).settled).toBe(1);
     expect(await t.ctx.prisma.pushMessage.findUniqueOrThrow({ where: { id: sent.messageId } })).toMatchObject({ status: "failed", chargedUnits: 0n });
     expect(budgets.reserved).toBe(0n);
     expect(budgets.spent.get("inst_b")).toBe(0n);

@@ -1,18 +1,41 @@
 import type { AppContext } from "../../app-context.js";
 import { settlePush } from "./settle.js";
 
+export type RecoverPushMessagesResult = {
+  /** How many interrupted messages were settled. */
+  settled: number;
+  /**
+   * When (epoch ms) the next look is due: when the oldest message still `sending` becomes
+   * interrupted, now when some are left to settle (a full page, a settlement that failed),
+   * and `olderThanMs` from now when nothing is sending (a message sent after this look
+   * cannot be interrupted before then).
+   */
+  nextAt: number;
+};
+
 /**
  * Push messages a crash (or a ledger outage) left `sending`, untouched for
  * `olderThanMs`: each is settled from what was recorded (targets without an
- * outcome count as not delivered and are not charged). Returns how many were settled.
+ * outcome count as not delivered and are not charged). One read of the messages still
+ * sending, oldest first (index on status, updated_at): the interrupted ones come first,
+ * the first one that is not tells when to look again.
  */
-export async function recoverPushMessages({ ctx, input }: { ctx: AppContext; input: { olderThanMs: number; limit?: number } }): Promise<number> {
-  const stale = await ctx.prisma.pushMessage.findMany({
-    where: { status: "sending", updatedAt: { lt: new Date(Date.now() - input.olderThanMs) } },
-    select: { id: true },
+export async function recoverPushMessages({
+  ctx,
+  input,
+}: {
+  ctx: AppContext;
+  input: { olderThanMs: number; limit?: number };
+}): Promise<RecoverPushMessagesResult> {
+  const limit = input.limit ?? 50;
+  const now = Date.now();
+  const sending = await ctx.prisma.pushMessage.findMany({
+    where: { status: "sending" },
+    select: { id: true, updatedAt: true },
     orderBy: { updatedAt: "asc" },
-    take: input.limit ?? 50,
+    take: limit,
   });
+  const stale = sending.filter((m) => m.updatedAt.getTime() < now - input.olderThanMs);
   let settled = 0;
   for (const { id } of stale) {
     try {
@@ -23,5 +46,7 @@ export async function recoverPushMessages({ ctx, input }: { ctx: AppContext; inp
       ctx.logger.warn({ err, message_id: id }, "interrupted push message not settled yet; will retry");
     }
   }
-  return settled;
+  const next = sending[stale.length];
+  const nextAt = settled < stale.length || stale.length === limit ? now : next ? next.updatedAt.getTime() + input.olderThanMs : now + input.olderThanMs;
+  return { settled, nextAt };
 }

@@ -35,7 +35,7 @@ describe("settling push messages", () => {
     await t.ctx.ledger.Reserve({ operation_id: reserveOperation("push_a"), tenant_id: "ten_a", units: "15", expires_at: "", reason: "" });
     await message("push_a", "ten_a", [true, false, null], null);
 
-    expect(await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } })).toBe(1);
+    expect((await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } })).settled).toBe(1);
     const row = await t.ctx.prisma.pushMessage.findUniqueOrThrow({ where: { id: "push_a" }, include: { deliveries: { orderBy: { position: "asc" } } } });
     expect(row).toMatchObject({ status: "partial", chargedUnits: 5n, recovered: true, holdId: "hold_1" });
     expect(row.deliveries.map((d) => [d.ok, d.error])).toEqual([
@@ -73,5 +73,23 @@ describe("settling push messages", () => {
     await message("push_d", "ten_c", [true, true], held.hold_id);
     await t.ctx.ledger.Capture({ operation_id: "capture:elsewhere", hold_id: held.hold_id, units: "10", reason: "" });
     expect(await settlePush(t.ctx, "push_d", { interrupted: false })).toMatchObject({ status: "delivered", chargedUnits: 10n });
+  });
+});
+
+describe("when to look for interrupted messages again", () => {
+  it("when the oldest message still sending becomes interrupted, or a full interval from now when none is sending", async () => {
+    await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } }); // whatever the tests above left
+    const sentAt = new Date(Date.now() - 10_000);
+    await message("push_fresh", "ten_f", [null], null);
+    await t.ctx.prisma.pushMessage.update({ where: { id: "push_fresh" }, data: { updatedAt: sentAt } });
+    const looked = await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } });
+    expect(looked).toEqual({ settled: 0, nextAt: sentAt.getTime() + 60_000 });
+
+    await t.ctx.prisma.pushMessage.update({ where: { id: "push_fresh" }, data: { status: "failed" } });
+    const before = Date.now();
+    const idle = await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } });
+    expect(idle.settled).toBe(0);
+    expect(idle.nextAt).toBeGreaterThanOrEqual(before + 60_000);
+    expect(idle.nextAt).toBeLessThanOrEqual(Date.now() + 60_000);
   });
 });
