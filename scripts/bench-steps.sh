@@ -64,7 +64,7 @@ const lines = require("node:fs").readFileSync(log, "utf8").trim().split("\n");
 const runs = {};
 for (const line of lines) {
   const [i, text] = line.split("\t");
-  const m = /c=(\d+): (\d+) req\/s, [\d.]+ ms\/request, p50 ([\d.]+) p99 ([\d.]+), CPU ([\d.]+) ms\/req, accounting (\w+)/.exec(text);
+  const m = /c=(\d+): (\d+) req\/s, [\d.]+ ms\/request, p50 ([\d.]+) p99 ([\d.]+), CPU ([\d.]+) ms\/req,(?: ledger calls [\d.]+\/req,)? accounting (\w+)/.exec(text);
   if (!m) continue;
   const key = `${i}|${m[1]}`;
   // CPU per process ("edge 0.52 · managed-ai 0.61 · ..."), after " || ".
