@@ -53,6 +53,8 @@ export type Measured = LoadResult & {
     reservedAfter: bigint;
     otherRecords: number;
     invariantOk: boolean;
+    /** How long after the last answer the views agreed with the records (or the 5 s it waited). */
+    caughtUpMs: number;
     /** Ledger calls during the run (and its settling moment), per answered request. */
     ledgerCallsPerRequest: number;
   };
@@ -88,9 +90,20 @@ export async function measure(
   const cpu = cpuPerRequest(cpuBefore, sampleCpu(target.groups), result.total);
   const measured: Measured = { ...result, target: target.name, mode, cpu };
   if (before) {
-    // Settlement and the outbox finish right after the last answer; give them a moment.
-    await new Promise((r) => setTimeout(r, 300));
-    const after = await gateway.ledgerState();
+    // The views catch up with the last answers once their charges are posted (the
+    // allotments' batches, decision 0028; CONTRACT.md section 4: within 1 s): read them
+    // until they agree with the records, for at most 5 s (a real drift never does), and
+    // say how long that took.
+    const finished = Date.now();
+    let after = before;
+    let readings = 0;
+    const agrees = (s: typeof before) =>
+      s.completed - before.completed === result.ok && s.finalUnits - before.finalUnits === before.available - s.available && s.reserved === 0n;
+    do {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await gateway.ledgerState();
+      readings++;
+    } while (!agrees(after) && Date.now() - finished < 5_000);
     measured.audit = {
       completed: after.completed - before.completed,
       okAnswers: result.ok,
@@ -99,8 +112,10 @@ export async function measure(
       reservedAfter: after.reserved,
       otherRecords: after.otherRecords - before.otherRecords,
       invariantOk: after.invariantOk,
-      // The two GetBalance and CheckInvariant calls of the first reading are counted in the second.
-      ledgerCallsPerRequest: (after.ledgerCalls - before.ledgerCalls - 2) / Math.max(1, result.ok),
+      caughtUpMs: Date.now() - finished,
+      // Each reading makes two calls (GetBalance, CheckInvariant): the first reading's are
+      // counted in the second, and so on, so one pair per reading is not the run's.
+      ledgerCallsPerRequest: (after.ledgerCalls - before.ledgerCalls - 2 * readings) / Math.max(1, result.ok),
     };
   }
   return measured;
