@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { ChatRequest } from "./chat-request.js";
 import type { BoundableMessage } from "./tokens.js";
@@ -20,7 +21,7 @@ const Body = z
       .optional(),
     max_tokens: z.number().int().min(1).optional(),
     max_completion_tokens: z.number().int().min(1).optional(),
-    max_cost: z.number().min(0).finite().optional(),
+    max_cost: usdAmount().optional(),
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
     n: z.number().int().min(1).max(128).optional(),

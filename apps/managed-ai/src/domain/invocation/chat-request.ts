@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { BoundableMessage } from "./tokens.js";
 import { ID_PATTERN } from "@gateway/ids";
@@ -52,7 +53,7 @@ const Body = z.object({
   model: z.string().regex(ID_PATTERN, "model must be a model alias").optional(),
   max_tokens: z.number().int().min(1).optional(),
   max_completion_tokens: z.number().int().min(1).optional(),
-  max_cost: z.number().min(0).finite().optional(),
+  max_cost: usdAmount().optional(),
   stream: z.boolean().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
   n: z.number().int().min(1).max(1, "n above 1 is not supported on managed models").optional(),

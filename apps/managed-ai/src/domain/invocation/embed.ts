@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import type { InvokeInput, InvokeResult } from "./invoke.js";
@@ -25,7 +26,7 @@ const Body = z
       .string()
       .regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters")
       .optional(),
-    max_cost: z.number().min(0).finite().optional(),
+    max_cost: usdAmount().optional(),
   })
   .loose();
 
