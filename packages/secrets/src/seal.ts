@@ -48,8 +48,8 @@ export function openCredential(keyring: Keyring, sealed: { ciphertext: Uint8Arra
 /*
  * Blobs already opened, by the blob's own object: a row held by a cache (managed-ai's
  * catalog opens its upstream's key on every metered call) is decrypted once, not per
- * use. Setting up an AES-GCM decipher costs about 0.09 ms in Node 24, a tenth of a
- * call's CPU at load (docs/benchmarks/optimizations.md, session 23). An entry lives as
+ * use. Setting up an AES-GCM decipher per call was 5.6 % of managed-ai's CPU at load
+ * (docs/benchmarks/optimizations.md, session 23). An entry lives as
  * long as the blob's object: a re-read row is a new object and is opened again, so a
  * rotated or changed key is never served from here; its bytes are compared too (a
  * blob changed in place is decrypted and authenticated again). The plaintext stays in the memory
