@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
-import { Broadcast, poolStatements } from "@gateway/events";
+import { Broadcast, LogRelay, poolStatements } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
@@ -26,7 +26,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
   serviceNames: [managedAiV1.serviceName],
-  register: (server, { prisma, pool, transact, relay, nats, subjects, logger, registry, shutdown }) => {
+  register: (server, { prisma, pool, transact, relay, publisher, nats, subjects, logger, registry, shutdown }) => {
     const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
     catalog.listen();
     const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
@@ -43,6 +43,25 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     shutdown.add("ledger client", async () => ledger.close());
     shutdown.add("provider client", () => provider.close());
     const sql = poolStatements(pool, relay);
+    // The usage records' events are the records' rows, tailed by transaction id (view
+    // usage_record_events, docs/decisions/0205); everything else goes through the outbox.
+    const recordEvents = new LogRelay({
+      pool,
+      js: publisher,
+      subjects,
+      source: "managed-ai",
+      log: "usage_record_events",
+      checkpoint: "usage_record_events",
+      order: "transaction",
+      logger,
+      registry,
+      pollMs: env.OUTBOX_POLL_MS,
+      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
+      lingerMs: env.OUTBOX_LINGER_MS,
+    });
+    recordEvents.start();
+    // Added first among the steps below, so it runs after them: the last settlements are published.
+    shutdown.addFirst("usage record event relay", () => recordEvents.stop());
     const batchSize = new Histogram({
       name: "managed_ai_batch_size",
       help: "Items per group-committed call: usage record opens and settlements (one statement each), ledger calls (one ApplyBatch).",
@@ -67,7 +86,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       allotments,
       transact: invalidating(transact, catalog),
       sql,
-      records: new UsageRecordWriter(sql, logger, {
+      records: new UsageRecordWriter(sql, logger, recordEvents, {
         concurrency: env.RECORD_COMMIT_CONCURRENCY,
         onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
       }),

@@ -274,6 +274,30 @@ const kinds: RelayKind[] = [
       };
     },
   },
+  {
+    name: "LogRelay, rows positioned by their transaction's id",
+    async prepare(tag) {
+      const log = `txlog_${tag}`;
+      await direct.query(
+        `CREATE TABLE ${log} (id TEXT PRIMARY KEY, seq BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint, payload JSONB NOT NULL,
+           created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`,
+      );
+      await direct.query(
+        `CREATE VIEW ${log}_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM ${log}`,
+      );
+      let i = 0;
+      return {
+        async write(count) {
+          // Zero-padded: within one transaction the relay publishes in id order.
+          const ids = Array.from({ length: count }, () => `evt_${tag}_${String(++i).padStart(8, "0")}`);
+          // No lock: the transaction's id is the position (as the usage records' events).
+          await direct.query(`INSERT INTO ${log} (id, payload) SELECT id, $2::jsonb FROM unnest($1::text[]) AS id`, [ids, payload(i)]);
+          return ids;
+        },
+        relay: (pool, js, subjects) => new LogRelay({ ...relayOptions, pool, js, subjects, log: `${log}_events`, checkpoint: log, order: "transaction" }),
+      };
+    },
+  },
 ];
 
 /** Event ids in the stream, in stream order (read by a consumer of the admin connection). */

@@ -18,6 +18,8 @@ type LogRow = {
   request_id: string | null;
   created_at: Date;
   checkpoint: bigint | string | number | null;
+  /** order "transaction" only: committed rows wait above the horizon. */
+  blocked?: boolean;
 };
 
 export type LogRelayOptions = {
@@ -34,9 +36,21 @@ export type LogRelayOptions = {
    * becomes visible never has a smaller seq than one already visible (e.g. seq
    * assigned under a lock held to commit, as the ledger's transfers do). A plain
    * bigserial does not qualify: a transaction that took 5 may commit after the one
-   * that took 6, and the relay would move past 5 for good.
+   * that took 6, and the relay would move past 5 for good. With `order:
+   * "transaction"`, seq is instead the id of the transaction that wrote the row.
    */
   log: string;
+  /**
+   * How `seq` is ordered. "commit" (default): unique, and growing in commit order.
+   * "transaction": the writing transaction's id (`pg_current_xact_id()`), shared by the
+   * rows of one transaction, with no lock anywhere (docs/decisions/0205): a round reads
+   * only rows of transactions older than the oldest one still running
+   * (`pg_snapshot_xmin(pg_current_snapshot())`: nothing can commit below it any more),
+   * whole transactions at a time, in (seq, id) order.
+   */
+  order?: "commit" | "transaction";
+  /** With order "transaction": while rows wait behind a running transaction (or another replica's round), retry after this, doubling up to 200 ms (default 5). */
+  blockedRetryMs?: number;
   /** Its row in `relay_checkpoints` (created at 0 if missing). */
   checkpoint: string;
   logger: Logger;
@@ -52,6 +66,31 @@ export type LogRelayOptions = {
 };
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
+/** The oldest transaction still running (or the next to start): nothing commits below it any more. */
+const HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+
+/**
+ * A round's select (exported for the plan tests of the services' logs): the checkpoint
+ * row locked, the events after it, and with order "transaction" whether rows wait above
+ * the horizon. Identifiers must be checked before they get here (the constructor does).
+ */
+export function logRelaySelect(log: string, checkpoint: string, batchSize: number, order: "commit" | "transaction"): string {
+  const cp = `cp AS (SELECT position FROM relay_checkpoints WHERE name = '${checkpoint}' FOR UPDATE SKIP LOCKED)`;
+  return order === "transaction"
+    ? // Below the horizon every transaction has ended, so no row can appear there later. The
+      // batch ends at a transaction's last row; `blocked`: committed rows wait above the horizon.
+      // The bounds are scalar subqueries and a stable function (not joins), so that each
+      // branch of a log made of several relations is an index range scan.
+      `WITH ${cp},
+      upto AS (SELECT max(s.seq) AS seq FROM (SELECT l.seq FROM ${log} l
+        WHERE l.seq > (SELECT position FROM cp) AND l.seq < ${HORIZON} ORDER BY l.seq LIMIT ${batchSize}) s)
+    SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at,
+      EXISTS (SELECT 1 FROM ${log} b WHERE b.seq >= ${HORIZON}) AS blocked
+    FROM cp LEFT JOIN LATERAL (SELECT * FROM ${log} l WHERE l.seq > cp.position AND l.seq <= (SELECT seq FROM upto) ORDER BY l.seq, l.id) e ON true`
+    : `WITH ${cp}
+    SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at
+    FROM cp LEFT JOIN LATERAL (SELECT * FROM ${log} WHERE seq > cp.position ORDER BY seq LIMIT ${batchSize}) e ON true`;
+}
 
 /**
  * The outbox without the outbox: publishes the rows a service already writes (its
@@ -76,6 +115,8 @@ export class LogRelay {
   private readonly rounds?: Counter;
   private readonly failures?: Counter;
   private readonly schedule: BatchLoop;
+  private readonly byTransaction: boolean;
+  private blockedRounds = 0;
   private ensured = false;
 
   constructor(private readonly options: LogRelayOptions) {
@@ -88,9 +129,8 @@ export class LogRelay {
     // Values inlined (a checked identifier and an integer): the round opens with BEGIN and
     // this select in one simple-protocol message, one round trip instead of two.
     this.statement = `log_relay_${options.checkpoint}`;
-    this.select = `WITH cp AS (SELECT position FROM relay_checkpoints WHERE name = '${options.checkpoint}' FOR UPDATE SKIP LOCKED)
-      SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at
-      FROM cp LEFT JOIN LATERAL (SELECT * FROM ${options.log} WHERE seq > cp.position ORDER BY seq LIMIT ${this.batchSize}) e ON true`;
+    this.byTransaction = options.order === "transaction";
+    this.select = logRelaySelect(options.log, options.checkpoint, this.batchSize, options.order ?? "commit");
     if (options.registry) {
       this.published = new Counter({ name: "log_relay_published_total", help: "Events published by tailing the event log.", registers: [options.registry] });
       this.rounds = new Counter({
@@ -131,6 +171,21 @@ export class LogRelay {
     return this.schedule.stop();
   }
 
+  /**
+   * Rows committed but not yet readable (a transaction older than theirs still runs), or
+   * another replica's round holding the checkpoint: try again shortly, not at the next
+   * poll, so an event still leaves within milliseconds of the transaction that blocked it.
+   */
+  private retryIfBlocked(blocked: boolean): void {
+    if (!blocked) {
+      this.blockedRounds = 0;
+      return;
+    }
+    const wait = Math.min(200, (this.options.blockedRetryMs ?? 5) * 2 ** Math.min(this.blockedRounds, 8));
+    this.blockedRounds++;
+    this.schedule.wakeBy(Date.now() + wait);
+  }
+
   /** One round; returns how many events it published. */
   private async round(): Promise<number> {
     const startedAt = Date.now();
@@ -150,6 +205,7 @@ export class LogRelay {
       )) as unknown as { rows: LogRow[] }[];
       const { rows } = results[results.length - 1]!;
       const events = rows.filter((r) => r.id !== null);
+      if (this.byTransaction) this.retryIfBlocked(rows.length === 0 || rows[0]!.blocked === true);
       if (events.length === 0) {
         open = false;
         await client.query("COMMIT");

@@ -207,6 +207,69 @@ describe("LogRelay", () => {
   });
 });
 
+describe("LogRelay, rows positioned by their transaction's id (order: transaction)", () => {
+  /** A log whose seq is the writing transaction's id, as the usage records' is. */
+  async function newTxLog(): Promise<string> {
+    const log = `txlog_${++n}`;
+    await pool.query(
+      `CREATE TABLE ${log} (id TEXT PRIMARY KEY, seq BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now());
+       CREATE INDEX ON ${log} (seq)`,
+    );
+    await pool.query(
+      `CREATE VIEW ${log}_events AS SELECT seq, id, 'ledger.credited'::text AS type, jsonb_build_object('tenant_id', 'ten_1', 'entry_id', id,
+         'operation_id', id, 'units', '1', 'available_units', '1', 'reason', 'test') AS payload, NULL::text AS request_id, created_at FROM ${log}`,
+    );
+    return log;
+  }
+  const insert = (q: { query: (text: string) => Promise<unknown> }, log: string, count: number) =>
+    q.query(`INSERT INTO ${log} (id) SELECT 'evt_' || md5(random()::text) FROM generate_series(1, ${count})`);
+  const inStreamOrder = async (log: string) => (await pool.query<{ id: string }>(`SELECT id FROM ${log} ORDER BY seq, id`)).rows.map((r) => r.id);
+  const published = async (subjects: ReturnType<typeof subjectsFor>) => (await jsm.streams.info(subjects.stream)).state.messages;
+
+  it("publishes nothing past a transaction still running, then everything once, in transaction order, without a kick or a poll", async () => {
+    const log = await newTxLog();
+    const subjects = await newStream();
+    // Polls a minute apart: only the relay's own retry of blocked rows can publish them in time.
+    const relay = relayFor(log, subjects, { order: "transaction", pollMs: 60_000 });
+    relay.start();
+    const older = await pool.connect();
+    try {
+      await older.query("BEGIN");
+      await insert(older, log, 3);
+      // Ten later transactions commit while the older one still runs, each kicking the relay.
+      for (let i = 0; i < 10; i++) {
+        await insert(pool, log, 1 + (i % 3));
+        relay.kick();
+      }
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await published(subjects)).toBe(0);
+      await older.query("COMMIT");
+      const written = await inStreamOrder(log);
+      expect(written).toHaveLength(3 + 19);
+      await waitFor(async () => (await published(subjects)) >= written.length, 3_000);
+      await new Promise((r) => setTimeout(r, 200));
+      // The older transaction's rows first: its id is the smallest.
+      expect(await streamIds(subjects)).toEqual(written);
+    } finally {
+      older.release();
+      await relay.stop();
+    }
+  });
+
+  it("takes a transaction whole when it holds more rows than a batch", async () => {
+    const log = await newTxLog();
+    const subjects = await newStream();
+    await insert(pool, log, 25);
+    await insert(pool, log, 5);
+    const relay = relayFor(log, subjects, { order: "transaction", batchSize: 10 });
+    expect(await relay.flush()).toBe(30);
+    expect(await streamIds(subjects)).toEqual(await inStreamOrder(log));
+    const [cp] = (await pool.query<{ position: string }>("SELECT position::text FROM relay_checkpoints WHERE name = $1", [log])).rows;
+    const [last] = (await pool.query<{ seq: string }>(`SELECT max(seq)::text AS seq FROM ${log}`)).rows;
+    expect(cp!.position).toBe(last!.seq);
+  });
+});
+
 describe("checkpoint consumer", () => {
   async function publish(subjects: ReturnType<typeof subjectsFor>, from: number, to: number): Promise<string[]> {
     const out: string[] = [];

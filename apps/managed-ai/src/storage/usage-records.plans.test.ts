@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { outboxRow, poolStatements } from "@gateway/events";
+import { logRelaySelect, poolStatements } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
 import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
@@ -58,20 +58,6 @@ function record(): RecordToOpen {
     reservedUnits: 123n,
     holdExpiresAt: new Date(Date.now() + 60_000),
     idempotencyKey: `idem_${id}`,
-    event: outboxRow(
-      "managed_ai.request_reserved",
-      {
-        request_id: id,
-        tenant_id: "ten_plan",
-        key_id: "key_plan",
-        service_alias: "chat",
-        model_alias: "small",
-        price_id: "price_1",
-        reserved_units: "123",
-        stream: false,
-      },
-      { requestId: id },
-    ),
   };
 }
 const settlement = (id: string) => ({
@@ -81,18 +67,13 @@ const settlement = (id: string) => ({
   holdId: `hold_${id}`,
   finalUnits: 100n,
   usageJson: '{"prompt_tokens":1}',
-  event: outboxRow(
-    "managed_ai.request_settled",
-    { request_id: id, tenant_id: "ten_plan", key_id: "key_plan", status: "completed", reserved_units: "123", final_units: "100", error_code: null },
-    { requestId: id },
-  ),
 });
 
 /** Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or without statement names. */
 async function run(rounds: number, named: boolean): Promise<{ parses: number; plans: number; used: string[] }> {
   const statements = poolStatements(pool);
   const sql = named ? statements : { ...statements, query: <R>(text: string, values: unknown[]) => statements.query<R>(text, values) };
-  const writer = new UsageRecordWriter(sql, createLogger({ service: "plans-test", level: "silent" }), { concurrency: 1 });
+  const writer = new UsageRecordWriter(sql, createLogger({ service: "plans-test", level: "silent" }), undefined, { concurrency: 1 });
   notices.length = 0;
   for (let i = 0; i < rounds; i++) {
     const r = record();
@@ -134,5 +115,21 @@ describe("the usage-record statements", () => {
     expect(named.used.length).toBeGreaterThanOrEqual(statementsRun);
     if (scans.length) console.log(named.used.find((p) => /Seq Scan on allotments/.test(p)));
     expect(scans).toEqual([]);
+  });
+
+  it("let the relay read the records' events by index range scans (view usage_record_events, docs/decisions/0205)", async () => {
+    await pool.query(
+      `INSERT INTO usage_records (id, tenant_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
+         input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, opened_txid, settled_txid, settled_status, settled_event_at)
+       SELECT 'req_seed_' || i, 'ten_' || (i % 100), 'chat', 'small', 'price_1', 'up_1', 0, 'completed', false, 10, 20, 123, now(), now(),
+         i / 8, i / 8 + 3, 'completed', now()
+       FROM generate_series(1, 20000) AS i`,
+    );
+    await pool.query("ANALYZE usage_records");
+    const { rows } = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction")}`);
+    const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(plan).not.toMatch(/Seq Scan on usage_records/);
+    expect(plan).toMatch(/usage_records_opened_txid_idx/);
+    expect(plan).toMatch(/usage_records_settled_txid_idx/);
   });
 });

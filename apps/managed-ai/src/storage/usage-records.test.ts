@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outboxRow, type Statements } from "@gateway/events";
+import { validateData, type EventType, type Statements } from "@gateway/events";
 import { createTestContext, type TestContext } from "../testing/context.js";
-import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+import { UsageRecordWriter, usageRecordEventId, type RecordToOpen } from "./usage-records.js";
 
 let t: TestContext;
 beforeAll(async () => {
@@ -22,7 +22,7 @@ function countingWriter() {
     },
     eventsWritten: () => void woken++,
   };
-  return { writer: new UsageRecordWriter(sql, t.ctx.logger, { concurrency: 1 }), statements, woken: () => woken };
+  return { writer: new UsageRecordWriter(sql, t.ctx.logger, { kick: () => void woken++ }, { concurrency: 1 }), statements, woken: () => woken };
 }
 
 let n = 0;
@@ -43,20 +43,6 @@ function record(overrides: Partial<RecordToOpen> = {}): RecordToOpen {
     reservedUnits: 123n,
     holdExpiresAt: new Date(Date.now() + 60_000),
     idempotencyKey: null,
-    event: outboxRow(
-      "managed_ai.request_reserved",
-      {
-        request_id: id,
-        tenant_id: "ten_rec",
-        key_id: "key_rec",
-        service_alias: "chat",
-        model_alias: "small",
-        price_id: "price_1",
-        reserved_units: "123",
-        stream: false,
-      },
-      { requestId: id },
-    ),
     ...overrides,
   };
 }
@@ -67,11 +53,6 @@ const settled = (id: string, status: "completed" | "failed" = "completed") => ({
   holdId: `hold_${id}`,
   finalUnits: 100n,
   usageJson: '{"prompt_tokens":1}',
-  event: outboxRow(
-    "managed_ai.request_settled",
-    { request_id: id, tenant_id: "ten_rec", key_id: "key_rec", status, reserved_units: "123", final_units: "100", error_code: null },
-    { requestId: id },
-  ),
 });
 const rows = (ids: string[]) =>
   t.ctx.sql.query<{ id: string; status: string; final_units: bigint | null }>(
@@ -119,5 +100,42 @@ describe("UsageRecordWriter (group commit)", () => {
     expect(results.map((o) => o !== null)).toEqual([true, true, false, true]);
     expect((await rows([a.id, b.id, c.id])).map((r) => r.id).sort()).toEqual([a.id, c.id].sort());
     expect(await eventsOf([b.id])).toEqual([]);
+  });
+
+  it("gives each record's events from its row: catalog payloads, derived ids, the settlement as it was", async () => {
+    const { writer } = countingWriter();
+    const r = record({ apiKeyId: null });
+    await writer.open(r);
+    expect(await writer.settle(settled(r.id))).toBe(true);
+    // A later transition (a capture that failed afterwards) changes the record, not what its settlement said.
+    await t.ctx.sql.query("UPDATE usage_records SET status = 'review', error_code = 'settlement_failed', final_units = NULL WHERE id = $1", [r.id]);
+    type Row = { id: string; type: EventType; payload: Record<string, unknown>; request_id: string; seq: string };
+    const events = await t.ctx.sql.query<Row>("SELECT id, type, payload, request_id, seq FROM usage_record_events WHERE request_id = $1 ORDER BY seq", [r.id]);
+    expect(events.map((e) => [e.id, e.type])).toEqual([
+      [usageRecordEventId(r.id, "reserved"), "managed_ai.request_reserved"],
+      [usageRecordEventId(r.id, "settled"), "managed_ai.request_settled"],
+    ]);
+    expect(BigInt(events[0]!.seq)).toBeLessThan(BigInt(events[1]!.seq));
+    for (const e of events) expect(validateData(e.type, e.payload as never)).toEqual(e.payload);
+    expect(events[0]!.payload).toEqual({
+      request_id: r.id,
+      tenant_id: "ten_rec",
+      key_id: null,
+      service_alias: "chat",
+      model_alias: "small",
+      price_id: "price_1",
+      reserved_units: "123",
+      stream: false,
+    });
+    expect(events[1]!.payload).toEqual({
+      request_id: r.id,
+      tenant_id: "ten_rec",
+      key_id: null,
+      status: "completed",
+      reserved_units: "123",
+      final_units: "100",
+      error_code: null,
+    });
+    expect(events.every((e) => e.request_id === r.id)).toBe(true);
   });
 });

@@ -1,8 +1,21 @@
+import { createHash } from "node:crypto";
 import { GroupCommit } from "@gateway/db-kit";
-import type { OutboxRow, Statements } from "@gateway/events";
+import type { Statements } from "@gateway/events";
 import type { Logger } from "@gateway/logger";
 
-/** A usage record to open (status `reserved`), its Idempotency-Key claim, and its event. */
+/**
+ * The id of a record's event as the log `usage_record_events` gives it (the migration
+ * 20261126010000_usage_record_events computes the same): derived, so that a copy written
+ * elsewhere (a refused request's, through the outbox) is the same event, dropped twice over.
+ */
+export function usageRecordEventId(recordId: string, kind: "reserved" | "settled"): string {
+  return `evt_${createHash("md5").update(`${recordId}:${kind}`).digest("hex").slice(0, 26).toUpperCase()}`;
+}
+
+/**
+ * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
+ * `request_reserved` event is the row itself (docs/decisions/0205).
+ */
 export type RecordToOpen = {
   id: string;
   /** managed (held and charged) | byok (recorded only); absent: managed. */
@@ -21,7 +34,6 @@ export type RecordToOpen = {
   holdExpiresAt: Date;
   /** Claimed together with the record (only with an API key); null: no claim. */
   idempotencyKey: string | null;
-  event: OutboxRow;
 };
 
 /**
@@ -31,7 +43,7 @@ export type RecordToOpen = {
  */
 export type OpenedRecord = { allotmentId: string | null; allotmentHoldId: string | null; ranOut: string | null };
 
-/** A record's end state (only a `reserved` record changes), and its event. */
+/** A record's end state (only a `reserved` record changes); the row is its `request_settled` event. */
 export type RecordToSettle = {
   id: string;
   status: "completed" | "failed" | "review";
@@ -39,14 +51,12 @@ export type RecordToSettle = {
   holdId: string | null;
   finalUnits: bigint | null;
   usageJson: string | null;
-  event: OutboxRow;
 };
-
-const events = (items: { event: OutboxRow }[]) => [0, 1, 2, 3].map((c) => items.map((i) => i.event.values[c]));
 
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
- * for the whole batch) and write each row's event only for a row that changed.
+ * for the whole batch). A row that changed records its statement's transaction id
+ * (and a settlement what it said): the relay reads the row's event from there.
  * A key claimed in the last 24 hours makes its record's row write nothing; the
  * same key twice in one batch makes PostgreSQL refuse the statement, and the
  * batch is then written row by row (GroupCommit), where the second finds the
@@ -54,9 +64,9 @@ const events = (items: { event: OutboxRow }[]) => [0, 1, 2, 3].map((c) => items.
  */
 export const OPEN = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[],
-      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
+      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[])
     AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, evt_id, evt_type, evt_payload, evt_request_id, mode)),
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, mode)),
   key_claim AS (
     INSERT INTO idempotency_keys (tenant_id, api_key_id, key, request_id)
     SELECT tenant_id, api_key_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND api_key_id IS NOT NULL
@@ -86,21 +96,19 @@ export const OPEN = `WITH input AS (
     RETURNING a.id),
   rec AS (
     INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, allotment_id)
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, allotment_id, opened_txid)
     SELECT d.id, d.tenant_id, d.api_key_id, d.service_alias, d.model_alias, d.price_id, d.upstream_id, d.discount_bps, 'reserved', d.stream,
       d.input_tokens_bound, d.output_tokens_cap, d.reserved_units, d.hold_expires_at, now(), d.mode,
-      CASE WHEN w.running <= w.free AND w.allotment_id IN (SELECT id FROM took) THEN w.allotment_id END
+      CASE WHEN w.running <= w.free AND w.allotment_id IN (SELECT id FROM took) THEN w.allotment_id END,
+      pg_current_xact_id()::text::bigint
     FROM admitted d LEFT JOIN wanted w ON w.id = d.id
-    RETURNING id, allotment_id, reserved_units),
-  ev AS (
-    INSERT INTO outbox_events (id, type, payload, request_id)
-    SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN rec ON rec.id = i.id)
+    RETURNING id, allotment_id, reserved_units)
   SELECT rec.id, rec.allotment_id, w.hold_id, w.allotment_id AS live_id, (SELECT count(*) FROM took) AS took
   FROM rec LEFT JOIN wanted w ON w.id = rec.id`;
 
 export const SETTLE = `WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-    AS i(id, status, error_code, hold_id, final_units, usage_json, evt_id, evt_type, evt_payload, evt_request_id)),
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])
+    AS i(id, status, error_code, hold_id, final_units, usage_json)),
   locked AS (
     SELECT a.id FROM allotments a
     WHERE a.id = ANY (ARRAY(SELECT r.allotment_id FROM usage_records r JOIN input i ON i.id = r.id WHERE r.allotment_id IS NOT NULL AND r.status = 'reserved'))
@@ -108,7 +116,9 @@ export const SETTLE = `WITH input AS (
   upd AS (
     UPDATE usage_records u SET status = i.status, error_code = i.error_code, hold_id = i.hold_id,
       final_units = COALESCE(i.final_units, u.final_units), usage_json = COALESCE(i.usage_json, u.usage_json),
-      settled_at = CASE WHEN i.status <> 'review' THEN now() ELSE u.settled_at END, updated_at = now()
+      settled_at = CASE WHEN i.status <> 'review' THEN now() ELSE u.settled_at END, updated_at = now(),
+      settled_txid = pg_current_xact_id()::text::bigint, settled_event_at = now(), settled_status = i.status,
+      settled_error_code = i.error_code, settled_final_units = i.final_units
     FROM input i WHERE u.id = i.id AND u.status = 'reserved'
     RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units),
   back AS (
@@ -117,31 +127,30 @@ export const SETTLE = `WITH input AS (
       carved = a.carved + coalesce((SELECT sum(CASE WHEN u.hold_id IS NOT NULL THEN u.reserved_units ELSE 0 END) FROM upd u WHERE u.allotment_id = a.id), 0),
       version = a.version + 1, updated_at = now()
     WHERE a.id = ANY (ARRAY(SELECT id FROM locked))
-    RETURNING a.id),
-  ev AS (
-    INSERT INTO outbox_events (id, type, payload, request_id)
-    SELECT i.evt_id, i.evt_type, i.evt_payload::jsonb, i.evt_request_id FROM input i JOIN upd ON upd.id = i.id)
+    RETURNING a.id)
   SELECT id FROM upd`;
 
 /**
  * The invocation hot path's writes to usage records, group-committed: opens
  * that arrive while earlier ones are being written go together in one
  * statement, and so do settlements. Each answers whether its own row changed.
+ * `log` is the relay that tails the records' events: told after every write.
  */
 export class UsageRecordWriter {
   private readonly opens: GroupCommit<RecordToOpen, OpenedRecord | null>;
   private readonly settles: GroupCommit<RecordToSettle, boolean>;
 
   constructor(
-    sql: Statements,
+    sql: Pick<Statements, "query">,
     logger: Logger,
+    log: { kick(): void } | undefined,
     options: { maxBatch?: number; concurrency?: number; onBatch?: (kind: "open" | "settle", size: number) => void } = {},
   ) {
     // Named statements: parsed once per connection, and planned once when PostgreSQL keeps
     // the generic plan (docs/decisions/0167; usage-records.plans.test.ts checks those plans).
     const changedIds = async (name: string, text: string, values: unknown[], ids: string[]) => {
       const changed = new Set((await sql.query<{ id: string }>(text, values, name)).map((r) => r.id));
-      if (changed.size > 0) sql.eventsWritten();
+      if (changed.size > 0) log?.kick();
       return ids.map((id) => changed.has(id));
     };
     const onBatchFailure = (what: string) => (err: unknown, size: number) =>
@@ -170,12 +179,11 @@ export class UsageRecordWriter {
             rows.map((r) => r.reservedUnits.toString()),
             rows.map((r) => r.holdExpiresAt.toISOString()),
             rows.map((r) => r.idempotencyKey),
-            ...events(rows),
             rows.map((r) => r.mode ?? "managed"),
           ],
           "usage_records_open",
         );
-        if (written.length > 0) sql.eventsWritten();
+        if (written.length > 0) log?.kick();
         const byId = new Map(written.map((r) => [r.id, r]));
         return rows.map((r) => {
           const w = byId.get(r.id);
@@ -199,7 +207,6 @@ export class UsageRecordWriter {
             rows.map((r) => r.holdId),
             rows.map((r) => r.finalUnits?.toString() ?? null),
             rows.map((r) => r.usageJson),
-            ...events(rows),
           ],
           rows.map((r) => r.id),
         ),

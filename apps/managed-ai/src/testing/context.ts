@@ -27,7 +27,7 @@ export type TestContext = {
   pool: ReturnType<typeof createPool>;
   /** Every log line written through ctx.logger, parsed. */
   logs: Record<string, unknown>[];
-  /** Events written to the outbox (the relay does not run in domain tests). */
+  /** Events written (the outbox and the usage records' log; no relay runs in domain tests), in order. */
   outbox(): Promise<{ type: string; payload: Record<string, unknown> }[]>;
   close(): Promise<void>;
 };
@@ -82,7 +82,7 @@ export async function createTestContext(
     holdTtlSeconds: 900,
     catalog,
     sql,
-    records: new UsageRecordWriter(sql, logger),
+    records: new UsageRecordWriter(sql, logger, undefined),
     ...overrides,
   };
   // Off unless a test asks: a hold per request, as the tests of holds expect.
@@ -97,8 +97,16 @@ export async function createTestContext(
     ctx,
     pool,
     logs,
+    // The outbox and the usage records' log (docs/decisions/0205), in the order they were written.
     outbox: async () =>
-      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+      (
+        await pool.query<{ type: string; payload: Record<string, unknown> }>(
+          `SELECT type, payload FROM (
+             SELECT type, payload, created_at, 0 AS source, seq, id FROM usage_record_events
+             UNION ALL SELECT type, payload, created_at, 1, seq, id FROM outbox_events) e
+           ORDER BY created_at, source, seq, id`,
+        )
+      ).rows,
     async close() {
       ctx.ledger.close();
       await ctx.provider.close();

@@ -93,7 +93,7 @@ describe("allotments", () => {
     const failed = await open(planFor("ten_b", 1_000n));
     const review = await open(planFor("ten_b", 1_000n));
     expect((await allotmentOf("ten_b"))!.claimed).toBe(2_000n);
-    await settleFailed(ctx, failed, planFor("ten_b", 1_000n), "provider_error");
+    await settleFailed(ctx, failed, "provider_error");
     await settleReview(ctx, review, planFor("ten_b", 1_000n), "usage_unavailable");
     const a = (await allotmentOf("ten_b"))!;
     expect(a.claimed).toBe(0n);
@@ -175,7 +175,7 @@ describe("allotments", () => {
         try {
           const o = await open(plan);
           await new Promise((r) => setTimeout(r, i % 5));
-          if (i % 9 === 0) await settleFailed(ctx, o, plan, "provider_error");
+          if (i % 9 === 0) await settleFailed(ctx, o, "provider_error");
           else await settleCompleted(ctx, o, plan, usage(i * 3));
           return o;
         } catch (err) {

@@ -58,7 +58,7 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
       return units;
     },
     failed: async (errorCode) => {
-      await settleFailed(ctx, opened, plan, errorCode);
+      await settleFailed(ctx, opened, errorCode);
       await settled();
     },
     review: (errorCode) => settleReview(ctx, opened, plan, errorCode),

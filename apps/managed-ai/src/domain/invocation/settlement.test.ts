@@ -3,7 +3,8 @@ import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../../db.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import type { Priced } from "./plan.js";
-import { settleCompleted, usageOf } from "./settlement.js";
+import { openReservation, settleCompleted, usageOf } from "./settlement.js";
+import { usageRecordEventId } from "../../storage/usage-records.js";
 
 /**
  * settleCompleted on a real database with a ledger whose capture the test
@@ -18,6 +19,9 @@ let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
   const ledgerCalls = {
+    reserve: async () => {
+      throw new AppError("insufficient_balance", "The available balance does not cover this hold.");
+    },
     capture: (req: Capture) => {
       captures.push(req);
       return captureImpl(req);
@@ -101,5 +105,35 @@ describe("settleCompleted", () => {
     ).toBe(0n);
     expect(captures.length).toBe(before);
     expect(await status(id)).toMatchObject({ status: "completed", final_units: "0" });
+  });
+});
+
+describe("openReservation refused by the ledger", () => {
+  it("takes the record and its key claim back, and writes the record's reserved event (under its log's id) and the refusal", async () => {
+    const id = `req_refused${Date.now()}`;
+    const refusedPlan = {
+      ...plan,
+      mode: "managed",
+      serviceAlias: "ai",
+      modelAlias: "small",
+      priceId: "price_1",
+      upstream: { id: "up_1" },
+      inputTokensBound: 10n,
+      outputTokensCap: 10,
+    } as unknown as Priced;
+    await expect(openReservation(ctx, refusedPlan, { requestId: id, apiKeyId: "key_1", idempotencyKey: "idem-refused", stream: false })).rejects.toMatchObject({
+      code: "insufficient_balance",
+    });
+    expect(await ctx.sql.query("SELECT id FROM usage_records WHERE id = $1", [id])).toEqual([]);
+    expect(await ctx.sql.query("SELECT key FROM idempotency_keys WHERE request_id = $1", [id])).toEqual([]);
+    const outbox = await ctx.sql.query<{ id: string; type: string; payload: Record<string, unknown> }>(
+      "SELECT id, type, payload FROM outbox_events WHERE payload->>'request_id' = $1 ORDER BY seq",
+      [id],
+    );
+    expect(outbox.map((e) => [e.id, e.type])).toEqual([
+      [usageRecordEventId(id, "reserved"), "managed_ai.request_reserved"],
+      [outbox[1]?.id, "managed_ai.request_refused"],
+    ]);
+    expect(outbox[0]!.payload).toMatchObject({ request_id: id, key_id: "key_1", reserved_units: "100", stream: false });
   });
 });

@@ -6,6 +6,7 @@ import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve } from "../allotments/allotments.js";
+import { usageRecordEventId } from "../../storage/usage-records.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -46,16 +47,6 @@ export type OpenInput = { requestId: string; apiKeyId: string | null; idempotenc
  */
 export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<Opened> {
   const holdExpiresAt = new Date(Date.now() + ctx.holdTtlSeconds * 1000);
-  const event = outboxRow("managed_ai.request_reserved", {
-    request_id: input.requestId,
-    tenant_id: plan.tenantId,
-    key_id: input.apiKeyId,
-    service_alias: plan.serviceAlias,
-    model_alias: plan.modelAlias,
-    price_id: plan.priceId,
-    reserved_units: plan.reservedUnits.toString(),
-    stream: input.stream,
-  });
   const written = await ctx.records.open({
     id: input.requestId,
     mode: plan.mode,
@@ -72,7 +63,6 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
     reservedUnits: plan.reservedUnits,
     holdExpiresAt,
     idempotencyKey: input.idempotencyKey,
-    event,
   });
   if (!written) throw new AppError("conflict", "This Idempotency-Key was already used in the last 24 hours; nothing was replayed.");
   const allotment = written.allotmentId && written.allotmentHoldId ? { id: written.allotmentId, holdId: written.allotmentHoldId } : null;
@@ -111,43 +101,60 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
       });
     }
     ctx.logger.warn({ err, request_id: input.requestId }, "reserve failed; the record goes to review");
-    await markSettled(ctx, opened, plan, { status: "review", errorCode: "ledger_unavailable" });
+    await markSettled(ctx, opened, { status: "review", errorCode: "ledger_unavailable" });
     throw new AppError("unavailable", "The balance could not be reserved; try again shortly.");
   }
 }
 
-/** The ledger refused the hold: the record and its claim go away, with a `request_refused` event. */
+/**
+ * The ledger refused the hold: the record and its claim go away, with a `request_refused`
+ * event. The record's `request_reserved` event goes with it through the outbox, under the
+ * id the record's log gives it: the relay that tails the records may not have read the
+ * row before it went (and if it did, the second copy is dropped as a duplicate).
+ */
 async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
-  const event = outboxRow("managed_ai.request_refused", {
+  const reserved = outboxRow(
+    "managed_ai.request_reserved",
+    {
+      request_id: input.requestId,
+      tenant_id: plan.tenantId,
+      key_id: input.apiKeyId,
+      service_alias: plan.serviceAlias,
+      model_alias: plan.modelAlias,
+      price_id: plan.priceId,
+      reserved_units: plan.reservedUnits.toString(),
+      stream: input.stream,
+    },
+    { id: usageRecordEventId(input.requestId, "reserved"), requestId: input.requestId },
+  );
+  const refused = outboxRow("managed_ai.request_refused", {
     request_id: input.requestId,
     tenant_id: plan.tenantId,
     key_id: input.apiKeyId,
     reason: "insufficient_balance",
   });
+  // One INSERT, its rows in this order: the relay publishes in the outbox's order.
   await ctx.sql.query(
     `WITH gone AS (DELETE FROM usage_records WHERE id = $1 AND status = 'reserved' RETURNING id),
        unclaimed AS (DELETE FROM idempotency_keys WHERE tenant_id = $2 AND api_key_id = $3 AND key = $4 AND request_id = $1),
-       ev AS (${outboxInsertFrom(5, "gone")})
+       ev AS (
+         INSERT INTO outbox_events (id, type, payload, request_id)
+         SELECT e.id, e.type, e.payload::jsonb, e.request_id
+         FROM (VALUES (1, $5::text, $6::text, $7::text, $8::text), (2, $9::text, $10::text, $11::text, $12::text)) AS e(n, id, type, payload, request_id), gone
+         ORDER BY e.n)
      SELECT 1`,
-    [input.requestId, plan.tenantId, input.apiKeyId, input.idempotencyKey, ...event.values],
+    [input.requestId, plan.tenantId, input.apiKeyId, input.idempotencyKey, ...reserved.values, ...refused.values],
   );
   ctx.sql.eventsWritten();
 }
 
 type Outcome = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits?: bigint; usage?: Usage };
 
-/** Writes the record's end state (once: only a `reserved` record changes) and its event. */
-/** Writes the record's end state; false when it was no longer `reserved` (decided elsewhere meanwhile). */
-async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, outcome: Outcome): Promise<boolean> {
-  const event = outboxRow("managed_ai.request_settled", {
-    request_id: opened.id,
-    tenant_id: opened.tenantId,
-    key_id: opened.apiKeyId,
-    status: outcome.status,
-    reserved_units: plan.reservedUnits.toString(),
-    final_units: outcome.finalUnits?.toString() ?? null,
-    error_code: outcome.errorCode,
-  });
+/**
+ * Writes the record's end state, once (only a `reserved` record changes; the row is its
+ * `request_settled` event); false when it was no longer `reserved` (decided elsewhere meanwhile).
+ */
+async function markSettled(ctx: ManagedAiContext, opened: Opened, outcome: Outcome): Promise<boolean> {
   return ctx.records.settle({
     id: opened.id,
     status: outcome.status,
@@ -155,7 +162,6 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, plan: Plan, ou
     holdId: opened.holdId,
     finalUnits: outcome.finalUnits ?? null,
     usageJson: outcome.usage ? JSON.stringify(outcome.usage.raw) : null,
-    event,
   });
 }
 
@@ -178,7 +184,7 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
   const over = plan.mode === "managed" && cost > plan.reservedUnits;
   const finalUnits = over ? plan.reservedUnits : cost;
   const errorCode = over ? "usage_over_reservation" : null;
-  const marked = markSettled(ctx, opened, plan, { status: "completed", errorCode, finalUnits, usage });
+  const marked = markSettled(ctx, opened, { status: "completed", errorCode, finalUnits, usage });
   if (opened.allotment) {
     // The record's statement gave back the unused part of the claim; the charge is posted
     // with the next batch (a crash before that: the allotment's closing posts it).
@@ -277,9 +283,9 @@ async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan):
 }
 
 /** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */
-export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+export async function settleFailed(ctx: ManagedAiContext, opened: Opened, errorCode: string): Promise<void> {
   if (opened.allotment) {
-    if (!(await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n }))) await chargeCarved(ctx, opened, 0n);
+    if (!(await markSettled(ctx, opened, { status: "failed", errorCode, finalUnits: 0n }))) await chargeCarved(ctx, opened, 0n);
     ctx.allotments.touch(opened.allotment.id);
     return;
   }
@@ -288,11 +294,11 @@ export async function settleFailed(ctx: ManagedAiContext, opened: Opened, plan: 
       await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: opened.holdId, reason: `managed request ${opened.id}: ${errorCode}` });
     } catch (err) {
       ctx.logger.error({ err, request_id: opened.id }, "void failed; the record goes to review with its hold");
-      await markSettled(ctx, opened, plan, { status: "review", errorCode });
+      await markSettled(ctx, opened, { status: "review", errorCode });
       return;
     }
   }
-  await markSettled(ctx, opened, plan, { status: "failed", errorCode, finalUnits: 0n });
+  await markSettled(ctx, opened, { status: "failed", errorCode, finalUnits: 0n });
 }
 
 /**
@@ -311,9 +317,9 @@ export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: 
     } catch (err) {
       ctx.logger.warn({ err, request_id: opened.id }, "carving the reservation out of its allotment failed; the reconciler will");
     }
-    await markSettled(ctx, { ...opened, holdId }, plan, { status: "review", errorCode });
+    await markSettled(ctx, { ...opened, holdId }, { status: "review", errorCode });
     ctx.allotments.touch(opened.allotment.id);
     return;
   }
-  await markSettled(ctx, opened, plan, { status: "review", errorCode });
+  await markSettled(ctx, opened, { status: "review", errorCode });
 }
