@@ -7,11 +7,14 @@
 // as JetStream stores it). A last run commits without kicks: events of another process, found
 // by the relay's polls only. Prints p50 / p90 / p99 / max per run. A measurement, not a test;
 // it creates (and drops) a database of its own and a stream of its own.
+// RELAY=transaction measures the log relay of rows positioned by their transaction's id (the
+// usage records' events, docs/decisions/0205) instead: rows of a table, tailed below the horizon.
 //   pnpm --filter @gateway/events build && node packages/events/bench/relay-latency.mjs [lowRate] [highRate] [seconds]
+//   RELAY=transaction node packages/events/bench/relay-latency.mjs [lowRate] [highRate] [seconds]
 import { randomBytes } from "node:crypto";
 import { createPool, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
-import { connectNats, ensureStream, JetStreamPublisher, OutboxRelay, pgTransactions, subjectsFor } from "../dist/index.js";
+import { connectNats, ensureStream, JetStreamPublisher, LogRelay, OutboxRelay, pgTransactions, subjectsFor } from "../dist/index.js";
 
 const lowRate = Number(process.argv[2] ?? 10);
 const highRate = Number(process.argv[3] ?? 300);
@@ -31,16 +34,20 @@ const subjects = subjectsFor(`rl${tag}`);
 await ensureStream(jsm, subjects);
 const publisher = new JetStreamPublisher(nc);
 const logger = createLogger({ service: "relay-latency", level: "warn" });
-const relay = new OutboxRelay({
-  runTx: pgTransactions(pool, { synchronousCommit: false }),
-  js: publisher,
-  subjects,
-  source: "bench",
-  logger,
-  pollMs: 500,
-  maxPollMs: 10_000,
-  lingerMs: 20,
-});
+const byTransaction = process.env.RELAY === "transaction";
+if (byTransaction)
+  await pool.query(`CREATE TABLE rows (id TEXT PRIMARY KEY, seq BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint, payload JSONB NOT NULL,
+      created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now());
+    CREATE INDEX ON rows (seq);
+    CREATE VIEW rows_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM rows;
+    CREATE TABLE relay_checkpoints (name TEXT PRIMARY KEY, position BIGINT NOT NULL, updated_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
+const timing = { source: "bench", logger, pollMs: 500, maxPollMs: 10_000, lingerMs: 20 };
+const relay = byTransaction
+  ? new LogRelay({ ...timing, pool, js: publisher, subjects, log: "rows_events", checkpoint: "rows", order: "transaction" })
+  : new OutboxRelay({ ...timing, runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects });
+const insert = byTransaction
+  ? "INSERT INTO rows (id, payload) VALUES ($1, $2::jsonb)"
+  : "INSERT INTO outbox_events (id, type, payload) VALUES ($1, 'ledger.credited', $2::jsonb)";
 relay.start();
 
 // The subscriber on a connection of its own, as a consumer in another process would be.
@@ -63,7 +70,7 @@ async function measure(label, rate, kick) {
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const id = `evt_bench_${++n}`;
     writes.push(
-      pool.query("INSERT INTO outbox_events (id, type, payload) VALUES ($1, 'ledger.credited', $2::jsonb)", [id, payload]).then(() => {
+      pool.query(insert, [id, payload]).then(() => {
         commits.set(id, performance.now());
         if (kick) relay.kick();
       }),
@@ -84,7 +91,9 @@ async function measure(label, rate, kick) {
   );
 }
 
-console.log(`commit → arrival on NATS, one outbox relay (linger 20 ms, poll 500 ms doubling to 10 s while idle), ${seconds} s per run`);
+console.log(
+  `commit → arrival on NATS, one ${byTransaction ? "log relay by transaction id" : "outbox relay"} (linger 20 ms, poll 500 ms doubling to 10 s while idle), ${seconds} s per run`,
+);
 await measure("low rate, kicked (own commits)", lowRate, true);
 await measure("high rate, kicked (own commits)", highRate, true);
 await measure("low rate, not kicked (polls only)", lowRate, false);
