@@ -128,7 +128,7 @@ export class BatchLoop {
         continue;
       }
       // Kicked while handling, and the linger already over: go again at once.
-      if (handled === this.options.batchSize || (this.kicked && !this.lingerTimer)) continue;
+      if (handled >= this.options.batchSize || (this.kicked && !this.lingerTimer)) continue;
       if (handled > 0) this.idleWait = this.options.pollMs;
       let wait = this.idleWait;
       if (handled === 0) this.idleWait = Math.min(this.options.maxPollMs ?? this.options.pollMs, this.idleWait * 2);

@@ -25,7 +25,7 @@ export {
   type Transact,
 } from "./outbox.js";
 export { OutboxRelay, type RelayOptions } from "./relay.js";
-export { LogRelay, logRelaySelect, type LogRelayOptions } from "./log-relay.js";
+export { LOG_RELAY_SETTINGS, LogRelay, logRelaySelect, type LogRelayOptions } from "./log-relay.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
 export { subjectsFor, type Subjects } from "./subjects.js";

@@ -66,6 +66,13 @@ export type LogRelayOptions = {
 };
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
+/**
+ * A round's settings. Its commit does not wait for the disk (losing it only re-publishes).
+ * No sequential scans: the select is prepared once per connection and its plan kept until
+ * PostgreSQL invalidates it, and a plan made while the log's tables were empty (a new
+ * database) would otherwise read the whole table every round until the next ANALYZE.
+ */
+export const LOG_RELAY_SETTINGS = "SET LOCAL synchronous_commit = off; SET LOCAL enable_seqscan = off";
 /** The oldest transaction still running (or the next to start): nothing commits below it any more. */
 const HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 
@@ -77,15 +84,15 @@ const HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 export function logRelaySelect(log: string, checkpoint: string, batchSize: number, order: "commit" | "transaction"): string {
   const cp = `cp AS (SELECT position FROM relay_checkpoints WHERE name = '${checkpoint}' FOR UPDATE SKIP LOCKED)`;
   return order === "transaction"
-    ? // Below the horizon every transaction has ended, so no row can appear there later. The
-      // batch ends at a transaction's last row; `blocked`: committed rows wait above the horizon.
-      // The bounds are scalar subqueries and a stable function (not joins), so that each
-      // branch of a log made of several relations is an index range scan.
+    ? // Below the horizon every transaction has ended, so no row can appear there later. One
+      // index range scan from the checkpoint finds the batch's end (a transaction's last row)
+      // and whether committed rows wait at or above the horizon (`blocked`). The bounds are
+      // scalar subqueries and a stable function, not joins, so that each branch of a log made
+      // of several relations is an index range scan, also in a plan made on empty tables.
       `WITH ${cp},
-      upto AS (SELECT max(s.seq) AS seq FROM (SELECT l.seq FROM ${log} l
-        WHERE l.seq > (SELECT position FROM cp) AND l.seq < ${HORIZON} ORDER BY l.seq LIMIT ${batchSize}) s)
-    SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at,
-      EXISTS (SELECT 1 FROM ${log} b WHERE b.seq >= ${HORIZON}) AS blocked
+      head AS (SELECT l.seq FROM ${log} l WHERE l.seq > (SELECT position FROM cp) ORDER BY l.seq LIMIT ${batchSize}),
+      upto AS (SELECT max(seq) FILTER (WHERE seq < ${HORIZON}) AS seq, coalesce(bool_or(seq >= ${HORIZON}), false) AS blocked FROM head)
+    SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at, (SELECT blocked FROM upto) AS blocked
     FROM cp LEFT JOIN LATERAL (SELECT * FROM ${log} l WHERE l.seq > cp.position AND l.seq <= (SELECT seq FROM upto) ORDER BY l.seq, l.id) e ON true`
     : `WITH ${cp}
     SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at
@@ -200,9 +207,9 @@ export class LogRelay {
       open = true;
       // The select is the session's prepared statement: parsed and planned once per connection
       // (planned again by PostgreSQL after each ANALYZE of the log's tables; decision 0167).
-      const results = (await client.query(
-        `BEGIN; SET LOCAL synchronous_commit = off; ${preparedStatement(client, this.statement, this.select)}`,
-      )) as unknown as { rows: LogRow[] }[];
+      const results = (await client.query(`BEGIN; ${LOG_RELAY_SETTINGS}; ${preparedStatement(client, this.statement, this.select)}`)) as unknown as {
+        rows: LogRow[];
+      }[];
       const { rows } = results[results.length - 1]!;
       const events = rows.filter((r) => r.id !== null);
       if (this.byTransaction) this.retryIfBlocked(rows.length === 0 || rows[0]!.blocked === true);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { logRelaySelect, poolStatements } from "@gateway/events";
+import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
 import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
@@ -117,19 +117,38 @@ describe("the usage-record statements", () => {
     expect(scans).toEqual([]);
   });
 
-  it("let the relay read the records' events by index range scans (view usage_record_events, docs/decisions/0205)", async () => {
-    await pool.query(
-      `INSERT INTO usage_records (id, tenant_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
-         input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, opened_txid, settled_txid, settled_status, settled_event_at)
-       SELECT 'req_seed_' || i, 'ten_' || (i % 100), 'chat', 'small', 'price_1', 'up_1', 0, 'completed', false, 10, 20, 123, now(), now(),
-         i / 8, i / 8 + 3, 'completed', now()
-       FROM generate_series(1, 20000) AS i`,
-    );
-    await pool.query("ANALYZE usage_records");
-    const { rows } = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction")}`);
-    const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
-    expect(plan).not.toMatch(/Seq Scan on usage_records/);
-    expect(plan).toMatch(/usage_records_opened_txid_idx/);
-    expect(plan).toMatch(/usage_records_settled_txid_idx/);
+  it("let the relay read the records' events by index range scans, also when planned on an empty table (docs/decisions/0205)", async () => {
+    const client = await pool.connect();
+    const explain = async () => {
+      // As a relay round plans it: inside its transaction, with its settings.
+      const results = (await client.query(
+        `BEGIN; ${LOG_RELAY_SETTINGS}; EXPLAIN ${logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction")}; ROLLBACK`,
+      )) as unknown as { rows: { "QUERY PLAN": string }[] }[];
+      return results
+        .flatMap((r) => r.rows ?? [])
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+    };
+    try {
+      await client.query("DELETE FROM usage_records");
+      await client.query("ANALYZE usage_records");
+      const empty = await explain();
+      await client.query(
+        `INSERT INTO usage_records (id, tenant_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
+           input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, opened_txid, settled_txid, settled_status, settled_event_at)
+         SELECT 'req_seed_' || i, 'ten_' || (i % 100), 'chat', 'small', 'price_1', 'up_1', 0, 'completed', false, 10, 20, 123, now(), now(),
+           i / 8, i / 8 + 3, 'completed', now()
+         FROM generate_series(1, 20000) AS i`,
+      );
+      await client.query("ANALYZE usage_records");
+      const seeded = await explain();
+      for (const plan of [empty, seeded]) {
+        expect(plan).not.toMatch(/Seq Scan on usage_records/);
+        expect(plan).toMatch(/usage_records_opened_txid_idx/);
+        expect(plan).toMatch(/usage_records_settled_txid_idx/);
+      }
+    } finally {
+      client.release();
+    }
   });
 });
