@@ -33,6 +33,7 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
       pollMs: env.OUTBOX_POLL_MS,
       maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
       lingerMs: env.OUTBOX_LINGER_MS,
+      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
     });
     relay.start();
     shutdown.addFirst("ledger event relay", () => relay.stop());

@@ -58,6 +58,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       pollMs: env.OUTBOX_POLL_MS,
       maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
       lingerMs: env.OUTBOX_LINGER_MS,
+      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
     });
     recordEvents.start();
     // Added first among the steps below, so it runs after them: the last settlements are published.

@@ -176,6 +176,11 @@ export function databaseEnvShape(defaultName: string) {
       min: 0,
       max: 1_000,
     }),
+    OUTBOX_LINGER_MAX_MS: int(
+      "The event relays' linger grows as the rate of events falls, up to this: a round that carried less than a quarter of a batch doubles it, a fuller one halves it, down to OUTBOX_LINGER_MS (fewer rounds per event at low rates; an event still leaves within it of its commit).",
+      100,
+      { min: 0, max: 1_000 },
+    ),
     CONSUMER_LINGER_MS: int("How long an event consumer waits for more events before committing a batch that is not full (0: at once).", 50, {
       min: 0,
       max: 5_000,

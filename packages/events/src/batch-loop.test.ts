@@ -99,4 +99,56 @@ describe("BatchLoop", () => {
     await quiet.loop.stop();
     expect(quiet.rounds).toEqual([0]);
   });
+
+  it("lets the linger grow while kicked rounds carry little (a low rate) and shrink again when they fill", async () => {
+    vi.useFakeTimers({ now: 0 });
+    let pending = 0;
+    const { loop, rounds } = recorded({
+      pollMs: 60_000,
+      lingerMs: 5,
+      maxLingerMs: 40,
+      batchSize: 40,
+      flushOnStop: false,
+      work: () => {
+        const n = pending;
+        pending = 0;
+        return n;
+      },
+    });
+    loop.start();
+    await advance(1);
+    const lingers: number[] = [];
+    // One item per kick, a kick every 50 ms: each round carries one item, the linger doubles.
+    for (let i = 0; i < 5; i++) {
+      pending++;
+      loop.kick();
+      await advance(50);
+      lingers.push(loop.lingerMs);
+    }
+    expect(lingers).toEqual([10, 20, 40, 40, 40]);
+    const start = rounds.length;
+    // Forty items in the linger: a full round halves it, down to the shortest.
+    for (let i = 0; i < 4; i++) {
+      pending += 40;
+      loop.kick();
+      await advance(50);
+      lingers.push(loop.lingerMs);
+    }
+    expect(lingers.slice(5)).toEqual([20, 10, 5, 5]);
+    expect(rounds.length).toBeGreaterThan(start);
+    await loop.stop();
+  });
+
+  it("keeps a fixed linger when no longest linger is given", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { loop } = recorded({ pollMs: 60_000, lingerMs: 5, flushOnStop: false, work: () => 1 });
+    loop.start();
+    await advance(1);
+    for (let i = 0; i < 3; i++) {
+      loop.kick();
+      await advance(50);
+    }
+    expect(loop.lingerMs).toBe(5);
+    await loop.stop();
+  });
 });

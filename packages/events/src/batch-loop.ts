@@ -14,6 +14,14 @@ export type BatchLoopOptions = {
   maxPollMs?: number;
   /** After a kick, wait this long so the next commits' items go in the same round; 0: at once. */
   lingerMs: number;
+  /**
+   * Above `lingerMs`: the linger follows the rate (default `lingerMs`: fixed). A round that
+   * a kick started and that came back with less than a quarter of a batch doubles it, up to
+   * this; a fuller one halves it, down to `lingerMs`. At a low rate each round then waits
+   * longer and carries more (fewer rounds, statements and wake-ups per item); at a high rate
+   * rounds fill within the short linger anyway.
+   */
+  maxLingerMs?: number;
   /** Run rounds until the work is done when stopped (relays: yes; deliveries that call out: no). Default true. */
   flushOnStop?: boolean;
   log: Logger;
@@ -40,11 +48,20 @@ export class BatchLoop {
   private sleepUntil: number | undefined;
   private kicked = false;
   private idleWait: number;
+  private linger: number;
+  /** The round under way was started by a kick's linger (its size says something about the rate). */
+  private lingered = false;
   /** Times announced by `wakeBy`, earliest first at index 0 (a binary min-heap). */
   private readonly due: number[] = [];
 
   constructor(private readonly options: BatchLoopOptions) {
     this.idleWait = options.pollMs;
+    this.linger = options.lingerMs;
+  }
+
+  /** The linger a kick waits now (between `lingerMs` and `maxLingerMs`). */
+  get lingerMs(): number {
+    return this.linger;
   }
 
   /** The wait before the next poll that no kick interrupts (grows while polls find nothing). */
@@ -62,14 +79,16 @@ export class BatchLoop {
   kick(): void {
     this.kicked = true;
     this.idleWait = this.options.pollMs;
-    if (this.options.lingerMs === 0) {
+    if (this.linger === 0) {
+      this.lingered = true;
       this.wake?.();
       return;
     }
     this.lingerTimer ??= setTimeout(() => {
       this.lingerTimer = undefined;
+      this.lingered = true;
       this.wake?.();
-    }, this.options.lingerMs);
+    }, this.linger);
   }
 
   /** Work falls due at `at` (epoch ms), for example a retry: a round runs no later than then. */
@@ -117,9 +136,12 @@ export class BatchLoop {
       // Work announced for now or earlier is this round's to find; later work stays announced.
       while (this.due.length > 0 && this.due[0]! <= Date.now()) popHeap(this.due);
       let handled = 0;
+      const lingered = this.lingered;
+      this.lingered = false;
       try {
         handled = await this.options.round();
         failures = 0;
+        if (lingered) this.adapt(handled);
       } catch (err) {
         failures++;
         this.options.onFailure?.();
@@ -135,6 +157,13 @@ export class BatchLoop {
       if (this.due.length > 0) wait = Math.min(wait, Math.max(0, this.due[0]! - Date.now()));
       await this.sleep(wait);
     }
+  }
+
+  private adapt(handled: number): void {
+    const max = this.options.maxLingerMs ?? this.options.lingerMs;
+    if (max <= this.options.lingerMs) return;
+    this.linger =
+      handled * 4 < this.options.batchSize ? Math.min(max, Math.max(1, this.linger * 2)) : Math.max(this.options.lingerMs, Math.floor(this.linger / 2));
   }
 
   private sleep(ms: number): Promise<void> {

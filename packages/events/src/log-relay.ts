@@ -61,6 +61,8 @@ export type LogRelayOptions = {
   maxPollMs?: number;
   /** After a kick, wait this long so the next commits' events leave in the same round. */
   lingerMs?: number;
+  /** Above `lingerMs`: the linger grows as the rate falls, up to this (see `BatchLoop`). */
+  maxLingerMs?: number;
   batchSize?: number;
   publishTimeoutMs?: number;
 };
@@ -153,6 +155,7 @@ export class LogRelay {
       pollMs: options.pollMs ?? 500,
       ...(options.maxPollMs !== undefined ? { maxPollMs: options.maxPollMs } : {}),
       lingerMs: options.lingerMs ?? 0,
+      ...(options.maxLingerMs !== undefined ? { maxLingerMs: options.maxLingerMs } : {}),
       log: this.log,
       messages: { failed: "log relay round failed; retrying", finalFlushFailed: "final log relay flush failed; the events go at the next start" },
       onFailure: () => this.failures?.inc(),

@@ -42,6 +42,8 @@ export type RelayOptions = {
    * instead of one batch each. 0 publishes at once.
    */
   lingerMs?: number;
+  /** Above `lingerMs`: the linger grows as the rate falls, up to this (see `BatchLoop`). */
+  maxLingerMs?: number;
   batchSize?: number;
   publishTimeoutMs?: number;
 };
@@ -84,6 +86,7 @@ export class OutboxRelay {
       pollMs: options.pollMs ?? 500,
       ...(options.maxPollMs !== undefined ? { maxPollMs: options.maxPollMs } : {}),
       lingerMs: options.lingerMs ?? 0,
+      ...(options.maxLingerMs !== undefined ? { maxLingerMs: options.maxLingerMs } : {}),
       log: this.log,
       messages: { failed: "outbox publish failed; retrying", finalFlushFailed: "final outbox flush failed; events stay in the outbox for the next start" },
       onFailure: () => this.failures?.inc(),

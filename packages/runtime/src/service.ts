@@ -45,6 +45,7 @@ export type CommonEnv = {
   OUTBOX_POLL_MS: number;
   OUTBOX_POLL_MAX_MS: number;
   OUTBOX_LINGER_MS: number;
+  OUTBOX_LINGER_MAX_MS: number;
   CONSUMER_LINGER_MS: number;
   NATS_URL: string;
   NATS_NAMESPACE: string;
@@ -159,6 +160,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       pollMs: env.OUTBOX_POLL_MS,
       maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
       lingerMs: env.OUTBOX_LINGER_MS,
+      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
     });
     relay.start();
     const consumers: RunningConsumer[] = [];
