@@ -1,6 +1,7 @@
 // The delay from an event's commit to its arrival on NATS through one outbox relay, as the
 // services run it: `pgTransactions` without a synchronous commit, the `JetStreamPublisher`, the
-// defaults of OUTBOX_POLL_MS (500), OUTBOX_POLL_MAX_MS (10 000) and OUTBOX_LINGER_MS (20), and a
+// defaults of OUTBOX_POLL_MS (500), OUTBOX_POLL_MAX_MS (10 000), OUTBOX_LINGER_MS (20) and
+// OUTBOX_LINGER_MAX_MS (100; MAX_LINGER_MS=20 for a fixed linger), and a
 // kick after each commit as `createTransact` gives one. One event per commit, commits at a fixed
 // rate (open loop); the delay runs from the moment the commit returned to the writer to the
 // moment a plain subscriber of the stream's subjects received the event (the relay's publish,
@@ -41,10 +42,14 @@ if (byTransaction)
     CREATE INDEX ON rows (seq);
     CREATE VIEW rows_events AS SELECT seq, id, 'ledger.credited'::text AS type, payload, NULL::text AS request_id, created_at FROM rows;
     CREATE TABLE relay_checkpoints (name TEXT PRIMARY KEY, position BIGINT NOT NULL, updated_at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
-const timing = { source: "bench", logger, pollMs: 500, maxPollMs: 10_000, lingerMs: 20 };
+const timing = { source: "bench", logger, pollMs: 500, maxPollMs: 10_000, lingerMs: 20, maxLingerMs: Number(process.env.MAX_LINGER_MS ?? 100) };
+// The relay's own connections, counted: one per round (its cost is per round, not per event).
+const relayPool = createPool(databaseUrl(SERVER, dbName), { poolSize: 2 });
+let rounds = 0;
+const counted = { connect: () => (rounds++, relayPool.connect()) };
 const relay = byTransaction
-  ? new LogRelay({ ...timing, pool, js: publisher, subjects, log: "rows_events", checkpoint: "rows", order: "transaction" })
-  : new OutboxRelay({ ...timing, runTx: pgTransactions(pool, { synchronousCommit: false }), js: publisher, subjects });
+  ? new LogRelay({ ...timing, pool: counted, js: publisher, subjects, log: "rows_events", checkpoint: "rows", order: "transaction" })
+  : new OutboxRelay({ ...timing, runTx: pgTransactions(counted, { synchronousCommit: false }), js: publisher, subjects });
 const insert = byTransaction
   ? "INSERT INTO rows (id, payload) VALUES ($1, $2::jsonb)"
   : "INSERT INTO outbox_events (id, type, payload) VALUES ($1, 'ledger.credited', $2::jsonb)";
@@ -62,6 +67,7 @@ let n = 0;
 async function measure(label, rate, kick) {
   const commits = new Map();
   const writes = [];
+  const roundsBefore = rounds;
   const count = Math.round(rate * seconds);
   const started = performance.now();
   for (let i = 0; i < count; i++) {
@@ -87,12 +93,12 @@ async function measure(label, rate, kick) {
   const f = (ms) => ms.toFixed(1).padStart(7);
   const achieved = (count / (performance.now() - started)) * 1000;
   console.log(
-    `${label.padEnd(34)} ${String(rate).padStart(4)}/s (${achieved.toFixed(0)}/s done) ${String(delays.length).padStart(5)}/${count} arrived   p50 ${f(pct(50))}  p90 ${f(pct(90))}  p99 ${f(pct(99))}  max ${f(delays[delays.length - 1])} ms`,
+    `${label.padEnd(34)} ${String(rate).padStart(4)}/s (${achieved.toFixed(0)}/s done) ${String(delays.length).padStart(5)}/${count} arrived   p50 ${f(pct(50))}  p90 ${f(pct(90))}  p99 ${f(pct(99))}  max ${f(delays[delays.length - 1])} ms   ${((rounds - roundsBefore) / count).toFixed(2)} rounds/event`,
   );
 }
 
 console.log(
-  `commit → arrival on NATS, one ${byTransaction ? "log relay by transaction id" : "outbox relay"} (linger 20 ms, poll 500 ms doubling to 10 s while idle), ${seconds} s per run`,
+  `commit → arrival on NATS, one ${byTransaction ? "log relay by transaction id" : "outbox relay"} (linger 20 ms growing to ${timing.maxLingerMs} ms as the rate falls, poll 500 ms doubling to 10 s while idle), ${seconds} s per run`,
 );
 await measure("low rate, kicked (own commits)", lowRate, true);
 await measure("high rate, kicked (own commits)", highRate, true);
@@ -104,4 +110,5 @@ await sub.drain();
 await jsm.streams.delete(subjects.stream).catch(() => undefined);
 await nc.drain();
 await pool.end();
+await relayPool.end();
 await dropDatabase(SERVER, dbName);

@@ -75,8 +75,20 @@ const IDENT = /^[a-z_][a-z0-9_]*$/;
  * database) would otherwise read the whole table every round until the next ANALYZE.
  */
 export const LOG_RELAY_SETTINGS = "SET LOCAL synchronous_commit = off; SET LOCAL enable_seqscan = off";
-/** The oldest transaction still running (or the next to start): nothing commits below it any more. */
-const HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+/**
+ * The horizon of a log positioned by transaction id: the oldest transaction of this
+ * database still running at the statement's snapshot (or the next to start). Below it every
+ * transaction that could have written here has ended, so no row can appear there later. The
+ * snapshot's in-progress list is the whole server's; transactions that the backends' status
+ * shows running in another database are left out (they cannot write here), so a long write
+ * in another service's database does not hold this log back. A transaction not found there
+ * (ended since, prepared, or hidden from an unprivileged role) counts: the horizon stays
+ * below it, which only delays.
+ */
+const HORIZON = `least(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+    (SELECT min(x::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+     WHERE xid(x) NOT IN (SELECT a.backend_xid FROM pg_stat_get_activity(NULL) a
+       WHERE a.backend_xid IS NOT NULL AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))))`;
 
 /**
  * A round's select (exported for the plan tests of the services' logs): the checkpoint
@@ -86,14 +98,14 @@ const HORIZON = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 export function logRelaySelect(log: string, checkpoint: string, batchSize: number, order: "commit" | "transaction"): string {
   const cp = `cp AS (SELECT position FROM relay_checkpoints WHERE name = '${checkpoint}' FOR UPDATE SKIP LOCKED)`;
   return order === "transaction"
-    ? // Below the horizon every transaction has ended, so no row can appear there later. One
+    ? // Below the horizon (`HORIZON`) no row can appear any more. One
       // index range scan from the checkpoint finds the batch's end (a transaction's last row)
       // and whether committed rows wait at or above the horizon (`blocked`). The bounds are
       // scalar subqueries and a stable function, not joins, so that each branch of a log made
       // of several relations is an index range scan, also in a plan made on empty tables.
-      `WITH ${cp},
+      `WITH ${cp}, h AS (SELECT ${HORIZON} AS x),
       head AS (SELECT l.seq FROM ${log} l WHERE l.seq > (SELECT position FROM cp) ORDER BY l.seq LIMIT ${batchSize}),
-      upto AS (SELECT max(seq) FILTER (WHERE seq < ${HORIZON}) AS seq, coalesce(bool_or(seq >= ${HORIZON}), false) AS blocked FROM head)
+      upto AS (SELECT max(head.seq) FILTER (WHERE head.seq < h.x) AS seq, coalesce(bool_or(head.seq >= h.x), false) AS blocked FROM head CROSS JOIN h)
     SELECT cp.position AS checkpoint, e.seq, e.id, e.type, e.payload, e.request_id, e.created_at, (SELECT blocked FROM upto) AS blocked
     FROM cp LEFT JOIN LATERAL (SELECT * FROM ${log} l WHERE l.seq > cp.position AND l.seq <= (SELECT seq FROM upto) ORDER BY l.seq, l.id) e ON true`
     : `WITH ${cp}

@@ -256,6 +256,31 @@ describe("LogRelay, rows positioned by their transaction's id (order: transactio
     }
   });
 
+  it("is not held back by a transaction running in another database", async () => {
+    const log = await newTxLog();
+    const subjects = await newStream();
+    const relay = relayFor(log, subjects, { order: "transaction", pollMs: 60_000 });
+    relay.start();
+    // Older than every row below, and still running while they are published: another service's.
+    const elsewhere = new pg.Client(connectionConfig(databaseUrl(SERVER, "postgres")));
+    await elsewhere.connect();
+    try {
+      await elsewhere.query("BEGIN");
+      await elsewhere.query("SELECT pg_current_xact_id()");
+      for (let i = 0; i < 5; i++) {
+        await insert(pool, log, 2);
+        relay.kick();
+      }
+      const written = await inStreamOrder(log);
+      await waitFor(async () => (await published(subjects)) >= written.length, 3_000);
+      expect(await streamIds(subjects)).toEqual(written);
+    } finally {
+      await elsewhere.query("ROLLBACK").catch(() => undefined);
+      await elsewhere.end();
+      await relay.stop();
+    }
+  });
+
   it("takes a transaction whole when it holds more rows than a batch", async () => {
     const log = await newTxLog();
     const subjects = await newStream();
