@@ -48,7 +48,7 @@ export class ClientIpResolver {
   /**
    * A connection's peer, normalized and checked against the trusted proxies once:
    * every request on a keep-alive connection would parse and look up the same
-   * address again (a tenth of the key policy's time on the metered route).
+   * address again (a fifth of the key policy's time on the metered route).
    */
   private readonly peers = new WeakMap<object, { address: string; trusted: boolean }>();
 
