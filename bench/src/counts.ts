@@ -1,7 +1,7 @@
 // Work per metered request that does not depend on the machine's load: Redis
 // commands (sent by clients, and run inside scripts), PostgreSQL transactions per
-// service database, JSON.parse calls and express router layers per process, and
-// the edge's system calls. Usage:
+// service database, JSON.parse calls, express router layers and the KiB the
+// JavaScript heap allocated per process, and the edge's system calls. Usage:
 //   pnpm --filter @gateway/bench exec tsx src/counts.ts [requests] [json|stream] [connections] [--strace]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";

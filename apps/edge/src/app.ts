@@ -7,6 +7,7 @@ import { errorHandler, notFound } from "./http/errors.js";
 import { buildOpenApi } from "./http/openapi.js";
 import { observe, pathRedactor } from "./http/observe.js";
 import { leanPath } from "./http/hot-path.js";
+import { jsonBody } from "./http/json-body.js";
 import { registerRoutes, routeHandler } from "./http/register.js";
 import { requestId } from "./http/request-id.js";
 import type { AnyRoute } from "./http/route.js";
@@ -51,14 +52,7 @@ export function createApp({ deps, routes, auth, inFlight, consoleDir }: AppOptio
   app.set("query parser", "simple");
   // Secret path segments (file tokens) are found from the route patterns, for every log line.
   const redact = pathRedactor(routes.map((r) => r.path));
-  const json = express.json({
-    limit: deps.env.BODY_LIMIT_BYTES,
-    strict: true,
-    type: ["application/json", "application/*+json"],
-    verify: (req, _res, buf) => {
-      (req as express.Request).rawBody = buf;
-    },
-  });
+  const json = jsonBody(deps.env.BODY_LIMIT_BYTES);
   // Routes that stream their body (uploads) are never parsed, whatever the Content-Type.
   const streamed = streamedBodyRoutes(routes);
   const body: express.RequestHandler = (req, res, next) => (streamed.has(routeKey(req.method, req.path)) ? next() : json(req, res, next));

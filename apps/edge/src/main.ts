@@ -1,4 +1,3 @@
-import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { redactConfig } from "@gateway/config";
@@ -24,6 +23,7 @@ import { EdgeEnv, loadEnv } from "./env.js";
 import { drainHttp, InFlight } from "./http/drain.js";
 import { routes } from "./routes/index.js";
 import { clientErrorHandler } from "./http/client-error.js";
+import { createAppServer } from "./http/server.js";
 
 const env = loadEnv(process.env);
 const infra = await startInfrastructure<Tx, PrismaClient>({
@@ -116,7 +116,7 @@ const app = createApp({
   inFlight,
   ...(env.CONSOLE_UI ? { consoleDir: CONSOLE_DIST_DIR } : {}),
 });
-const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, app);
+const server = createAppServer(app, { keepAliveTimeout: 65_000, headersTimeout: 66_000 });
 server.on("clientError", clientErrorHandler(logger));
 await new Promise<void>((resolve, reject) => {
   server.once("error", reject);

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { Metadata, status as GrpcStatus, type StatusObject } from "@grpc/grpc-js";
 import { METADATA } from "./status.js";
 
@@ -20,7 +20,12 @@ export function assertServiceToken(token: string, who: string): void {
   }
 }
 
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+/**
+ * SHA-256 as 64 hex characters in a Buffer. The one-shot `hash()` with a string
+ * result costs about a third of `createHash().update().digest()` (no Hash object,
+ * no Buffer made by the binding), and every call to every server pays it.
+ */
+const digest = (value: string) => Buffer.from(hash("sha256", value, "hex"), "latin1");
 
 /**
  * Checks a call's metadata against the expected token in constant time (both

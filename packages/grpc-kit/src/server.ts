@@ -42,6 +42,38 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
 const finished = new WeakSet<object>();
 
 /**
+ * A call's context. The signal is made when a handler first asks for it: most
+ * handlers never do, and an AbortController aborted at a call's end builds a
+ * DOMException (a stack capture) per call. A class, not an object literal: a
+ * literal with a getter is built by V8's slow path on every call (a few µs, the
+ * largest cost of making the context).
+ */
+class ServerCallContext implements CallContext {
+  private controller: AbortController | undefined;
+  private cancelled = false;
+
+  constructor(
+    readonly requestId: string,
+    readonly actor: string | undefined,
+    readonly metadata: grpc.Metadata,
+    readonly deadline: Date | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    this.controller?.abort();
+  }
+}
+
+/**
  * A gRPC server whose handlers are async functions. Each call runs inside the
  * caller's request context (request id from metadata) and, when tracing is on,
  * a server span that continues the caller's trace (`traceparent` metadata); it
@@ -134,32 +166,20 @@ export class GrpcServer {
     const requestId = typeof fromCaller === "string" && isId(fromCaller) ? fromCaller : newId("req");
     const rawActor = call.metadata.get(METADATA.actor)[0];
     const actor = typeof rawActor === "string" && /^[a-z]+:[A-Za-z0-9_.:-]{1,160}$/.test(rawActor) ? rawActor : undefined;
-    // The signal is made when a handler first asks for it: most handlers never do, and an
-    // AbortController aborted at a call's end builds a DOMException (a stack capture) per call.
+    const deadline = call.getDeadline();
+    const ctx = new ServerCallContext(
+      requestId,
+      actor,
+      call.metadata,
+      deadline instanceof Date ? deadline : Number.isFinite(deadline) ? new Date(deadline) : undefined,
+    );
     // grpc-js reports "cancelled" when any call's stream closes, finished or not: a unary or
     // server-streaming call whose handler has settled is not aborted. (A client stream can
     // end before its cancellation is reported, so those are always aborted.)
-    let controller: AbortController | undefined;
-    let cancelled = false;
     (call as grpc.ServerUnaryCall<unknown, unknown>).on("cancelled", () => {
-      if (finished.has(call)) return;
-      cancelled = true;
-      controller?.abort();
+      if (!finished.has(call)) ctx.cancel();
     });
-    const deadline = call.getDeadline();
-    return {
-      requestId,
-      actor,
-      metadata: call.metadata,
-      get signal() {
-        if (!controller) {
-          controller = new AbortController();
-          if (cancelled) controller.abort();
-        }
-        return controller.signal;
-      },
-      deadline: deadline instanceof Date ? deadline : Number.isFinite(deadline) ? new Date(deadline) : undefined,
-    };
+    return ctx;
   }
 
   private observe(path: string, started: bigint, err: unknown, span: Span): void {
@@ -167,9 +187,13 @@ export class GrpcServer {
     endRpcSpan(span, code, "server");
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.duration.observe({ method: path, code: statusName(code) }, seconds);
+    // A successful call's line is at debug: its fields are built only when that level is on.
+    if (err === undefined) {
+      if (this.log.isLevelEnabled("debug")) this.log.debug({ rpc: path, code: statusName(code), duration_ms: Math.round(seconds * 1e4) / 10 }, "rpc");
+      return;
+    }
     const fields = { rpc: path, code: statusName(code), duration_ms: Math.round(seconds * 1e4) / 10 };
-    if (err === undefined) this.log.debug(fields, "rpc");
-    else if (isAppError(err) && HTTP_STATUS[err.code] < 500) this.log.info({ ...fields, error: err.code, detail: err.message }, "rpc");
+    if (isAppError(err) && HTTP_STATUS[err.code] < 500) this.log.info({ ...fields, error: err.code, detail: err.message }, "rpc");
     else if (isAppError(err)) this.log.warn({ ...fields, error: err.code, detail: err.message }, "rpc");
     else this.log.error({ ...fields, err }, "rpc failed");
   }

@@ -61,6 +61,8 @@ export function observe(registry: Registry, logger: Logger, redact: PathRedactor
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (req.route as { path?: string } | undefined)?.path ?? "unmatched";
       duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      // The line's fields (the redaction walks the path's segments) only when it is written.
+      if (!log.isLevelEnabled("info")) return;
       log.info(
         {
           request_id: req.requestId,

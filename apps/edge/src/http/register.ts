@@ -13,10 +13,16 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, part: st
   throw new AppError("invalid_request", part === "body" && value === undefined ? "A JSON body is required." : `${part} ${message}`);
 }
 
+/** The names of a route's declared headers (canonical), read once per route. */
+function headerNames(schema: z.ZodType | undefined): string[] {
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+}
+
 /** The declared headers as sent (by canonical name; absent ones undefined), for their schema. */
-function declaredHeaders(schema: z.ZodType | undefined, req: Request): Record<string, string | undefined> {
-  if (!(schema instanceof z.ZodObject)) return {};
-  return Object.fromEntries(Object.keys(schema.shape).map((name) => [name, req.header(name)]));
+function declaredHeaders(names: string[], req: Request): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const name of names) headers[name] = req.header(name);
+  return headers;
 }
 
 /** A body checked elsewhere (`validateBody: false`): here only present. */
@@ -37,6 +43,7 @@ export type RegisterOptions<Deps> = {
  * headers (400 naming the header), then the handler runs.
  */
 export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptions<Deps>) {
+  const names = headerNames(route.headers);
   return (req: Request, res: Response, next: NextFunction): void => {
     (async () => {
       const principal = await authorize(route.access, req, options.auth);
@@ -46,7 +53,7 @@ export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptio
       const params = parsePart(route.params, req.params, "path");
       const query = parsePart(route.query, req.query, "query");
       const body = route.validateBody === false ? presentBody(req.body) : parsePart(route.body, req.body, "body");
-      const headers = parsePart(route.headers, declaredHeaders(route.headers, req), "header");
+      const headers = parsePart(route.headers, declaredHeaders(names, req), "header");
       const result = await route.handler({ req, res, deps: options.deps, params, query, body, headers, principal, requestId: req.requestId });
       if ("written" in result) return;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);

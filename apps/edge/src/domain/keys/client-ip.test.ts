@@ -43,4 +43,19 @@ describe("ClientIpResolver", () => {
     expect(resolver.resolve(req("127.0.0.1", { "x-connecting-ip": "garbage" }))).toBe("127.0.0.1");
     expect(resolver.resolve(req("127.0.0.1", { "x-forwarded-for": "203.0.113.5", "x-real-ip": "203.0.113.6" }))).toBe("127.0.0.1");
   });
+
+  it("reads each request's header on a connection whose peer it has already checked", () => {
+    const trustedSocket = { remoteAddress: "::ffff:127.0.0.1" };
+    expect(resolver.resolve({ socket: trustedSocket, headers: { "x-connecting-ip": "203.0.113.5" } })).toBe("203.0.113.5");
+    expect(resolver.resolve({ socket: trustedSocket, headers: { "x-connecting-ip": "203.0.113.6" } })).toBe("203.0.113.6");
+    expect(resolver.resolve({ socket: trustedSocket, headers: {} })).toBe("127.0.0.1");
+    const otherSocket = { remoteAddress: "198.51.100.9" };
+    expect(resolver.resolve({ socket: otherSocket, headers: { "x-connecting-ip": "203.0.113.5" } })).toBe("198.51.100.9");
+    expect(resolver.resolve({ socket: otherSocket, headers: { "x-connecting-ip": "203.0.113.5" } })).toBe("198.51.100.9");
+    // A socket without an address (closed) is not remembered as one.
+    const closing: { remoteAddress?: string } = {};
+    expect(resolver.resolve({ socket: closing, headers: {} })).toBe("");
+    closing.remoteAddress = "127.0.0.1";
+    expect(resolver.resolve({ socket: closing, headers: { "x-connecting-ip": "203.0.113.7" } })).toBe("203.0.113.7");
+  });
 });

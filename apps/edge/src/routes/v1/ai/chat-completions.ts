@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { AliasParams, ChatCompletionRequest, ChatCompletionResponse, COST_HEADERS, InvokeHeaders } from "./ai.types.js";
-import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./invoke.js";
+import { cancelOnClose, invokeRequest, relayStream, setCostHeaders, sendJson } from "./invoke.js";
 
 /**
  * `POST /v1/apps/ai/{alias}/v1/chat/completions`: OpenAI-compatible, on
@@ -43,7 +43,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
     if ((req.body as { stream?: unknown }).stream !== true) {
       const result = await deps.services.managedAi.Invoke(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
       setCostHeaders(res, result, { priceVersion: true });
-      res.status(200).type("application/json").send(result.body);
+      sendJson(res, result.body);
       return { written: true };
     }
     const stream = deps.services.managedAi.InvokeStream(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });

@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { AliasParams, EmbeddingsRequest, EmbeddingsResponse, type InvokeHeaders, NATIVE_COST_HEADERS, SameInvokeHeaders } from "./ai.types.js";
-import { cancelOnClose, invokeRequest, setCostHeaders } from "./invoke.js";
+import { cancelOnClose, invokeRequest, setCostHeaders, sendJson } from "./invoke.js";
 
 /** `POST /v1/apps/ai/{alias}/v1/embeddings`: OpenAI-compatible, the provider's answer unchanged (byok; managed ones metered). */
 export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown, InvokeHeaders>({
@@ -28,7 +28,7 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
     const cancel = cancelOnClose(res);
     const result = await deps.services.managedAi.Embed(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     setCostHeaders(res, result, { priceVersion: true });
-    res.status(200).type("application/json").send(result.body);
+    sendJson(res, result.body);
     return { written: true };
   },
 });

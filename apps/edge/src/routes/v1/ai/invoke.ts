@@ -51,6 +51,18 @@ export function setCostHeaders(res: Response, result: managedAi.InvokeResponse__
   if (result.total_tokens !== undefined) res.setHeader("X-Service-Total-Tokens", String(result.total_tokens));
 }
 
+/**
+ * A JSON answer: managed-ai's bytes as they are, with the headers express's
+ * `res.type("application/json").send(body)` sets for them (its settings lookups
+ * and MIME lookup are left out; the answer is the same).
+ */
+export function sendJson(res: Response, body: Buffer): void {
+  res.statusCode = 200;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", String(body.length));
+  res.end(body);
+}
+
 async function write(res: Response, text: string): Promise<void> {
   if (!res.write(text)) await Promise.race([once(res, "drain"), once(res, "close")]);
 }
