@@ -286,7 +286,7 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
  * hold was settled otherwise meanwhile, and its state decides.
  */
 async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
-  const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, {
+  const voided = await voidHold(ctx.ledgerCalls, {
     operation_id: voidOperation(row.id),
     hold_id: holdId,
     reason: `managed request ${row.id}: ${row.errorCode}`,

@@ -70,13 +70,13 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
     const calls = directCalls(ctx.ledger);
     const settled =
       charged > 0n
-        ? await captureHold(calls, ctx.ledger, {
+        ? await captureHold(calls, {
             operation_id: captureOperation(msg.id),
             hold_id: holdId,
             units: charged.toString(),
             reason: `push message ${msg.id}`,
           })
-        : await voidHold(calls, ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
+        : await voidHold(calls, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
     if (settled.kind === "conflict") {
       // Settled before (by a racing sender or recovery): what the ledger holds is the truth.
       if (settled.hold.status === "open") throw settled.error;
