@@ -105,7 +105,7 @@ let ctx: ManagedAiContext;
 
 beforeAll(async () => {
   ledger = memoryLedger();
-  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never });
+  t = await createTestContext({ ledgerCalls: ledger.calls });
   ctx = t.ctx;
 });
 afterAll(() => t?.close());
