@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
 import type { ledger } from "@gateway/protos";
 import { movementError } from "./errors.js";
-import { captureHold, directCalls, findHold, voidHold, type HoldCalls, type HoldReads } from "./holds.js";
+import { captureHold, findHold, voidHold, type HoldCalls, type HoldReads } from "./holds.js";
 import { allotOperation, captureOperation, closeOperation, freezeOperation, postOperation, reserveOperation, voidOperation } from "./operations.js";
 
 type Hold = { id: string; units: bigint; status: "open" | "captured" | "voided"; captured: bigint; released: bigint };
@@ -163,35 +163,6 @@ describe("captureHold and voidHold", () => {
     await expect(voidHold(l.ledger, { operation_id: voidOperation("x"), hold_id: "hold_none", reason: "r" })).rejects.toMatchObject({
       code: "not_found",
     });
-  });
-});
-
-describe("directCalls", () => {
-  it("sends each movement and read as its own gRPC call", async () => {
-    const seen: string[] = [];
-    const calls = directCalls({
-      Reserve: async (r) => {
-        seen.push(`Reserve ${r.operation_id}`);
-        return { hold_id: "hold_1" } as ledger.ReserveResponse__Output;
-      },
-      Capture: async (r) => {
-        seen.push(`Capture ${r.operation_id}`);
-        return {} as ledger.CaptureResponse__Output;
-      },
-      Void: async (r) => {
-        seen.push(`Void ${r.operation_id}`);
-        return {} as ledger.VoidResponse__Output;
-      },
-      GetHold: async (r) => {
-        seen.push(`GetHold ${r.hold_id}`);
-        return {} as ledger.Hold__Output;
-      },
-    });
-    await calls.reserve(reserveOf("a"));
-    await calls.capture({ operation_id: "capture:a", hold_id: "hold_1", units: "1" });
-    await calls.void({ operation_id: "void:a", hold_id: "hold_1" });
-    await calls.hold("hold_1");
-    expect(seen).toEqual(["Reserve reserve:a", "Capture capture:a", "Void void:a", "GetHold hold_1"]);
   });
 });
 

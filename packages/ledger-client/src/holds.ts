@@ -11,24 +11,6 @@ export type HoldCalls = {
 /** The read of a hold (`LedgerCalls`). */
 export type HoldReads = { hold(holdId: string): Promise<ledger.Hold__Output> };
 
-/** The ledger's gRPC methods `directCalls` needs. */
-type Direct = {
-  Reserve(request: ledger.ReserveRequest): Promise<ledger.ReserveResponse__Output>;
-  Capture(request: ledger.CaptureRequest): Promise<ledger.CaptureResponse__Output>;
-  Void(request: ledger.VoidRequest): Promise<ledger.VoidResponse__Output>;
-  GetHold(request: ledger.GetHoldRequest): Promise<ledger.Hold__Output>;
-};
-
-/** The movements and the read as single gRPC calls (no batching), for callers with few of them. */
-export function directCalls(client: Direct): HoldCalls & HoldReads {
-  return {
-    reserve: (request) => client.Reserve(request),
-    capture: (request) => client.Capture(request),
-    void: (request) => client.Void(request),
-    hold: (holdId) => client.GetHold({ hold_id: holdId }),
-  };
-}
-
 /** Codes with which the ledger refuses a reserve it never took (no balance; an expiry now past). */
 export const NEVER_RESERVED = ["insufficient_balance", "invalid_request"] as const;
 

@@ -44,6 +44,14 @@ function fakeLedger(options: { applyBatch?: "ok" | "unimplemented" | "down" } = 
       singles.push(`reserve ${req.units}`);
       return reserved(String(req.units));
     },
+    async Capture(req: ledger.CaptureRequest) {
+      singles.push(`capture ${req.operation_id}`);
+      return {} as ledger.CaptureResponse__Output;
+    },
+    async Void(req: ledger.VoidRequest) {
+      singles.push(`void ${req.operation_id}`);
+      return {} as ledger.VoidResponse__Output;
+    },
   };
   return { client: client as unknown as Client<typeof ledgerV1>, batches, singles };
 }
@@ -92,7 +100,9 @@ describe("LedgerCalls", () => {
     const { client, batches, singles } = fakeLedger();
     const calls = new LedgerCalls(client, logger, { batching: false });
     await Promise.all(["7", "8"].map((u) => reserve(calls, u)));
-    expect(singles).toEqual(["reserve 7", "reserve 8"]);
+    await calls.capture({ operation_id: "capture:req_7", hold_id: "hold_7", units: "1" });
+    await calls.void({ operation_id: "void:req_8", hold_id: "hold_8" });
+    expect(singles).toEqual(["reserve 7", "reserve 8", "capture capture:req_7", "void void:req_8"]);
     expect(batches).toEqual([]);
   });
 });
