@@ -1,9 +1,8 @@
 import { poolAdapter } from "@gateway/db-kit";
 import type { Keyring } from "@gateway/secrets";
 import type { Transact } from "@gateway/events";
-import type { Client } from "@gateway/grpc-kit";
+import type { LedgerCalls } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
-import type { ledgerV1 } from "@gateway/protos";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
 import type { TronNode } from "./tron/node.js";
 import type { LeasePricing } from "./tron/pricing.js";
@@ -32,7 +31,8 @@ export type JobsContext = {
   logger: Logger;
   /** Seals callback secrets at rest. */
   keyring: Keyring;
-  ledger: Client<typeof ledgerV1>;
+  /** The ledger, for a lease's hold (one gRPC call per movement). */
+  ledger: LedgerCalls;
   provider: EnergyProvider;
   node: TronNode;
   tron: TronSettings;

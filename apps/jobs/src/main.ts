@@ -3,6 +3,7 @@ import { redactConfig } from "@gateway/config";
 import { parseKeyring } from "@gateway/secrets";
 import { closeAgents } from "@gateway/outbound";
 import { createClient } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
 import { jobsV1, ledgerV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
 import { createCallbackDispatcher } from "./callbacks/dispatcher.js";
@@ -46,7 +47,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       transact,
       logger: logger.child({ component: "jobs" }),
       keyring,
-      ledger,
+      ledger: new LedgerCalls(ledger, logger, { batching: false }),
       provider: createEnergyProvider(env),
       node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {

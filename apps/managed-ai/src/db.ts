@@ -1,8 +1,6 @@
 import { poolAdapter } from "@gateway/db-kit";
 import type { Statements, Transact } from "@gateway/events";
-import type { Client } from "@gateway/grpc-kit";
 import type { Logger } from "@gateway/logger";
-import type { ledgerV1 } from "@gateway/protos";
 import type { Allotments } from "./domain/allotments/allotments.js";
 import type { CatalogCache } from "./storage/catalog-cache.js";
 import type { LedgerCalls } from "@gateway/ledger-client";
@@ -24,9 +22,10 @@ export type ManagedAiContext = {
   upstreamTestTimeoutMs: number;
   /** HTTP client for provider calls (the global fetch unless a test hands in another). */
   fetch: typeof fetch;
-  /** The ledger, for holds (reserve, capture, void). */
-  ledger: Client<typeof ledgerV1>;
-  /** The same, for the hot path's movements: concurrent calls pipelined as batches. */
+  /**
+   * The one door to the ledger: movements (concurrent ones pipelined as batches),
+   * reads of holds and transfers, and the allotments' charges.
+   */
   ledgerCalls: LedgerCalls;
   /** Chat completions at the providers. */
   provider: ProviderClient;

@@ -72,7 +72,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     });
     const ledgerCalls = new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) });
     const allotments = new Allotments(
-      { sql, ledger, ledgerCalls, logger: logger.child({ component: "allotments" }) },
+      { sql, ledgerCalls, logger: logger.child({ component: "allotments" }) },
       {
         enabled: env.ALLOTMENTS,
         sharePercent: env.ALLOTMENT_SHARE_PERCENT,
@@ -96,7 +96,6 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       keyring: parseKeyring(env.ENCRYPTION_KEYS),
       upstreamTestTimeoutMs: env.UPSTREAM_TEST_TIMEOUT_MS,
       fetch: globalThis.fetch,
-      ledger,
       ledgerCalls,
       provider,
       holdTtlSeconds: env.HOLD_TTL_SECONDS,

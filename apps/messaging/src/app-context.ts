@@ -1,7 +1,6 @@
-import type { Client } from "@gateway/grpc-kit";
+import type { LedgerCalls } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { EgressPolicy } from "@gateway/outbound";
-import type { ledgerV1 } from "@gateway/protos";
 import type { Keyring } from "@gateway/secrets";
 import type { MessagingContext } from "./db.js";
 
@@ -25,7 +24,8 @@ export type AppContext = MessagingContext & {
   keyring: Keyring;
   /** Where customer-supplied URLs may point (ALLOW_PRIVATE_TARGETS). */
   egress: EgressPolicy;
-  ledger: Client<typeof ledgerV1>;
+  /** The ledger, for a push message's hold (one gRPC call per movement). */
+  ledger: LedgerCalls;
   /** Spend budgets, kept by managed-ai (docs/decisions/0024): push sends reserve and settle against them there. */
   budgets: PushBudgets;
   resolveConnectedAccount: ConnectedAccountResolver;

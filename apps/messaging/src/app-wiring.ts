@@ -1,4 +1,5 @@
 import { createClient } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
 import type { Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
@@ -30,7 +31,7 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
     logger: logger.child({ component: "apps" }),
     keyring: parseKeyring(env.ENCRYPTION_KEYS),
     egress: egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS }),
-    ledger,
+    ledger: new LedgerCalls(ledger, logger, { batching: false }),
     budgets: {
       async reserve(input) {
         await managedAi.ReserveBudgets({

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
 import type { ledger } from "@gateway/protos";
 import { movementError } from "./errors.js";
-import { captureHold, directCalls, findHold, voidHold, type HoldCalls, type HoldReads } from "./holds.js";
-import { captureOperation, reserveOperation, voidOperation } from "./operations.js";
+import { captureHold, findHold, voidHold, type HoldCalls, type HoldReads } from "./holds.js";
+import { allotOperation, captureOperation, closeOperation, freezeOperation, postOperation, reserveOperation, voidOperation } from "./operations.js";
 
 type Hold = { id: string; units: bigint; status: "open" | "captured" | "voided"; captured: bigint; released: bigint };
 
@@ -73,13 +73,13 @@ function fakeLedger(available = 100n) {
     },
   };
   const reads: HoldReads = {
-    async GetHold(req) {
-      const h = holds.get(req.hold_id!);
+    async hold(holdId) {
+      const h = holds.get(holdId);
       if (!h) throw new AppError("not_found", "No such hold.");
       return view(h);
     },
   };
-  return { calls, reads, holds, sent };
+  return { calls, reads, ledger: { ...calls, ...reads }, holds, sent };
 }
 
 const reserveOf = (id: string, units = "10") => ({
@@ -93,6 +93,12 @@ const reserveOf = (id: string, units = "10") => ({
 describe("operation ids", () => {
   it("keep the format the ledger has seen: <verb>:<record id>", () => {
     expect([reserveOperation("req_1"), captureOperation("job_1"), voidOperation("push_1")]).toEqual(["reserve:req_1", "capture:job_1", "void:push_1"]);
+    expect([allotOperation("alt_1"), freezeOperation("alt_1"), closeOperation("alt_1"), postOperation("req_1")]).toEqual([
+      "allot:alt_1",
+      "freeze:alt_1",
+      "close:alt_1",
+      "post:req_1",
+    ]);
   });
 });
 
@@ -125,10 +131,10 @@ describe("captureHold and voidHold", () => {
   it("settle an open hold and answer the ledger's response", async () => {
     const l = fakeLedger();
     const a = await l.calls.reserve(reserveOf("a"));
-    const captured = await captureHold(l.calls, l.reads, { operation_id: captureOperation("a"), hold_id: a.hold_id, units: "4", reason: "r" });
+    const captured = await captureHold(l.ledger, { operation_id: captureOperation("a"), hold_id: a.hold_id, units: "4", reason: "r" });
     expect(captured).toMatchObject({ kind: "settled", response: { hold: { status: "captured", captured_units: "4", released_units: "6" } } });
     const b = await l.calls.reserve(reserveOf("b"));
-    expect(await voidHold(l.calls, l.reads, { operation_id: voidOperation("b"), hold_id: b.hold_id, reason: "r" })).toMatchObject({
+    expect(await voidHold(l.ledger, { operation_id: voidOperation("b"), hold_id: b.hold_id, reason: "r" })).toMatchObject({
       kind: "settled",
       response: { hold: { status: "voided", released_units: "10" } },
     });
@@ -138,49 +144,25 @@ describe("captureHold and voidHold", () => {
     const l = fakeLedger();
     const a = await l.calls.reserve(reserveOf("a"));
     const req = { operation_id: voidOperation("a"), hold_id: a.hold_id, reason: "r" };
-    await voidHold(l.calls, l.reads, req);
-    expect(await voidHold(l.calls, l.reads, req)).toMatchObject({ kind: "settled", response: { replayed: true } });
+    await voidHold(l.ledger, req);
+    expect(await voidHold(l.ledger, req)).toMatchObject({ kind: "settled", response: { replayed: true } });
   });
 
   it("answer a conflict with the hold as the ledger holds it (settled otherwise, or other parameters)", async () => {
     const l = fakeLedger();
     const a = await l.calls.reserve(reserveOf("a"));
     await l.calls.capture({ operation_id: captureOperation("a"), hold_id: a.hold_id, units: "3", reason: "by the request" });
-    const voided = await voidHold(l.calls, l.reads, { operation_id: voidOperation("a"), hold_id: a.hold_id, reason: "by an operator" });
+    const voided = await voidHold(l.ledger, { operation_id: voidOperation("a"), hold_id: a.hold_id, reason: "by an operator" });
     expect(voided).toMatchObject({ kind: "conflict", hold: { status: "captured", captured_units: "3" }, error: { code: "conflict" } });
-    const again = await captureHold(l.calls, l.reads, { operation_id: captureOperation("a"), hold_id: a.hold_id, units: "3", reason: "another reason" });
+    const again = await captureHold(l.ledger, { operation_id: captureOperation("a"), hold_id: a.hold_id, units: "3", reason: "another reason" });
     expect(again).toMatchObject({ kind: "conflict", hold: { status: "captured" } });
   });
 
   it("throw what is not a conflict", async () => {
     const l = fakeLedger();
-    await expect(voidHold(l.calls, l.reads, { operation_id: voidOperation("x"), hold_id: "hold_none", reason: "r" })).rejects.toMatchObject({
+    await expect(voidHold(l.ledger, { operation_id: voidOperation("x"), hold_id: "hold_none", reason: "r" })).rejects.toMatchObject({
       code: "not_found",
     });
-  });
-});
-
-describe("directCalls", () => {
-  it("sends each movement as its own gRPC call", async () => {
-    const seen: string[] = [];
-    const calls = directCalls({
-      Reserve: async (r) => {
-        seen.push(`Reserve ${r.operation_id}`);
-        return { hold_id: "hold_1" } as ledger.ReserveResponse__Output;
-      },
-      Capture: async (r) => {
-        seen.push(`Capture ${r.operation_id}`);
-        return {} as ledger.CaptureResponse__Output;
-      },
-      Void: async (r) => {
-        seen.push(`Void ${r.operation_id}`);
-        return {} as ledger.VoidResponse__Output;
-      },
-    });
-    await calls.reserve(reserveOf("a"));
-    await calls.capture({ operation_id: "capture:a", hold_id: "hold_1", units: "1" });
-    await calls.void({ operation_id: "void:a", hold_id: "hold_1" });
-    expect(seen).toEqual(["Reserve reserve:a", "Capture capture:a", "Void void:a"]);
   });
 });
 

@@ -1,34 +1,15 @@
 import { type AppError, isAppError } from "@gateway/errors";
 import type { ledger } from "@gateway/protos";
 
-/**
- * The movements of a hold, as the helpers below send them: the pipelined
- * `LedgerCalls`, or `directCalls(client)` (one gRPC call per movement).
- */
+/** The movements of a hold, as the helpers below send them (`LedgerCalls`). */
 export type HoldCalls = {
   reserve(request: ledger.ReserveRequest): Promise<ledger.ReserveResponse__Output>;
   capture(request: ledger.CaptureRequest): Promise<ledger.CaptureResponse__Output>;
   void(request: ledger.VoidRequest): Promise<ledger.VoidResponse__Output>;
 };
 
-/** The reads of a hold (the ledger's gRPC client has it). */
-export type HoldReads = { GetHold(request: ledger.GetHoldRequest): Promise<ledger.Hold__Output> };
-
-/** The ledger's gRPC methods `directCalls` needs. */
-type Direct = {
-  Reserve(request: ledger.ReserveRequest): Promise<ledger.ReserveResponse__Output>;
-  Capture(request: ledger.CaptureRequest): Promise<ledger.CaptureResponse__Output>;
-  Void(request: ledger.VoidRequest): Promise<ledger.VoidResponse__Output>;
-};
-
-/** The movements as single gRPC calls (no batching), for callers with few of them. */
-export function directCalls(client: Direct): HoldCalls {
-  return {
-    reserve: (request) => client.Reserve(request),
-    capture: (request) => client.Capture(request),
-    void: (request) => client.Void(request),
-  };
-}
+/** The read of a hold (`LedgerCalls`). */
+export type HoldReads = { hold(holdId: string): Promise<ledger.Hold__Output> };
 
 /** Codes with which the ledger refuses a reserve it never took (no balance; an expiry now past). */
 export const NEVER_RESERVED = ["insufficient_balance", "invalid_request"] as const;
@@ -62,29 +43,27 @@ export async function findHold(
  */
 export type Settlement<T> = { kind: "settled"; response: T } | { kind: "conflict"; hold: ledger.Hold__Output; error: AppError };
 
-async function settle<T>(reads: HoldReads, holdId: string, call: () => Promise<T>): Promise<Settlement<T>> {
+async function settle<T>(calls: HoldReads, holdId: string, call: () => Promise<T>): Promise<Settlement<T>> {
   try {
     return { kind: "settled", response: await call() };
   } catch (err) {
     if (!(isAppError(err) && err.code === "conflict")) throw err;
-    return { kind: "conflict", hold: await reads.GetHold({ hold_id: holdId }), error: err };
+    return { kind: "conflict", hold: await calls.hold(holdId), error: err };
   }
 }
 
 /** Captures a hold; a conflict is answered with the hold's state (see `Settlement`). */
 export function captureHold(
-  calls: Pick<HoldCalls, "capture">,
-  reads: HoldReads,
+  calls: Pick<HoldCalls, "capture"> & HoldReads,
   request: ledger.CaptureRequest & { hold_id: string },
 ): Promise<Settlement<ledger.CaptureResponse__Output>> {
-  return settle(reads, request.hold_id, () => calls.capture(request));
+  return settle(calls, request.hold_id, () => calls.capture(request));
 }
 
 /** Voids a hold; a conflict is answered with the hold's state (see `Settlement`). */
 export function voidHold(
-  calls: Pick<HoldCalls, "void">,
-  reads: HoldReads,
+  calls: Pick<HoldCalls, "void"> & HoldReads,
   request: ledger.VoidRequest & { hold_id: string },
 ): Promise<Settlement<ledger.VoidResponse__Output>> {
-  return settle(reads, request.hold_id, () => calls.void(request));
+  return settle(calls, request.hold_id, () => calls.void(request));
 }

@@ -1,4 +1,13 @@
+export { MAX_BATCH_ITEMS, type AllotmentCharge, type AllotmentReport } from "./allotments.js";
 export { movementError } from "./errors.js";
-export { captureHold, directCalls, findHold, NEVER_RESERVED, voidHold, type HoldCalls, type HoldReads, type Settlement } from "./holds.js";
-export { LedgerCalls } from "./ledger-calls.js";
-export { captureOperation, reserveOperation, voidOperation } from "./operations.js";
+export { captureHold, findHold, NEVER_RESERVED, voidHold, type HoldCalls, type HoldReads, type Settlement } from "./holds.js";
+export { LedgerCalls, type LedgerCallsOptions } from "./ledger-calls.js";
+export {
+  allotOperation,
+  captureOperation,
+  closeOperation,
+  freezeOperation,
+  postOperation,
+  reserveOperation,
+  voidOperation,
+} from "./operations.js";

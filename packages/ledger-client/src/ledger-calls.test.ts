@@ -44,6 +44,14 @@ function fakeLedger(options: { applyBatch?: "ok" | "unimplemented" | "down" } = 
       singles.push(`reserve ${req.units}`);
       return reserved(String(req.units));
     },
+    async Capture(req: ledger.CaptureRequest) {
+      singles.push(`capture ${req.operation_id}`);
+      return {} as ledger.CaptureResponse__Output;
+    },
+    async Void(req: ledger.VoidRequest) {
+      singles.push(`void ${req.operation_id}`);
+      return {} as ledger.VoidResponse__Output;
+    },
   };
   return { client: client as unknown as Client<typeof ledgerV1>, batches, singles };
 }
@@ -86,5 +94,95 @@ describe("LedgerCalls", () => {
     expect((await reserve(calls, "5")).units).toBe("5");
     expect((await reserve(calls, "6")).units).toBe("6");
     expect(singles).toEqual(["reserve 5", "reserve 6"]);
+  });
+
+  it("sends each movement as its own call with batching off", async () => {
+    const { client, batches, singles } = fakeLedger();
+    const calls = new LedgerCalls(client, logger, { batching: false });
+    await Promise.all(["7", "8"].map((u) => reserve(calls, u)));
+    await calls.capture({ operation_id: "capture:req_7", hold_id: "hold_7", units: "1" });
+    await calls.void({ operation_id: "void:req_8", hold_id: "hold_8" });
+    expect(singles).toEqual(["reserve 7", "reserve 8", "capture capture:req_7", "void void:req_8"]);
+    expect(batches).toEqual([]);
+  });
+});
+
+/** A ledger with one hold, hold_1, and one post, post:req_1; ApplyBatch refuses a post of 13 units. */
+function readsLedger(options: { down?: boolean } = {}) {
+  const sent: ledger.ApplyBatchRequest[] = [];
+  const hold = { hold_id: "hold_1", status: "open", units: "100", captured_units: "7" } as ledger.Hold__Output;
+  const client = {
+    async GetHold(req: ledger.GetHoldRequest) {
+      if (req.hold_id !== "hold_1") throw new AppError("not_found", "No such hold.");
+      return hold;
+    },
+    async GetHolds(req: ledger.GetHoldsRequest) {
+      return { holds: (req.hold_ids ?? []).filter((id) => id === "hold_1").map(() => hold) };
+    },
+    async GetTransfers(req: ledger.GetTransfersRequest) {
+      return {
+        transfers: (req.operation_ids ?? [])
+          .filter((id) => id === "post:req_1")
+          .map((id) => ({ operation_id: id, kind: "post", units: "7", hold_id: "hold_1" })),
+      };
+    },
+    async ApplyBatch(req: ledger.ApplyBatchRequest): Promise<ledger.ApplyBatchResponse__Output> {
+      if (options.down) throw new AppError("unavailable", "ledger is unavailable");
+      sent.push(req);
+      return {
+        results: (req.items ?? []).map((item) =>
+          item.post?.units === "13"
+            ? { result: "error" as const, error: { code: "invalid_request", message: "units exceed what is left of the hold" } }
+            : { result: "posted" as const, posted: { hold: hold, balance: null, replayed: false } as unknown as ledger.PostResponse__Output },
+        ),
+      };
+    },
+  };
+  return { client: client as unknown as Client<typeof ledgerV1>, sent };
+}
+
+describe("LedgerCalls reads", () => {
+  it("reads a hold, several holds and transfers by operation id", async () => {
+    const calls = new LedgerCalls(readsLedger().client, logger);
+    expect(await calls.hold("hold_1")).toMatchObject({ hold_id: "hold_1", status: "open" });
+    await expect(calls.hold("hold_2")).rejects.toMatchObject({ code: "not_found" });
+    expect((await calls.holds(["hold_1", "hold_2"])).map((h) => h.hold_id)).toEqual(["hold_1"]);
+    expect(await calls.transfers(["post:req_1", "post:req_2"])).toEqual([{ operation_id: "post:req_1", kind: "post", units: "7", hold_id: "hold_1" }]);
+  });
+});
+
+describe("LedgerCalls.postCharges", () => {
+  it("posts the charges and reports as one ApplyBatch, each charge under its request's operation id and request id", async () => {
+    const { client, sent } = readsLedger();
+    const calls = new LedgerCalls(client, logger);
+    const outcomes = await runWithContext({ requestId: "req_flush" }, () =>
+      calls.postCharges(
+        [
+          { requestId: "req_1", holdId: "hold_1", units: 7n },
+          { requestId: "req_2", holdId: "hold_1", units: "13" },
+        ],
+        [{ holdId: "hold_1", claimedUnits: 40n, version: 3n }],
+      ),
+    );
+    expect(sent).toEqual([
+      {
+        items: [
+          { post: { operation_id: "post:req_1", hold_id: "hold_1", units: "7", reason: "managed request req_1" }, request_id: "req_1" },
+          { post: { operation_id: "post:req_2", hold_id: "hold_1", units: "13", reason: "managed request req_2" }, request_id: "req_2" },
+        ],
+        reports: [{ hold_id: "hold_1", claimed_units: "40", version: "3" }],
+      },
+    ]);
+    expect(outcomes[0]).toBeNull();
+    expect(outcomes[1]).toBeInstanceOf(AppError);
+    expect(outcomes[1]).toMatchObject({ code: "invalid_request", message: "units exceed what is left of the hold" });
+  });
+
+  it("sends reports alone, and throws a failure of the call itself", async () => {
+    const { client, sent } = readsLedger();
+    expect(await new LedgerCalls(client, logger).postCharges([], [{ holdId: "hold_1", claimedUnits: "0", version: "9" }])).toEqual([]);
+    expect(sent).toEqual([{ items: [], reports: [{ hold_id: "hold_1", claimed_units: "0", version: "9" }] }]);
+    const down = new LedgerCalls(readsLedger({ down: true }).client, logger);
+    await expect(down.postCharges([{ requestId: "req_3", holdId: "hold_1", units: 1n }])).rejects.toMatchObject({ code: "unavailable" });
   });
 });

@@ -4,8 +4,9 @@ import { isUnimplemented, type Client } from "@gateway/grpc-kit";
 import { currentRequestId, type Logger } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
 import { activeContext, withContext, type Context } from "@gateway/telemetry";
+import { postMovement, reportOf, type AllotmentCharge, type AllotmentReport } from "./allotments.js";
 import { movementError } from "./errors.js";
-import type { HoldCalls } from "./holds.js";
+import type { HoldCalls, HoldReads } from "./holds.js";
 
 type Movement = ledger.Movement;
 type Result = ledger.MovementResult__Output;
@@ -22,30 +23,46 @@ const single =
     return r[key]!;
   };
 
+export type LedgerCallsOptions = {
+  /** False: every movement is its own gRPC call (callers with few movements: jobs, messaging). */
+  batching?: boolean;
+  maxBatch?: number;
+  concurrency?: number;
+  onBatch?: (size: number) => void;
+};
+
 /**
- * Movements sent to the ledger (reserve, capture, void, release), pipelined: a
- * call is sent at once when no call is under way; calls that arrive while one is
- * go together as one ApplyBatch — one message each way
- * instead of one call per request. Every item keeps its own outcome: the
- * response its single call would give, or the AppError it would fail with. A
- * failure of the batch call itself (the ledger unreachable, the deadline)
- * fails its items with that error, as single calls would fail.
+ * A service's one door to the ledger, over the gRPC client its start-up made
+ * (which keeps the channel, the deadline and the service token, and is closed
+ * there).
+ *
+ * Movements (reserve, capture, void, release) are pipelined: a call is sent at
+ * once when no call is under way; calls that arrive while one is go together as
+ * one ApplyBatch — one message each way instead of one call per request. Every
+ * item keeps its own outcome: the response its single call would give, or the
+ * AppError it would fail with. A failure of the batch call itself (the ledger
+ * unreachable, the deadline) fails its items with that error, as single calls
+ * would fail. With `batching: false` each movement is its single call.
  *
  * A ledger without ApplyBatch (an older build during a rolling deploy) is
  * called one movement at a time instead.
  *
  * With tracing on, a batch's call is made in the trace context of its first
  * movement's request (not whichever request happened to free the slot).
+ *
+ * Reads (a hold, holds, transfers by operation id) and the posting of
+ * allotment charges are single calls, outside the pipeline.
  */
-export class LedgerCalls implements HoldCalls {
+export class LedgerCalls implements HoldCalls, HoldReads {
   private readonly batches: GroupCommit<Pending, Result>;
-  private batching = true;
+  private batching: boolean;
 
   constructor(
     private readonly ledger: Client<typeof ledgerV1>,
     private readonly logger: Logger,
-    options: { maxBatch?: number; concurrency?: number; onBatch?: (size: number) => void } = {},
+    options: LedgerCallsOptions = {},
   ) {
+    this.batching = options.batching ?? true;
     this.batches = new GroupCommit({
       ...(options.onBatch ? { onBatch: options.onBatch } : {}),
       maxBatch: options.maxBatch ?? 200,
@@ -74,6 +91,34 @@ export class LedgerCalls implements HoldCalls {
         released: await this.ledger.ApplyBatch({ items: [{ release: request }] }).then(single("released")),
       }))
     ).released!;
+  }
+
+  /** A hold as the ledger holds it now (`not_found` when there is none). */
+  hold(holdId: string): Promise<ledger.Hold__Output> {
+    return this.ledger.GetHold({ hold_id: holdId });
+  }
+
+  /** The holds of these ids that exist (1 to 1,000 ids). */
+  async holds(holdIds: string[]): Promise<ledger.Hold__Output[]> {
+    return (await this.ledger.GetHolds({ hold_ids: holdIds })).holds;
+  }
+
+  /** The transfers these operations made, for those that exist. */
+  async transfers(operationIds: string[]): Promise<ledger.TransferOf__Output[]> {
+    return (await this.ledger.GetTransfers({ operation_ids: operationIds })).transfers;
+  }
+
+  /**
+   * Posts allotment charges (each its own transfer, post:<request id>, drawn from
+   * its allotment's hold; a replay of one that landed changes nothing) with
+   * reports of what allotments have claimed, as one ApplyBatch (at most
+   * `MAX_BATCH_ITEMS` of each), sent at once. Answers, charge by charge, the
+   * ledger's refusal as an AppError, or null when it is posted; a failure of the
+   * call itself is thrown.
+   */
+  async postCharges(charges: AllotmentCharge[], reports: AllotmentReport[] = []): Promise<(AppError | null)[]> {
+    const { results } = await this.ledger.ApplyBatch({ items: charges.map(postMovement), reports: reports.map(reportOf) });
+    return results.map((r) => (r.error ? movementError(r.error) : null));
   }
 
   /** The movement's result; its error as an AppError. `single` calls the ledger without ApplyBatch. */

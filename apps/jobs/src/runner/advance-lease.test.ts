@@ -78,7 +78,7 @@ describe("advanceLease", () => {
       where: { id: lease.id },
       data: { stage: "settle", outcome: { to: "succeeded", ledger: "capture", result: { dry_run: false } } },
     });
-    await t.ctx.ledger.Capture({ operation_id: `capture:${jobId}`, hold_id: lease.holdId!, units: "2700", reason: "x" });
+    await t.ctx.ledger.capture({ operation_id: `capture:${jobId}`, hold_id: lease.holdId!, units: "2700", reason: "x" });
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
     expect((await job(jobId)).status).toBe("succeeded");
     expect(t.ledger.available.get(tenant)).toBe(10_000n - 2_700n);

@@ -1,4 +1,4 @@
-import { captureOperation, directCalls, findHold, reserveOperation, voidOperation } from "@gateway/ledger-client";
+import { captureOperation, findHold, reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../db.js";
 import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
 import { changeJobStatus } from "../domain/jobs/change-status.js";
@@ -78,7 +78,7 @@ async function start(ctx: JobsContext, job: Job, first: TronLease): Promise<Step
 async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<void> {
   // Refused for want of balance: there never was a reservation.
   const held = await findHold(
-    directCalls(ctx.ledger),
+    ctx.ledger,
     {
       operation_id: reserveOperation(lease.jobId),
       tenant_id: lease.tenantId,
@@ -88,7 +88,7 @@ async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<v
     },
     ["insufficient_balance"],
   );
-  if (held) await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: held.holdId, reason: `energy lease ${lease.id} unconfirmed` });
+  if (held) await ctx.ledger.void({ operation_id: voidOperation(lease.jobId), hold_id: held.holdId, reason: `energy lease ${lease.id} unconfirmed` });
   await ctx.transact(async (tx, emit) => {
     const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: "abandon" }, data: { stage: "done" } });
     if (moved.count === 0) return;
@@ -259,14 +259,14 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
 async function finish(ctx: JobsContext, lease: TronLease, from: JobStatus, outcome: Outcome): Promise<void> {
   if (!lease.dryRun && lease.holdId) {
     if (outcome.ledger === "capture") {
-      await ctx.ledger.Capture({
+      await ctx.ledger.capture({
         operation_id: captureOperation(lease.jobId),
         hold_id: lease.holdId,
         units: lease.costUnits.toString(),
         reason: `energy lease ${lease.id}`,
       });
     } else {
-      await ctx.ledger.Void({
+      await ctx.ledger.void({
         operation_id: voidOperation(lease.jobId),
         hold_id: lease.holdId,
         reason: `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}`,

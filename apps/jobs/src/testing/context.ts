@@ -6,7 +6,10 @@ import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
 import { createTransact } from "@gateway/events";
 import { newId } from "@gateway/ids";
+import type { Client } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
 import { createLogger } from "@gateway/logger";
+import type { ledgerV1 } from "@gateway/protos";
 import { createPrisma, type JobsContext, type Tx } from "../db.js";
 import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
 import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
@@ -49,7 +52,7 @@ export class FakeLedger {
     return result;
   }
 
-  client(): JobsContext["ledger"] {
+  client(): Client<typeof ledgerV1> {
     const self = this;
     return {
       async Reserve(req: { operation_id: string; tenant_id: string; units: string }) {
@@ -82,7 +85,7 @@ export class FakeLedger {
         });
       },
       close() {},
-    } as unknown as JobsContext["ledger"];
+    } as unknown as Client<typeof ledgerV1>;
   }
 }
 
@@ -162,12 +165,14 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
   const ledger = new FakeLedger();
   const provider = new FakeProvider();
   const node = new FakeNode();
+  const logger = createLogger({ service: "jobs", level: "silent", destination: new Writable({ write: (_c, _e, cb) => cb() }) });
   const ctx: JobsContext = {
     prisma,
     transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
-    logger: createLogger({ service: "jobs", level: "silent", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
+    logger,
     keyring: parseKeyring(TEST_KEYS),
-    ledger: ledger.client(),
+    // As main.ts makes it: the package's client over the fake, one call per movement.
+    ledger: new LedgerCalls(ledger.client(), logger, { batching: false }),
     provider,
     node,
     tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },

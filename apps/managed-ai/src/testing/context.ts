@@ -63,7 +63,7 @@ export async function createTestContext(
   });
   const sql = poolStatements(pool);
   // Administration tests never reach the ledger; a call here fails fast as unavailable.
-  const ledger = overrides.ledger ?? createClient(ledgerV1, "127.0.0.1:1", { deadlineMs: 500, name: "ledger (none in domain tests)" });
+  const ledger = overrides.ledgerCalls ? null : createClient(ledgerV1, "127.0.0.1:1", { deadlineMs: 500, name: "ledger (none in domain tests)" });
   // As in production: every committed Prisma write empties the catalog cache (no caching unless a test asks).
   const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
   const base: Omit<ManagedAiContext, "allotments"> = {
@@ -76,8 +76,7 @@ export async function createTestContext(
     keyring: parseKeyring(`${KEY_2},${KEY_1}`),
     upstreamTestTimeoutMs: 1_000,
     fetch: globalThis.fetch,
-    ledger,
-    ledgerCalls: new LedgerCalls(ledger, logger),
+    ledgerCalls: overrides.ledgerCalls ?? new LedgerCalls(ledger!, logger),
     provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }),
     holdTtlSeconds: 900,
     catalog,
@@ -89,7 +88,7 @@ export async function createTestContext(
   const allotments =
     overrides.allotments ??
     new Allotments(
-      { sql: base.sql, ledger: base.ledger, ledgerCalls: base.ledgerCalls, logger },
+      { sql: base.sql, ledgerCalls: base.ledgerCalls, logger },
       { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
     );
   const ctx: ManagedAiContext = { ...base, allotments };
@@ -108,7 +107,7 @@ export async function createTestContext(
         )
       ).rows,
     async close() {
-      ctx.ledger.close();
+      ledger?.close();
       await ctx.provider.close();
       await prisma.$disconnect();
       await dropDatabase(SERVER, name);

@@ -1,4 +1,8 @@
 import { AppError } from "@gateway/errors";
+import type { Client } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
+import { createLogger } from "@gateway/logger";
+import type { ledgerV1 } from "@gateway/protos";
 
 /**
  * A ledger kept in memory that behaves like the real one for the calls
@@ -6,8 +10,9 @@ import { AppError } from "@gateway/errors";
  * an operation id replays its first result, the same id with other parameters
  * (the reason too: the real ledger hashes it) is a conflict, a settled hold
  * refuses another settlement, a capture gives the rest of the hold back, and a
- * reserve above the available balance is refused. `calls` stands in for
- * LedgerCalls (the hot path), `client` for the gRPC client.
+ * reserve above the available balance is refused. `client` stands in for the
+ * gRPC client, and `calls` is the package's LedgerCalls over it, each movement
+ * its own call (what managed-ai's context gets).
  */
 type Hold = {
   id: string;
@@ -181,7 +186,7 @@ export function memoryLedger() {
     if (!h) throw new AppError("not_found", "No such hold.");
     return view(h);
   };
-  const release = async (req: Parameters<typeof draw>[1]) => draw("release", req);
+  const getHolds = async (req: { hold_ids: string[] }) => ({ holds: req.hold_ids.flatMap((id) => (holds.has(id) ? [view(holds.get(id)!)] : [])) });
   /** Posts by their operation ids (the only transfers managed-ai looks up). */
   const getTransfers = async (req: { operation_ids: string[] }) => ({
     transfers: req.operation_ids.flatMap((id) => {
@@ -191,9 +196,19 @@ export function memoryLedger() {
       return [{ operation_id: id, kind: "post", tenant_id: r.hold?.tenant_id ?? "", units: String(params[2]), hold_id: String(params[1]), entry_id: id }];
     }),
   });
+  const client = {
+    Reserve: reserve,
+    Capture: capture,
+    Void: voidHold,
+    GetHold: getHold,
+    GetHolds: getHolds,
+    ApplyBatch: applyBatch,
+    GetTransfers: getTransfers,
+    close() {},
+  };
   return {
-    calls: { reserve, capture, void: voidHold, release },
-    client: { Reserve: reserve, Capture: capture, Void: voidHold, GetHold: getHold, ApplyBatch: applyBatch, GetTransfers: getTransfers, close() {} },
+    calls: new LedgerCalls(client as unknown as Client<typeof ledgerV1>, createLogger({ service: "memory-ledger", level: "silent" }), { batching: false }),
+    client,
     /** The newest report of what each allotment has claimed. */
     reports,
     holds,

@@ -5,6 +5,7 @@ import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact } from "@gateway/events";
 import { AppError } from "@gateway/errors";
 import type { Client } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
 import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
@@ -101,13 +102,15 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
   const pool = createPool(url, { poolSize: 20 });
   const prisma = createPrisma(pool);
   const ledger = new FakeLedger();
+  const logger = createLogger({ service: "messaging-test", level: "silent" });
   const ctx: AppContext = {
     prisma,
     transact: createTransact<Tx>((fn) => prisma.$transaction(fn)),
-    logger: createLogger({ service: "messaging-test", level: "silent" }),
+    logger,
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     egress: egressPolicy({ allowPrivateTargets: true }),
-    ledger: ledger.client(),
+    // As app-wiring.ts makes it: the package's client over the fake, one call per movement.
+    ledger: new LedgerCalls(ledger.client(), logger, { batching: false }),
     budgets: { reserve: async () => undefined, settle: async () => undefined },
     resolveConnectedAccount: async () => {
       throw new AppError("not_found", "no connected accounts in tests");

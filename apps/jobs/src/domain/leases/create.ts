@@ -124,7 +124,7 @@ async function repeat(ctx: JobsContext, existing: TronLease, fingerprint: string
 async function ensureReserved(ctx: JobsContext, lease: TronLease): Promise<void> {
   let holdId: string;
   try {
-    const reserved = await ctx.ledger.Reserve({
+    const reserved = await ctx.ledger.reserve({
       operation_id: reserveOperation(lease.jobId),
       tenant_id: lease.tenantId,
       units: lease.costUnits.toString(),
@@ -144,7 +144,7 @@ async function ensureReserved(ctx: JobsContext, lease: TronLease): Promise<void>
     const now = await ctx.prisma.tronLease.findUnique({ where: { id: lease.id } });
     if (!now) {
       // Withdrawn by a concurrent request that was refused: give this hold back.
-      await ctx.ledger.Void({ operation_id: voidOperation(lease.jobId), hold_id: holdId, reason: `energy lease ${lease.id} withdrawn` });
+      await ctx.ledger.void({ operation_id: voidOperation(lease.jobId), hold_id: holdId, reason: `energy lease ${lease.id} withdrawn` });
       throw new AppError("insufficient_balance", "The available balance does not cover the quote's cost.");
     }
   }

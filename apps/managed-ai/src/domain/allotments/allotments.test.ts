@@ -23,10 +23,7 @@ let ctx: ManagedAiContext;
 let ledger: MemoryLedger;
 beforeAll(async () => {
   ledger = memoryLedger();
-  t = await createTestContext(
-    { ledger: ledger.client as never, ledgerCalls: ledger.calls as never },
-    { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } },
-  );
+  t = await createTestContext({ ledgerCalls: ledger.calls }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
   ctx = t.ctx;
 });
 afterAll(() => t?.close());
@@ -254,8 +251,11 @@ describe("allotments", () => {
     const doomed = new Allotments(
       {
         sql: ctx.sql,
-        ledger: { ApplyBatch: () => new Promise(() => undefined) } as never,
-        ledgerCalls: ctx.ledgerCalls,
+        ledgerCalls: {
+          reserve: (request) => ctx.ledgerCalls.reserve(request),
+          release: (request) => ctx.ledgerCalls.release(request),
+          postCharges: () => new Promise(() => undefined),
+        },
         logger: createLogger({ service: "t", level: "silent" }),
       },
       { ...ctx.allotments.options, lingerMs: 60_000 },

@@ -1,11 +1,10 @@
 import { isAppError } from "@gateway/errors";
 import type { Statements } from "@gateway/events";
-import type { Client } from "@gateway/grpc-kit";
 import { newId } from "@gateway/ids";
+import { allotOperation, freezeOperation, type LedgerCalls, reserveOperation } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
-import type { ledger, ledgerV1 } from "@gateway/protos";
+import type { ledger } from "@gateway/protos";
 import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { LedgerCalls } from "@gateway/ledger-client";
 
 /**
  * Allotments (docs/decisions/0028): a tenant's funds set aside in the ledger as
@@ -39,8 +38,7 @@ export type AllotmentOptions = {
 
 export type AllotmentDeps = {
   sql: Statements;
-  ledger: Client<typeof ledgerV1>;
-  ledgerCalls: LedgerCalls;
+  ledgerCalls: Pick<LedgerCalls, "reserve" | "release" | "postCharges">;
   logger: Logger;
 };
 
@@ -49,22 +47,6 @@ type Charge = { requestId: string; allotmentId: string; holdId: string; units: b
 
 /** The most movements and reports per ApplyBatch (the ledger takes 500 of each). */
 const MAX_BATCH = 450;
-
-export const postOperation = (requestId: string) => `post:${requestId}`;
-export const allotOperation = (allotmentId: string) => `allot:${allotmentId}`;
-export const freezeOperation = (allotmentId: string) => `freeze:${allotmentId}`;
-export const closeOperation = (allotmentId: string) => `close:${allotmentId}`;
-
-/**
- * A request's charge from its allotment, as the batch and the closing's replay both
- * send it: the ledger hashes every field, so the two must be the same movement.
- */
-export function postMovement(requestId: string, holdId: string, units: bigint | string): ledger.Movement {
-  return {
-    post: { operation_id: postOperation(requestId), hold_id: holdId, units: units.toString(), reason: `managed request ${requestId}` },
-    request_id: requestId,
-  };
-}
 
 export class Allotments {
   private charges: Charge[] = [];
@@ -155,14 +137,13 @@ export class Allotments {
               "allotments_reports",
             );
       if (charges.length === 0 && rows.length === 0) return;
-      const reports: ledger.AllotmentReport[] = rows.map((r) => ({ hold_id: r.hold_id, claimed_units: String(r.claimed), version: String(r.version) }));
-      const items = charges.map((c) => postMovement(c.requestId, c.holdId, c.units));
-      const { results } = await this.deps.ledger.ApplyBatch({ items, reports });
-      results.forEach((result, i) => {
-        if (result.error) {
+      const reports = rows.map((r) => ({ holdId: r.hold_id, claimedUnits: r.claimed, version: r.version }));
+      const refusals = await this.deps.ledgerCalls.postCharges(charges, reports);
+      refusals.forEach((refusal, i) => {
+        if (refusal) {
           const c = charges[i]!;
           this.deps.logger.error(
-            { request_id: c.requestId, allotment_id: c.allotmentId, code: result.error.code, message: result.error.message },
+            { request_id: c.requestId, allotment_id: c.allotmentId, code: refusal.code, message: refusal.message },
             "the ledger refused an allotment charge; the allotment's closing posts it or reports it",
           );
         }
@@ -320,7 +301,7 @@ export function allotmentReserve(a: { id: string; tenantId: string; units: bigin
  */
 export function carveReserve(row: { id: string; tenantId: string; reservedUnits: bigint }, allotmentHoldId: string): ledger.ReserveRequest {
   return {
-    operation_id: `reserve:${row.id}`,
+    operation_id: reserveOperation(row.id),
     tenant_id: row.tenantId,
     units: row.reservedUnits.toString(),
     // Counted from the ledger's clock, and the same in every replay (an absolute
@@ -339,7 +320,7 @@ export function carveReserve(row: { id: string; tenantId: string; reservedUnits:
  * allows (it waits for such records): an error, not a decision.
  */
 export async function carvedHold(
-  ctx: { prisma: PrismaClient; ledgerCalls: LedgerCalls },
+  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve"> },
   row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string },
 ): Promise<{ holdId: string; replayed: boolean }> {
   const allotment = await ctx.prisma.allotment.findUnique({ where: { id: row.allotmentId } });

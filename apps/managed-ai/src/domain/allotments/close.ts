@@ -1,7 +1,8 @@
 import { isAppError } from "@gateway/errors";
+import { closeOperation, MAX_BATCH_ITEMS } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../../db.js";
-import { allotmentReserve, closeOperation, postMovement } from "./allotments.js";
+import { allotmentReserve } from "./allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */
@@ -15,7 +16,7 @@ export type CloseOptions = {
 export type CloseReport = { closing: number; closed: number; reposted: number; abandoned: number; waiting: number };
 
 /** The ledger takes at most 500 movements per ApplyBatch. */
-const POSTS_PER_CALL = 500;
+const POSTS_PER_CALL = MAX_BATCH_ITEMS;
 
 /**
  * The reconciler's part of allotments (docs/decisions/0028), once per pass:
@@ -79,7 +80,7 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
     [id],
   );
   const owed = BigInt(sum?.owed ?? "0");
-  const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+  const hold = await ctx.ledgerCalls.hold(holdId);
   if (hold.status !== "open") {
     await markClosed(ctx, id);
     return "closed";
@@ -93,12 +94,12 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
       [id],
     );
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
-      const items = charges.slice(i, i + POSTS_PER_CALL).map((c) => postMovement(c.id, holdId, c.final_units));
-      const { results } = await ctx.ledger.ApplyBatch({ items, reports: [] });
-      results.forEach((r, j) => {
-        if (r.error)
+      const batch = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({ requestId: c.id, holdId, units: c.final_units }));
+      const refusals = await ctx.ledgerCalls.postCharges(batch);
+      refusals.forEach((refusal, j) => {
+        if (refusal)
           ctx.logger.error(
-            { allotment_id: id, request_id: charges[i + j]!.id, code: r.error.code, message: r.error.message },
+            { allotment_id: id, request_id: charges[i + j]!.id, code: refusal.code, message: refusal.message },
             "an allotment charge was refused",
           );
       });

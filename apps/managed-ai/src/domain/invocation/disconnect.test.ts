@@ -33,8 +33,7 @@ beforeAll(async () => {
   ledger = memoryLedger();
   t = await createTestContext({
     provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }, { allowPrivate: true }),
-    ledger: ledger.client as never,
-    ledgerCalls: ledger.calls as never,
+    ledgerCalls: ledger.calls,
   });
   const ctx = t.ctx;
   await putUpstream({ ctx, input: { id: "mock", provider: "openai", base_url: provider.url, api_key: KEY, actor } });

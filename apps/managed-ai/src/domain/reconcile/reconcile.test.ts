@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
+import type { Client } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
+import { createLogger } from "@gateway/logger";
+import type { ledgerV1 } from "@gateway/protos";
 import type { ManagedAiContext } from "../../db.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { reconcileUsage } from "./reconcile.js";
@@ -59,13 +63,10 @@ function memoryLedger() {
       return { hold: view(hold), replayed: false };
     },
   };
-  const calls = {
-    reserve: api.reserve,
-    capture: (req: { operation_id: string; hold_id: string; units: string; reason?: string }) => api.settle("capture", req),
-    void: (req: { operation_id: string; hold_id: string; reason?: string }) => api.settle("void", req),
-  };
   const client = {
     Reserve: api.reserve,
+    Capture: (req: { operation_id: string; hold_id: string; units: string; reason?: string }) => api.settle("capture", req),
+    Void: (req: { operation_id: string; hold_id: string; reason?: string }) => api.settle("void", req),
     async GetHold(req: { hold_id: string }) {
       guard();
       const h = holds.get(req.hold_id);
@@ -80,7 +81,8 @@ function memoryLedger() {
     close() {},
   };
   return {
-    calls,
+    // The package's client over it, each movement its own call, as managed-ai's context gets it.
+    calls: new LedgerCalls(client as unknown as Client<typeof ledgerV1>, createLogger({ service: "memory-ledger", level: "silent" }), { batching: false }),
     client,
     holds,
     setDown: (v: boolean) => (down = v),
@@ -103,7 +105,7 @@ let ctx: ManagedAiContext;
 
 beforeAll(async () => {
   ledger = memoryLedger();
-  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never });
+  t = await createTestContext({ ledgerCalls: ledger.calls });
   ctx = t.ctx;
 });
 afterAll(() => t?.close());

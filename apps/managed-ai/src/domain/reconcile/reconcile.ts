@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { isAppError, parseInput } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import { captureOperation, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
+import { captureOperation, findHold, postOperation, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
-import { carvedHold, postOperation, recountAllotment } from "../allotments/allotments.js";
+import { carvedHold, recountAllotment } from "../allotments/allotments.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -144,7 +144,7 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
       take: q.checkBatch,
     });
     if (rows.length === 0) return;
-    const holds = new Map((await ctx.ledger.GetHolds({ hold_ids: [...new Set(rows.map((r) => r.holdId!))] })).holds.map((h) => [h.hold_id, h]));
+    const holds = new Map((await ctx.ledgerCalls.holds([...new Set(rows.map((r) => r.holdId!))])).map((h) => [h.hold_id, h]));
     let through: Settled | undefined;
     try {
       for (const row of rows) {
@@ -213,7 +213,7 @@ async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId
     await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: never reserved` });
     return { holdId, state: "none" };
   }
-  const hold = await ctx.ledger.GetHold({ hold_id: holdId });
+  const hold = await ctx.ledgerCalls.hold(holdId);
   const status = hold.status === "captured" || hold.status === "voided" ? hold.status : "open";
   return { holdId, state: { status, capturedUnits: BigInt(hold.captured_units || "0"), releasedUnits: BigInt(hold.released_units || "0") } };
 }
@@ -238,7 +238,7 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     // Its charge may have reached the ledger while the record's own write was lost (a
     // database that lost acknowledged commits in a crash): the ledger's post decides,
     // as a captured hold does for a hold of its own.
-    const [posted] = (await ctx.ledger.GetTransfers({ operation_ids: [postOperation(row.id)] })).transfers;
+    const [posted] = await ctx.ledgerCalls.transfers([postOperation(row.id)]);
     if (posted) {
       return (await finish(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null }))
         ? "completed"
@@ -286,7 +286,7 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
  * hold was settled otherwise meanwhile, and its state decides.
  */
 async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
-  const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, {
+  const voided = await voidHold(ctx.ledgerCalls, {
     operation_id: voidOperation(row.id),
     hold_id: holdId,
     reason: `managed request ${row.id}: ${row.errorCode}`,

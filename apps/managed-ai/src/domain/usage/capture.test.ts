@@ -22,7 +22,7 @@ let ledger: MemoryLedger;
 
 beforeAll(async () => {
   ledger = memoryLedger();
-  t = await createTestContext({ ledger: ledger.client as never, ledgerCalls: ledger.calls as never });
+  t = await createTestContext({ ledgerCalls: ledger.calls });
   ctx = t.ctx;
   ledger.credit(TENANT, CREDIT);
 });

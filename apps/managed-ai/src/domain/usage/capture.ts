@@ -51,7 +51,7 @@ export async function captureUsage({
   }
   if (!hold && q.units > 0n) throw new AppError("conflict", "The request holds nothing (a free request): only 0 units can be captured.");
   if (hold) {
-    const captured = await captureHold(ctx.ledgerCalls, ctx.ledger, {
+    const captured = await captureHold(ctx.ledgerCalls, {
       operation_id: captureOperation(row.id),
       hold_id: hold.holdId,
       units: q.units.toString(),

@@ -101,7 +101,7 @@ export async function releaseUsage({
   // The ledger's note holds the operator's whole reason (up to the 240 characters the
   // contract allows); the operation id void:<id> already says what the void is.
   if (hold) {
-    const voided = await voidHold(ctx.ledgerCalls, ctx.ledger, { operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
+    const voided = await voidHold(ctx.ledgerCalls, { operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
     if (voided.kind === "settled") {
       refunded = hold.existed ? BigInt(voided.response.hold?.released_units ?? "0") : 0n;
     } else {

@@ -85,7 +85,7 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
   if (reservedUnits > 0n) {
     let holdId: string;
     try {
-      const res = await ctx.ledger.Reserve({
+      const res = await ctx.ledger.reserve({
         operation_id: reserveOperation(id),
         tenant_id: q.tenant_id,
         units: reservedUnits.toString(),

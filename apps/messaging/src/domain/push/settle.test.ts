@@ -32,7 +32,7 @@ async function message(id: string, tenantId: string, outcomes: (boolean | null)[
 describe("settling push messages", () => {
   it("recovers a message a crash left without its hold id: the reservation is replayed, delivered targets captured once", async () => {
     t.ledger.balances.set("ten_a", 100n);
-    await t.ctx.ledger.Reserve({ operation_id: reserveOperation("push_a"), tenant_id: "ten_a", units: "15", expires_at: "", reason: "" });
+    await t.ctx.ledger.reserve({ operation_id: reserveOperation("push_a"), tenant_id: "ten_a", units: "15", expires_at: "", reason: "" });
     await message("push_a", "ten_a", [true, false, null], null);
 
     expect((await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } })).settled).toBe(1);
@@ -64,14 +64,14 @@ describe("settling push messages", () => {
 
   it("voids the hold when nothing was delivered, and takes the ledger's word when the hold was settled before", async () => {
     t.ledger.balances.set("ten_c", 100n);
-    const res = await t.ctx.ledger.Reserve({ operation_id: reserveOperation("push_c"), tenant_id: "ten_c", units: "10", expires_at: "", reason: "" });
+    const res = await t.ctx.ledger.reserve({ operation_id: reserveOperation("push_c"), tenant_id: "ten_c", units: "10", expires_at: "", reason: "" });
     await message("push_c", "ten_c", [false, false], res.hold_id);
     expect(await settlePush(t.ctx, "push_c", { interrupted: false })).toMatchObject({ status: "failed", chargedUnits: 0n });
     expect(t.ledger.balances.get("ten_c")).toBe(100n);
 
-    const held = await t.ctx.ledger.Reserve({ operation_id: reserveOperation("push_d"), tenant_id: "ten_c", units: "10", expires_at: "", reason: "" });
+    const held = await t.ctx.ledger.reserve({ operation_id: reserveOperation("push_d"), tenant_id: "ten_c", units: "10", expires_at: "", reason: "" });
     await message("push_d", "ten_c", [true, true], held.hold_id);
-    await t.ctx.ledger.Capture({ operation_id: "capture:elsewhere", hold_id: held.hold_id, units: "10", reason: "" });
+    await t.ctx.ledger.capture({ operation_id: "capture:elsewhere", hold_id: held.hold_id, units: "10", reason: "" });
     expect(await settlePush(t.ctx, "push_d", { interrupted: false })).toMatchObject({ status: "delivered", chargedUnits: 10n });
   });
 });

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { captureHold, captureOperation, directCalls, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
+import { captureHold, captureOperation, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import type { AppContext } from "../../app-context.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
 
@@ -19,7 +19,7 @@ export function statusOf(deliveries: { ok: boolean | null }[]): PushStatus {
 async function holdOf(ctx: AppContext, msg: PushMessage): Promise<string | null> {
   if (msg.holdId) return msg.holdId;
   if (msg.reservedUnits === 0n) return null;
-  const found = await findHold(directCalls(ctx.ledger), {
+  const found = await findHold(ctx.ledger, {
     operation_id: reserveOperation(msg.id),
     tenant_id: msg.tenantId,
     units: msg.reservedUnits.toString(),
@@ -67,16 +67,15 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
   let charged = delivered * msg.unitPrice;
   const holdId = await holdOf(ctx, message);
   if (holdId) {
-    const calls = directCalls(ctx.ledger);
     const settled =
       charged > 0n
-        ? await captureHold(calls, ctx.ledger, {
+        ? await captureHold(ctx.ledger, {
             operation_id: captureOperation(msg.id),
             hold_id: holdId,
             units: charged.toString(),
             reason: `push message ${msg.id}`,
           })
-        : await voidHold(calls, ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
+        : await voidHold(ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
     if (settled.kind === "conflict") {
       // Settled before (by a racing sender or recovery): what the ledger holds is the truth.
       if (settled.hold.status === "open") throw settled.error;
