@@ -46,7 +46,12 @@ const timing = { source: "bench", logger, pollMs: 500, maxPollMs: 10_000, linger
 // The relay's own connections, counted: one per round (its cost is per round, not per event).
 const relayPool = createPool(databaseUrl(SERVER, dbName), { poolSize: 2 });
 let rounds = 0;
-const counted = { connect: () => (rounds++, relayPool.connect()) };
+const counted = {
+  connect: () => {
+    rounds++;
+    return relayPool.connect();
+  },
+};
 const relay = byTransaction
   ? new LogRelay({ ...timing, pool: counted, js: publisher, subjects, log: "rows_events", checkpoint: "rows", order: "transaction" })
   : new OutboxRelay({ ...timing, runTx: pgTransactions(counted, { synchronousCommit: false }), js: publisher, subjects });
