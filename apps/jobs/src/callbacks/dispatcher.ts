@@ -38,7 +38,7 @@ function callbackStore(options: DispatcherOptions, log: Logger, attempts?: Count
       const rows = await prisma.$queryRawUnsafe<{ event_id: string; job_id: string; job: unknown; attempts: number }[]>(
         `WITH due AS (
            SELECT d.event_id FROM job_callback_deliveries d
-           WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+           WHERE d.state = 'pending' AND d.next_attempt_at <= now() + interval '1 millisecond'
              AND NOT EXISTS (SELECT 1 FROM job_callback_deliveries p WHERE p.job_id = d.job_id AND p.state = 'pending' AND p.seq < d.seq)
            ORDER BY d.next_attempt_at
            LIMIT $2

@@ -48,7 +48,7 @@ function webhookStore(ctx: DispatcherOptions["ctx"], logger: Logger): DeliverySt
       >(
         `UPDATE webhook_deliveries SET next_attempt_at = now() + ($1::int * interval '1 millisecond'), updated_at = now()
          WHERE id IN (
-           SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= now()
+           SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= now() + interval '1 millisecond'
            ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
          )
          RETURNING id, tenant_id, webhook_id, event_id, attempts, replay`,
