@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { call, startTronMock, startStack, type Stack, type TronMock } from "@gateway/testkit";
-import { asKey, balance, ledgerInvariant, leaseCustomer, quote, quoteAndLease, RECEIVERS, waitJob } from "./support/tron.js";
+import { asKey, balance, eventually, ledgerInvariant, leaseCustomer, quote, quoteAndLease, RECEIVERS, waitJob } from "./support/tron.js";
 
 // Live mode against local mocks of the rental provider and the TRON node.
 let stack: Stack;
@@ -45,13 +45,20 @@ describe("energy leases in live mode", () => {
     expect(tron.orders.get(jobId)).toMatchObject({ receiver: RECEIVERS[0], energy: 65_000, durationSeconds: 3_600, requests: 1 });
     const view = await call(stack.edgeUrl, "GET", `/v1/apps/tron/leases/${lease.body.data.lease_id}`, { headers: asKey(c) });
     expect(view.body.data).toMatchObject({ status: "succeeded", dry_run: false, provider_order_id: tron.orders.get(jobId)!.id, cost_units: COST });
-    // The job's life is in the audit trail.
-    const audit = await stack.sql<{ type: string; to: string | null }>(
-      "jobs",
-      "SELECT type, data->>'to' AS to FROM audit_events WHERE data->>'job_id' = $1 ORDER BY occurred_at",
-      [jobId],
+    // The job's life is in the audit trail (which its events reach after the job's answer: they are relayed).
+    const life = ["pending", "running", "tron.lease_ordered", "succeeded"];
+    const audit = await eventually(
+      "the job's events in the audit trail",
+      () =>
+        stack.sql<{ type: string; to: string | null }>(
+          "jobs",
+          "SELECT type, data->>'to' AS to FROM audit_events WHERE data->>'job_id' = $1 ORDER BY occurred_at",
+          [jobId],
+        ),
+      (rows) => life.every((step) => rows.some((a) => (a.to ?? a.type) === step)),
+      10_000,
     );
-    expect(audit.map((a) => a.to ?? a.type)).toEqual(expect.arrayContaining(["pending", "running", "tron.lease_ordered", "succeeded"]));
+    expect(audit.map((a) => a.to ?? a.type)).toEqual(expect.arrayContaining(life));
   });
 
   it("answers 402 when the balance is short, creates no job and orders nothing", async () => {
