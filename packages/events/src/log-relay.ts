@@ -44,9 +44,9 @@ export type LogRelayOptions = {
    * How `seq` is ordered. "commit" (default): unique, and growing in commit order.
    * "transaction": the writing transaction's id (`pg_current_xact_id()`), shared by the
    * rows of one transaction, with no lock anywhere (docs/decisions/0205): a round reads
-   * only rows of transactions older than the oldest one still running
-   * (`pg_snapshot_xmin(pg_current_snapshot())`: nothing can commit below it any more),
-   * whole transactions at a time, in (seq, id) order.
+   * only rows of transactions older than the oldest one of this database still running
+   * (`HORIZON`: nothing can commit below it any more), whole transactions at a time, in
+   * (seq, id) order.
    */
   order?: "commit" | "transaction";
   /** With order "transaction": while rows wait behind a running transaction (or another replica's round), retry after this, doubling up to 200 ms (default 5). */
