@@ -3,7 +3,7 @@ import { redactConfig } from "@gateway/config";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { LogRelay } from "@gateway/events";
 import { ledgerV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { relayTiming, startGrpcService } from "@gateway/runtime";
 import { prismaFor, type Tx } from "./db.js";
 import { LedgerEnv, loadEnv } from "./env.js";
 import { poolMovements } from "./domain/movement-queue.js";
@@ -30,10 +30,7 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
       checkpoint: "ledger_events",
       logger,
       registry,
-      pollMs: env.OUTBOX_POLL_MS,
-      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
-      lingerMs: env.OUTBOX_LINGER_MS,
-      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
+      ...relayTiming(env),
     });
     relay.start();
     shutdown.addFirst("ledger event relay", () => relay.stop());

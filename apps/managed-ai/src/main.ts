@@ -4,7 +4,7 @@ import { Broadcast, LogRelay, poolStatements } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { relayTiming, startGrpcService } from "@gateway/runtime";
 import { parseKeyring } from "./crypto/keyring.js";
 import { createPrisma, type Tx } from "./db.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
@@ -55,10 +55,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       order: "transaction",
       logger,
       registry,
-      pollMs: env.OUTBOX_POLL_MS,
-      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
-      lingerMs: env.OUTBOX_LINGER_MS,
-      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
+      ...relayTiming(env),
     });
     recordEvents.start();
     // Added first among the steps below, so it runs after them: the last settlements are published.

@@ -1,6 +1,7 @@
 export { Shutdown, type ShutdownStep } from "./shutdown.js";
 export { runCommand } from "./command.js";
 export {
+  relayTiming,
   runGrpcService,
   startGrpcService,
   startInfrastructure,

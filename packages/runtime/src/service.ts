@@ -106,6 +106,21 @@ export type InfrastructureOptions<P> = {
 };
 
 /**
+ * The schedule every event relay of a service runs on (the outbox relay, the log relays
+ * that tail a service's own rows): OUTBOX_POLL_MS backing off to OUTBOX_POLL_MAX_MS while
+ * polls find nothing, and a linger from OUTBOX_LINGER_MS growing to OUTBOX_LINGER_MAX_MS
+ * as the rate falls.
+ */
+export function relayTiming(env: Pick<CommonEnv, "OUTBOX_POLL_MS" | "OUTBOX_POLL_MAX_MS" | "OUTBOX_LINGER_MS" | "OUTBOX_LINGER_MAX_MS">) {
+  return {
+    pollMs: env.OUTBOX_POLL_MS,
+    maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
+    lingerMs: env.OUTBOX_LINGER_MS,
+    maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
+  };
+}
+
+/**
  * Start-up in dependency order: logs and metrics, the database (created and
  * migrated), the broker and its stream, the outbox relay. Shutdown steps are
  * registered in reverse so callers only add what they start on top.
@@ -157,10 +172,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
       source: service,
       logger,
       registry,
-      pollMs: env.OUTBOX_POLL_MS,
-      maxPollMs: Math.max(env.OUTBOX_POLL_MS, env.OUTBOX_POLL_MAX_MS),
-      lingerMs: env.OUTBOX_LINGER_MS,
-      maxLingerMs: env.OUTBOX_LINGER_MAX_MS,
+      ...relayTiming(env),
     });
     relay.start();
     const consumers: RunningConsumer[] = [];
