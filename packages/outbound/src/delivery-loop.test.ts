@@ -7,6 +7,7 @@ import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@ga
 import { createLogger } from "@gateway/logger";
 import { closeAgents } from "./deliver.js";
 import {
+  DELIVERY_DUE,
   DeliveryLoop,
   type AttemptRecord,
   type DeliveryClaim,
@@ -82,7 +83,7 @@ const store: DeliveryStore<Claim> = {
   async claim({ limit, leaseMs }) {
     const { rows } = await pool.query<{ id: string; url: string; payload: string; attempts: number }>(
       `UPDATE deliveries SET next_attempt_at = now() + ($1::int * interval '1 millisecond')
-       WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= now() + interval '1 millisecond'
+       WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${DELIVERY_DUE}
                     ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, url, payload, attempts`,
       [leaseMs, limit],

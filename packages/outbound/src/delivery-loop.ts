@@ -37,15 +37,20 @@ export type AttemptRecord = {
  * A service's own delivery table, seen by the loop. Each service implements it
  * with its Prisma client or SQL; the loop owns everything else.
  */
+/**
+ * What a store's claim compares `next_attempt_at` with: a `timestamptz(3)` column rounds,
+ * so a row written with `now()` can read up to half a millisecond in the future, and the
+ * claim that its commit's kick starts would miss it (and leave it to the next poll, up to
+ * a minute later).
+ */
+export const DELIVERY_DUE = "now() + interval '1 millisecond'";
+
 export type DeliveryStore<C extends DeliveryClaim> = {
   /**
    * Claims at most `limit` due deliveries (SKIP LOCKED, so replicas share the
    * work) and pushes each one's next attempt `leaseMs` ahead in the same
    * statement: a process that dies mid-attempt leaves the row to be claimed
-   * again once the lease has passed. "Due" is `next_attempt_at <= now() + 1 ms`:
-   * a `timestamptz(3)` column rounds, so a row written with `now()` can read up to
-   * half a millisecond in the future, and the claim that its commit's kick starts
-   * would miss it (and leave it to the next poll, up to a minute later).
+   * again once the lease has passed. "Due" is `next_attempt_at <= ${DELIVERY_DUE}`.
    */
   claim(input: { limit: number; leaseMs: number }): Promise<C[]>;
   /** The signed POST to make for a claim, or why there is none. */

@@ -3,6 +3,7 @@ export { MAX_DELIVERY_ATTEMPTS, nextStep, type AttemptStep, type RetryRule } fro
 export { backoffDelayMs } from "./backoff.js";
 export { closeAgents, deliver, guardedAgent, type DeliveryRequest, type DeliveryResult } from "./deliver.js";
 export {
+  DELIVERY_DUE,
   DeliveryLoop,
   type AttemptRecord,
   type DeliveryClaim,

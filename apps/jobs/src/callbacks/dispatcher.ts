@@ -1,7 +1,16 @@
 import type { Keyring } from "@gateway/secrets";
 import type { Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
-import { DeliveryLoop, MAX_DELIVERY_ATTEMPTS, type AttemptRecord, type DeliveryClaim, type DeliveryStore, type Outgoing, type Skip } from "@gateway/outbound";
+import {
+  DELIVERY_DUE,
+  DeliveryLoop,
+  MAX_DELIVERY_ATTEMPTS,
+  type AttemptRecord,
+  type DeliveryClaim,
+  type DeliveryStore,
+  type Outgoing,
+  type Skip,
+} from "@gateway/outbound";
 import type { CallbackSettings } from "../db.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { callbackPolicy, openCallbackSecret } from "./target.js";
@@ -38,7 +47,7 @@ function callbackStore(options: DispatcherOptions, log: Logger, attempts?: Count
       const rows = await prisma.$queryRawUnsafe<{ event_id: string; job_id: string; job: unknown; attempts: number }[]>(
         `WITH due AS (
            SELECT d.event_id FROM job_callback_deliveries d
-           WHERE d.state = 'pending' AND d.next_attempt_at <= now() + interval '1 millisecond'
+           WHERE d.state = 'pending' AND d.next_attempt_at <= ${DELIVERY_DUE}
              AND NOT EXISTS (SELECT 1 FROM job_callback_deliveries p WHERE p.job_id = d.job_id AND p.state = 'pending' AND p.seq < d.seq)
            ORDER BY d.next_attempt_at
            LIMIT $2

@@ -1,4 +1,5 @@
 import {
+  DELIVERY_DUE,
   DeliveryLoop,
   MAX_DELIVERY_ATTEMPTS,
   type AttemptRecord,
@@ -48,7 +49,7 @@ function webhookStore(ctx: DispatcherOptions["ctx"], logger: Logger): DeliverySt
       >(
         `UPDATE webhook_deliveries SET next_attempt_at = now() + ($1::int * interval '1 millisecond'), updated_at = now()
          WHERE id IN (
-           SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= now() + interval '1 millisecond'
+           SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ${DELIVERY_DUE}
            ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
          )
          RETURNING id, tenant_id, webhook_id, event_id, attempts, replay`,
