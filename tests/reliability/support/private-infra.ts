@@ -53,7 +53,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const data = join(dir, "data");
   const log = join(dir, "postgres.log");
   pgRun(["initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  // fsync off: a crash of the server process (stop -m immediate) leaves what it wrote in the
+  // operating system's cache. Commits stay synchronous, as the services rely on: with
+  // synchronous_commit off such a crash drops commits already answered (a usage record gone
+  // while the ledger kept its charge, posted after the restart), a loss no deployment allows.
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c full_page_writes=off`;
   const start = () => pgRun(["pg_ctl", "-D", data, "-o", opts, "-l", log, "-w", "-t", "60", "start"]);
   const stop = (mode: "fast" | "immediate") => pgRun(["pg_ctl", "-D", data, "-m", mode, "-w", "-t", "60", "stop"], { check: false });
   start();
