@@ -1,5 +1,5 @@
 import { createClient } from "@gateway/grpc-kit";
-import { LedgerCalls } from "@gateway/ledger-client";
+import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import type { Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
@@ -45,6 +45,7 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
         await managedAi.SettleBudgets({ request_id: messageId, final_units: finalUnits.toString() });
       },
     },
+    reclaimAllotments: async (tenantId) => (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed,
     resolveConnectedAccount: async (tenantId, id) => {
       const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });
       return { id: account.id, provider: account.provider, secret: account.secret };
