@@ -55,7 +55,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       logger: logger.child({ component: "jobs" }),
       keyring,
       ledger: new LedgerCalls(ledger, logger, { batching: false }),
-      reclaimAllotments: async (tenantId) => (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed,
+      reclaimAllotments: async (tenantId) => {
+        try {
+          return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
+        } catch (err) {
+          logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
+          throw err;
+        }
+      },
       provider: createEnergyProvider(env),
       node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {

@@ -45,7 +45,14 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
         await managedAi.SettleBudgets({ request_id: messageId, final_units: finalUnits.toString() });
       },
     },
-    reclaimAllotments: async (tenantId) => (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed,
+    reclaimAllotments: async (tenantId) => {
+      try {
+        return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
+      } catch (err) {
+        logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
+        throw err;
+      }
+    },
     resolveConnectedAccount: async (tenantId, id) => {
       const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });
       return { id: account.id, provider: account.provider, secret: account.secret };

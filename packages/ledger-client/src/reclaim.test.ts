@@ -39,6 +39,19 @@ describe("reserveReclaiming", () => {
     expect(await ok.run()).toBe("hold");
   });
 
+  it("lets the ledger's refusal stand when the reclaim itself fails", async () => {
+    await expect(
+      reserveReclaiming(
+        async () => {
+          throw short();
+        },
+        async () => {
+          throw new AppError("unavailable", "managed-ai unreachable");
+        },
+      ),
+    ).rejects.toMatchObject({ code: "insufficient_balance" });
+  });
+
   it("never reclaims on another error", async () => {
     let reclaims = 0;
     await expect(

@@ -20,7 +20,8 @@ export type Reclaimed = "none" | "kept" | "given";
  * decides again: after the first reclaim whenever the tenant has a live allotment
  * (what it gave may have landed just after the refusal), after later ones only when
  * they gave something (a new allotment may open meanwhile). The last refusal stands,
- * and so does any other error.
+ * and so does any other error; a reclaim that fails (managed-ai unreachable) leaves the
+ * refusal as the ledger gave it, as before allotments (`reclaim` logs it).
  */
 export async function reserveReclaiming<T>(reserve: () => Promise<T>, reclaim: () => Promise<Reclaimed>): Promise<T> {
   for (let round = 0; ; round++) {
@@ -28,7 +29,8 @@ export async function reserveReclaiming<T>(reserve: () => Promise<T>, reclaim: (
       return await reserve();
     } catch (err) {
       if (!(isAppError(err) && err.code === "insufficient_balance") || round >= RECLAIM_ROUNDS) throw err;
-      const reclaimed = await reclaim();
+      // A reclaim that fails (managed-ai unreachable) leaves the refusal as the ledger gave it.
+      const reclaimed = await reclaim().catch(() => "none" as const);
       if (reclaimed === "none" || (reclaimed === "kept" && round > 0)) throw err;
     }
   }

@@ -51,8 +51,9 @@ export type ReconcileReport = {
 /**
  * The reconciler's pass (docs/decisions/0150): every record whose outcome was
  * unknown when it was written, and that the ledger can now tell, becomes final
- * and agrees with the ledger. Candidates: `review` records, and `reserved`
- * records older than any request lasts (their process died). For each, the hold
+ * and agrees with the ledger. Candidates (`candidates`): `reserved` records older
+ * than any request lasts (their process died), then the `review` records that are
+ * due; one left as it is comes back later and later. For each, the hold
  * is found (its id, or by replaying reserve:<id>, which the ledger recognises
  * before anything else), its state read, and then:
  *   captured → completed with the captured units; voided or never taken → failed;
