@@ -198,6 +198,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
@@ -228,6 +230,8 @@ export type Api = {
       enabled?: boolean;
       /** Default 4096 on create; absent keeps the current value. */
       max_output_tokens?: number;
+      /** The most input tokens the provider counts for one image part; null (the default on create): the model refuses image parts; absent keeps the current value. */
+      max_tokens_per_image?: number | null;
       /** The version this write replaces: 409 unless it is the current one. 0 (or absent) creates. Absent: no check. */
       version?: number;
     };
@@ -238,6 +242,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
@@ -289,6 +295,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
