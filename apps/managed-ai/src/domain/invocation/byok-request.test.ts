@@ -26,9 +26,10 @@ describe("parseByokChatRequest", () => {
 
   it("bounds text like managed requests, and counts tools and non-text content by their JSON", () => {
     const text = parseByokChatRequest({ messages: [{ role: "user", content: "hello" }] });
-    expect(inputTokenUpperBound(text.boundable)).toBe(inputTokenUpperBound([{ role: "user", text: "hello" }]));
+    expect(text.inputTokens).toBe(inputTokenUpperBound([{ role: "user", text: "hello" }]));
+    expect(text.imageParts).toBe(0);
     const rich = parseByokChatRequest({ messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }], tools: [{ type: "function" }] });
-    expect(inputTokenUpperBound(rich.boundable)).toBeGreaterThan(inputTokenUpperBound(text.boundable) + 20n);
+    expect(rich.inputTokens).toBeGreaterThan(text.inputTokens + 20n);
   });
 
   it("refuses what cannot be a chat request", () => {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { ChatRequest } from "./chat-request.js";
-import type { BoundableMessage } from "./tokens.js";
+import { inputTokenUpperBound, type BoundableMessage } from "./tokens.js";
 
 /**
  * The body of a chat completion on a bring-your-own-key instance. The customer
@@ -64,6 +64,7 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     .map((p) => JSON.stringify(passthrough[p]))
     .join("");
   if (extra) boundable.push({ role: "", text: extra });
+  const { include_usage, ...streamOptions } = body.stream_options ?? {};
   return {
     messages: body.messages,
     model: body.model,
@@ -72,8 +73,10 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     ...(body.n !== undefined ? { choices: body.n } : {}),
     maxCostUsd: body.max_cost,
     stream: body.stream ?? false,
-    includeUsage: body.stream_options?.include_usage === true,
+    includeUsage: include_usage === true,
+    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
     passthrough,
-    boundable,
+    inputTokens: inputTokenUpperBound(boundable),
+    imageParts: 0,
   };
 }
