@@ -167,9 +167,11 @@ describe("tools", () => {
 
     const assistant = first.data.choices[0]!.message;
     const toolCall = assistant.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    // The answer's message goes back as the SDK returned it (content null, refusal null, annotations).
+    expect(assistant).toMatchObject({ role: "assistant", content: null, refusal: null, annotations: [] });
     const turn: OpenAI.ChatCompletionMessageParam[] = [
       ...ask,
-      { role: "assistant", content: null, tool_calls: [toolCall] },
+      assistant,
       { role: "tool", tool_call_id: toolCall.id, content: JSON.stringify({ temperature_c: 21, sky: "clear" }) },
     ];
     const second = await client.chat.completions.create({ model: "small", messages: turn, tools: [weather], max_tokens: 40 }).withResponse();

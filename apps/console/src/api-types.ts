@@ -879,6 +879,7 @@ export type Api = {
   /** Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones. */
   "POST /v1/apps/ai/{alias}/v1/chat/completions": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;
@@ -1225,6 +1226,7 @@ export type Api = {
   /** Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`. */
   "POST /v1/apps/ai/{alias}/chat": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;
@@ -1255,6 +1257,7 @@ export type Api = {
   /** Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`. */
   "POST /v1/apps/ai/{alias}/chat/stream": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;

@@ -121,6 +121,7 @@ export function completionBody(c: Completion) {
         content: choice.content,
         refusal: choice.refusal,
         ...(choice.toolCalls ? { tool_calls: choice.toolCalls } : {}),
+        annotations: [],
       },
       logprobs: c.logprobs ? logprobsOf(choice.content) : null,
       finish_reason: choice.finishReason,

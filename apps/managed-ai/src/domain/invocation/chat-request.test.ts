@@ -93,6 +93,8 @@ describe("parseChatRequest (CONTRACT.md 6b)", () => {
         { role: "assistant", content: "", refusal: "I cannot help with that." },
         { role: "assistant", content: [{ type: "refusal", refusal: "No." }] },
         { role: "assistant", content: "fine", name: "bot" },
+        // An answer's message sent back as the SDK returned it.
+        { role: "assistant", content: "ok", refusal: null, annotations: [], audio: null, function_call: null },
         ...toolTurn,
       ],
     });
@@ -146,6 +148,7 @@ describe("parseChatRequest (CONTRACT.md 6b)", () => {
       [{ messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] }] }, "messages"],
       [{ messages: [{ role: "assistant", content: null }] }, "messages"],
       [{ messages: [{ role: "assistant", content: "x", audio: { id: "audio_1" } }] }, "messages"],
+      [{ messages: [{ role: "assistant", content: "x", function_call: { name: "f", arguments: "{}" } }] }, "messages"],
       [{ messages: [{ role: "tool", content: "x" }] }, "messages"],
       [{ messages: [{ role: "function", name: "f", content: "x" }] }, "messages"],
       [{ messages: [] }, "messages"],

@@ -79,6 +79,11 @@ const Message = z.discriminatedUnion("role", [
       refusal: z.string().nullable().optional(),
       name: Name,
       tool_calls: z.array(ToolCall).optional(),
+      // What OpenAI answers in a message, so a client can send the message back as it got it:
+      // annotations (citations, counted in the bound), and empty audio and function_call.
+      annotations: z.array(z.unknown()).optional(),
+      audio: z.null().optional(),
+      function_call: z.null().optional(),
     })
     .refine((m) => (m.content !== undefined && m.content !== null) || (m.tool_calls?.length ?? 0) > 0, {
       message: "an assistant message needs content or tool_calls",

@@ -15,7 +15,8 @@ import { schemaBytes } from "./schema-bytes.js";
  * `<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>ARGS<|call|>`
  * and `# Tools … namespace functions { … }`), each counted as bytes:
  *  - a message: 4 + bytes(role) + bytes(name), and its text (string content,
- *    text and refusal parts, `refusal`) by bytes, +1 per content part;
+ *    text and refusal parts, `refusal`, an answer's `annotations` sent back) by
+ *    bytes, +1 per content part;
  *  - a tool call in an assistant message: 48 + bytes(id, name, arguments);
  *  - a tool result (`tool` message): 40 + bytes(tool_call_id) + the longest
  *    function name it may answer (the rendering names the function; at least 64,
@@ -64,6 +65,7 @@ export type ChatMessage = {
   refusal?: string | null | undefined;
   tool_calls?: ToolCall[] | undefined;
   tool_call_id?: string | undefined;
+  annotations?: unknown[] | undefined;
 };
 export type ChatTool = { type: string; function: { name: string; description?: string; parameters?: unknown } };
 export type PromptOf = {
@@ -94,6 +96,7 @@ export function chatInputBound(prompt: PromptOf): InputBound {
       }
     }
     if (typeof m.refusal === "string") total += utf8Bytes(m.refusal);
+    if (m.annotations && m.annotations.length > 0) total += utf8Bytes(JSON.stringify(m.annotations));
     if (m.tool_calls) {
       for (const call of m.tool_calls) {
         const name = utf8Bytes(call.function.name);
