@@ -1,7 +1,7 @@
 import { poolAdapter } from "@gateway/db-kit";
 import type { Keyring } from "@gateway/secrets";
 import type { Transact } from "@gateway/events";
-import type { LedgerCalls } from "@gateway/ledger-client";
+import type { LedgerCalls, Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
 import type { TronNode } from "./tron/node.js";
@@ -43,6 +43,11 @@ export type JobsContext = {
   keyring: Keyring;
   /** The ledger, for a lease's hold (one gRPC call per movement). */
   ledger: LedgerCalls;
+  /**
+   * The tenant's allotments (managed-ai) give back what no call has claimed, when the
+   * ledger refused a lease's hold (ledger-client's `reserveReclaiming`, docs/decisions/0028).
+   */
+  reclaimAllotments: (tenantId: string) => Promise<Reclaimed>;
   provider: EnergyProvider;
   node: TronNode;
   tron: TronSettings;

@@ -10,6 +10,10 @@ export const JobsEnv = z
       DEV_ENCRYPTION_KEYS,
     ),
     LEDGER_GRPC_URL: address("host:port of the ledger service (holds for live energy leases).", "127.0.0.1:50051"),
+    MANAGED_AI_GRPC_URL: address(
+      "host:port of the managed-ai service (a lease's hold the ledger refused is asked again after the tenant's allotments give back what no call claimed).",
+      "127.0.0.1:50052",
+    ),
     LEDGER_DEADLINE_MS: int("Deadline of each ledger call.", 3_000, { min: 50 }),
     TRON_MODE: oneOf(
       "`sandbox`: leases are dry runs (no charge, no provider order, no callbacks); `live`: reserve, order, verify on chain, capture.",

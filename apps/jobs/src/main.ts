@@ -3,8 +3,8 @@ import { redactConfig } from "@gateway/config";
 import { parseKeyring } from "@gateway/secrets";
 import { closeAgents } from "@gateway/outbound";
 import { createClient } from "@gateway/grpc-kit";
-import { LedgerCalls } from "@gateway/ledger-client";
-import { jobsV1, ledgerV1 } from "@gateway/protos";
+import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
+import { jobsV1, ledgerV1, managedAiV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
 import { createAccountWebhookDispatcher } from "./account-webhooks/dispatcher.js";
 import { createBalanceChecks } from "./account-webhooks/balance-checks.js";
@@ -45,6 +45,13 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       registry,
       serviceToken: env.SERVICE_TOKEN,
     });
+    const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
+      deadlineMs: env.LEDGER_DEADLINE_MS,
+      name: "managed-ai",
+      registry,
+      serviceToken: env.SERVICE_TOKEN,
+    });
+    shutdown.add("managed-ai client", async () => managedAi.close());
     const webhooks = createAccountWebhookDispatcher({
       prisma,
       keyring,
@@ -61,6 +68,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       logger: logger.child({ component: "jobs" }),
       keyring,
       ledger: new LedgerCalls(ledger, logger, { batching: false }),
+      reclaimAllotments: async (tenantId) => {
+        try {
+          return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
+        } catch (err) {
+          logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
+          throw err;
+        }
+      },
       provider: createEnergyProvider(env),
       node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {

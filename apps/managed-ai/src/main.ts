@@ -7,7 +7,7 @@ import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
 import { relayTiming, startGrpcService } from "@gateway/runtime";
 import { parseKeyring } from "./crypto/keyring.js";
-import { createPrisma, type Tx } from "./db.js";
+import { createPrisma, type ManagedAiContext, type Tx } from "./db.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
 import { InFlight } from "./grpc/in-flight.js";
@@ -17,6 +17,7 @@ import { Allotments } from "./domain/allotments/allotments.js";
 import { UsageRecordWriter } from "./storage/usage-records.js";
 import { ProviderClient } from "./providers/openai.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
+import { chargesRefused } from "./domain/usage/move.js";
 import { egressPolicy } from "@gateway/outbound";
 
 const env = loadEnv(process.env);
@@ -73,7 +74,13 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     });
     const ledgerCalls = new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) });
     const allotments = new Allotments(
-      { sql, ledgerCalls, logger: logger.child({ component: "allotments" }) },
+      {
+        sql,
+        ledgerCalls,
+        logger: logger.child({ component: "allotments" }),
+        // Called after start-up only (a batch's answer), when ctx is there.
+        refused: (requestIds) => chargesRefused(ctx, requestIds),
+      },
       {
         enabled: env.ALLOTMENTS,
         sharePercent: env.ALLOTMENT_SHARE_PERCENT,
@@ -83,7 +90,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
         holdTtlSeconds: env.ALLOTMENT_MAX_AGE_SECONDS + 3_600,
       },
     );
-    const ctx = {
+    const ctx: ManagedAiContext = {
       prisma,
       allotments,
       transact: invalidating(transact, catalog),

@@ -1,4 +1,4 @@
-import type { LedgerCalls } from "@gateway/ledger-client";
+import type { LedgerCalls, Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { EgressPolicy } from "@gateway/outbound";
 import type { Keyring } from "@gateway/secrets";
@@ -28,6 +28,11 @@ export type AppContext = MessagingContext & {
   ledger: LedgerCalls;
   /** Spend budgets, kept by managed-ai (docs/decisions/0024): push sends reserve and settle against them there. */
   budgets: PushBudgets;
+  /**
+   * The tenant's allotments (managed-ai) give back what no call has claimed, when the
+   * ledger refused a push's hold (ledger-client's `reserveReclaiming`, docs/decisions/0028).
+   */
+  reclaimAllotments: (tenantId: string) => Promise<Reclaimed>;
   resolveConnectedAccount: ConnectedAccountResolver;
   push: {
     priceUnits: bigint;

@@ -1,5 +1,5 @@
 import { createClient } from "@gateway/grpc-kit";
-import { LedgerCalls } from "@gateway/ledger-client";
+import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import type { Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
@@ -44,6 +44,14 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
       async settle(messageId, finalUnits) {
         await managedAi.SettleBudgets({ request_id: messageId, final_units: finalUnits.toString() });
       },
+    },
+    reclaimAllotments: async (tenantId) => {
+      try {
+        return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
+      } catch (err) {
+        logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
+        throw err;
+      }
     },
     resolveConnectedAccount: async (tenantId, id) => {
       const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });

@@ -11,3 +11,4 @@ export {
   reserveOperation,
   voidOperation,
 } from "./operations.js";
+export { RECLAIM_ROUNDS, reserveReclaiming, type Reclaimed } from "./reclaim.js";

@@ -21,3 +21,4 @@ export {
 } from "./tron-mock.js";
 export { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from "./callback-receiver.js";
 export { downloadRaw, pattern, patternSha, uploadRaw, type DownloadResult, type UploadOptions, type UploadResult } from "./transfer.js";
+export { startLedger, type LedgerService } from "./ledger.js";

@@ -146,7 +146,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Each run stores file bytes in its own directory, removed by shutdown.
     files: { FILES_LOCAL_DIR: join(tmpdir(), `gw-${runId}-files`) },
     messaging: { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}`, MANAGED_AI_GRPC_URL: `127.0.0.1:${ports.get("managed-ai") ?? 9}` },
-    jobs: { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}` },
+    jobs: { LEDGER_GRPC_URL: `127.0.0.1:${ports.get("ledger") ?? 9}`, MANAGED_AI_GRPC_URL: `127.0.0.1:${ports.get("managed-ai") ?? 9}` },
   };
   for (const service of grpcServices) {
     processes.set(

@@ -173,6 +173,8 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
     keyring: parseKeyring(TEST_KEYS),
     // As main.ts makes it: the package's client over the fake, one call per movement.
     ledger: new LedgerCalls(ledger.client(), logger, { batching: false }),
+    // No allotments here: managed-ai's are tested with managed-ai, and across services in the stack tests.
+    reclaimAllotments: async () => "none" as const,
     provider,
     node,
     tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },

@@ -1,4 +1,5 @@
 import type { CallContext, Implementation } from "@gateway/grpc-kit";
+import { reclaimAllotments } from "../domain/allotments/reclaim.js";
 import type { managedAi, managedAiV1 } from "@gateway/protos";
 import type { ManagedAiContext } from "../db.js";
 import { listCustomerModels } from "../domain/customer-models/list.js";
@@ -118,6 +119,9 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
     },
     async SettleBudgets(req) {
       return { settled: await settleBudgetsFor({ ctx, input: req }) };
+    },
+    async ReclaimAllotments(req) {
+      return { outcome: await reclaimAllotments({ ctx, input: req }) };
     },
     async ListInstances(req) {
       return { instances: (await listInstances({ ctx, input: req })).map(encodeInstance) };

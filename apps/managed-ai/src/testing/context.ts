@@ -9,6 +9,7 @@ import { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "../crypto/keyring.js";
 import { createPrisma, type ManagedAiContext, type Tx } from "../db.js";
 import { Allotments, type AllotmentOptions } from "../domain/allotments/allotments.js";
+import { chargesRefused } from "../domain/usage/move.js";
 import { CatalogCache, invalidating } from "../storage/catalog-cache.js";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { UsageRecordWriter } from "../storage/usage-records.js";
@@ -88,7 +89,7 @@ export async function createTestContext(
   const allotments =
     overrides.allotments ??
     new Allotments(
-      { sql: base.sql, ledgerCalls: base.ledgerCalls, logger },
+      { sql: base.sql, ledgerCalls: base.ledgerCalls, logger, refused: (ids) => chargesRefused(ctx, ids) },
       { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
     );
   const ctx: ManagedAiContext = { ...base, allotments };
@@ -113,4 +114,29 @@ export async function createTestContext(
       await dropDatabase(SERVER, name);
     },
   };
+}
+
+/**
+ * Another replica of managed-ai on the same database and ledger: its own in-memory
+ * state (allotments' queues and openings, group commits), as a second process has.
+ * `overrides` replaces collaborators (a ledger door with injected pauses, a records
+ * writer that fails).
+ */
+export function replicaOf(
+  base: ManagedAiContext,
+  options: { overrides?: Partial<Omit<ManagedAiContext, "allotments">>; allotments?: Partial<AllotmentOptions> } = {},
+): ManagedAiContext {
+  const ledgerCalls = options.overrides?.ledgerCalls ?? base.ledgerCalls;
+  const records = options.overrides?.records ?? new UsageRecordWriter(base.sql, base.logger, undefined);
+  const ctx: ManagedAiContext = {
+    ...base,
+    ...options.overrides,
+    ledgerCalls,
+    records,
+    allotments: new Allotments(
+      { sql: base.sql, ledgerCalls, logger: base.logger, refused: (ids) => chargesRefused(ctx, ids) },
+      { ...base.allotments.options, ...options.allotments },
+    ),
+  };
+  return ctx;
 }

@@ -112,6 +112,8 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
     // As app-wiring.ts makes it: the package's client over the fake, one call per movement.
     ledger: new LedgerCalls(ledger.client(), logger, { batching: false }),
     budgets: { reserve: async () => undefined, settle: async () => undefined },
+    // No allotments here: managed-ai's are tested with managed-ai, and across services in the stack tests.
+    reclaimAllotments: async () => "none" as const,
     resolveConnectedAccount: async () => {
       throw new AppError("not_found", "no connected accounts in tests");
     },

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { ulid } from "@gateway/ids";
 import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract-schemas";
-import { reserveOperation, voidOperation } from "@gateway/ledger-client";
+import { reserveOperation, reserveReclaiming, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../../db.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
@@ -124,13 +124,18 @@ async function repeat(ctx: JobsContext, existing: TronLease, fingerprint: string
 async function ensureReserved(ctx: JobsContext, lease: TronLease): Promise<void> {
   let holdId: string;
   try {
-    const reserved = await ctx.ledger.reserve({
-      operation_id: reserveOperation(lease.jobId),
-      tenant_id: lease.tenantId,
-      units: lease.costUnits.toString(),
-      ttl_seconds: ctx.tron.verifyTimeoutSeconds + lease.durationSeconds + 3_600,
-      reason: `energy lease ${lease.id}`,
-    });
+    // Refused: the tenant's allotments give back what no call claimed first (docs/decisions/0028).
+    const reserved = await reserveReclaiming(
+      () =>
+        ctx.ledger.reserve({
+          operation_id: reserveOperation(lease.jobId),
+          tenant_id: lease.tenantId,
+          units: lease.costUnits.toString(),
+          ttl_seconds: ctx.tron.verifyTimeoutSeconds + lease.durationSeconds + 3_600,
+          reason: `energy lease ${lease.id}`,
+        }),
+      () => ctx.reclaimAllotments(lease.tenantId),
+    );
     holdId = reserved.hold_id;
   } catch (err) {
     if (isAppError(err) && err.code === "insufficient_balance") {

@@ -223,6 +223,44 @@ describe("a reserve from an allotment", () => {
     expect(await account("f2")).toMatchObject({ available: 190n, held: 10n });
     expect(await invariantOk("f2")).toBe(true);
   });
+
+  it("names its release as the caller says, so that it and a post under that name exclude each other, whichever comes first", async () => {
+    const a = await allot("f4", 1_000, 500);
+    // The carve first: the request's post under the same name is refused and moves nothing.
+    const carved = await reserve({
+      operation_id: "reserve:x1",
+      tenant_id: "f4",
+      units: "100",
+      from_hold_id: a.holdId,
+      from_units: "100",
+      from_operation_id: "post:x1",
+    });
+    await expect(post(a.holdId, 40, "post:x1")).rejects.toMatchObject({ code: "conflict" });
+    // A replay of the carve is answered as stored.
+    expect(
+      await reserve({ operation_id: "reserve:x1", tenant_id: "f4", units: "100", from_hold_id: a.holdId, from_units: "100", from_operation_id: "post:x1" }),
+    ).toMatchObject({ holdId: carved.holdId, replayed: true });
+    // The post first: a carve under its name is refused and moves nothing.
+    await post(a.holdId, 30, "post:x2");
+    await expect(
+      reserve({ operation_id: "reserve:x2", tenant_id: "f4", units: "100", from_hold_id: a.holdId, from_units: "100", from_operation_id: "post:x2" }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    expect(await getHold({ ctx: ledger.ctx, input: { hold_id: a.holdId } })).toMatchObject({ capturedUnits: 30n, releasedUnits: 100n });
+    const kinds = await ledger.sql<{ operation_id: string; kind: string }>(
+      "SELECT operation_id, kind FROM transfers WHERE tenant_id = 'f4' AND operation_id LIKE '%x_' OR operation_id LIKE 'post:x_' ORDER BY seq",
+    );
+    expect(kinds).toEqual([
+      { operation_id: "post:x1", kind: "release" },
+      { operation_id: "reserve:x1", kind: "reserve" },
+      { operation_id: "post:x2", kind: "post" },
+    ]);
+    // The release's name is its own, never the reserve's.
+    await expect(
+      reserve({ operation_id: "reserve:x3", tenant_id: "f4", units: "10", from_hold_id: a.holdId, from_units: "10", from_operation_id: "reserve:x3" }),
+    ).rejects.toMatchObject({ code: "invalid_request" });
+    expect(await account("f4")).toMatchObject({ available: 500n, held: 470n, debits_posted: 30n });
+    expect(await invariantOk("f4")).toBe(true);
+  });
 });
 
 describe("claim reports and the balance views", () => {

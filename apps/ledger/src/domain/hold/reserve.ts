@@ -25,9 +25,15 @@ export const ReserveHoldInput = z
     /** First give back `from_units` of this open allotment of the same tenant ("": none). */
     from_hold_id: z.union([z.literal(""), HoldId]).default(""),
     from_units: NonNegativeUnits.optional(),
+    /** The operation id of that release ("": `<operation_id>:from`); naming it after another movement makes the two exclusive. */
+    from_operation_id: z.union([z.literal(""), OperationId]).default(""),
   })
   .refine((r) => (r.expires_at === "") !== (r.ttl_seconds === 0), "exactly one of expires_at and ttl_seconds is required")
-  .refine((r) => (r.from_hold_id === "") === ((r.from_units ?? 0n) === 0n), "from_hold_id and a positive from_units go together");
+  .refine((r) => (r.from_hold_id === "") === ((r.from_units ?? 0n) === 0n), "from_hold_id and a positive from_units go together")
+  .refine(
+    (r) => r.from_operation_id === "" || (r.from_hold_id !== "" && r.from_operation_id !== r.operation_id),
+    "from_operation_id names the release of from_hold_id, another operation",
+  );
 export type ReserveHoldInput = z.input<typeof ReserveHoldInput>;
 
 export type ReserveHoldResult = {
@@ -48,7 +54,11 @@ export type ReserveHoldResult = {
  *
  * With `allotment` the hold is an allotment; with `from_hold_id` the same movement
  * first releases `from_units` of that open allotment (a release row of its own,
- * operation id `<operation_id>:from`), and the two happen together or not at all.
+ * operation id `from_operation_id`, by default `<operation_id>:from`), and the two
+ * happen together or not at all. Operation ids are unique across kinds, so a release
+ * named after another movement the caller may send (a request's post) is refused as a
+ * conflict once that movement exists, and refuses it once it exists itself. The name
+ * is not hashed: a replay of the reserve is answered from its stored result first.
  */
 export async function reserveHold({ ctx, input }: { ctx: LedgerContext; input: ReserveHoldInput }): Promise<ReserveHoldResult> {
   const req = parseInput(ReserveHoldInput, input);
@@ -62,7 +72,13 @@ export async function reserveHold({ ctx, input }: { ctx: LedgerContext; input: R
   const from =
     req.from_hold_id === ""
       ? null
-      : { holdId: req.from_hold_id, units: fromUnits, operationId: `${req.operation_id}:from`, transferId: newId("trf"), eventId: newId("evt") };
+      : {
+          holdId: req.from_hold_id,
+          units: fromUnits,
+          operationId: req.from_operation_id || `${req.operation_id}:from`,
+          transferId: newId("trf"),
+          eventId: newId("evt"),
+        };
   const row = await ctx.movements.run({
     kind: "reserve",
     operationId: req.operation_id,

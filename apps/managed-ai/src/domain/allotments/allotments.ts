@@ -1,7 +1,7 @@
 import { isAppError } from "@gateway/errors";
 import type { Statements } from "@gateway/events";
 import { newId } from "@gateway/ids";
-import { allotOperation, freezeOperation, type LedgerCalls, reserveOperation } from "@gateway/ledger-client";
+import { allotOperation, freezeOperation, type LedgerCalls, postOperation, type Reclaimed, reserveOperation } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { ledger } from "@gateway/protos";
 import type { PrismaClient } from "../../generated/prisma/client.js";
@@ -40,7 +40,16 @@ export type AllotmentDeps = {
   sql: Statements;
   ledgerCalls: Pick<LedgerCalls, "reserve" | "release" | "postCharges">;
   logger: Logger;
+  /**
+   * Charges the ledger refused (docs/decisions/0028, addendum of issue 40): their records
+   * go to review with their usage, where the reconciler charges them from a hold carved
+   * out of the allotment. Without it they are only logged.
+   */
+  refused?: (requestIds: string[]) => Promise<void>;
 };
+
+/** A release to send: what an allotment's frozen total grew by, from `before` to `total`. */
+type Release = { id: string; hold_id: string; total: bigint | string; before: bigint | string };
 
 /** A charge to post: the request's own operation, drawn from its allotment's hold. */
 type Charge = { requestId: string; allotmentId: string; holdId: string; units: bigint };
@@ -79,6 +88,19 @@ export class Allotments {
     this.schedule();
   }
 
+  /** Charges the ledger refused: their records go to review with their usage (see `AllotmentDeps.refused`). */
+  async chargesRefused(requestIds: string[]): Promise<void> {
+    if (requestIds.length === 0 || !this.deps.refused) return;
+    await this.deps
+      .refused(requestIds)
+      .catch((err: unknown) =>
+        this.deps.logger.error(
+          { err, request_ids: requestIds },
+          "could not move the records of refused charges to review; the allotment's closing tries again",
+        ),
+      );
+  }
+
   /** Charges not posted yet (for tests and the shutdown's log). */
   get pending(): number {
     return this.charges.length;
@@ -94,9 +116,23 @@ export class Allotments {
     }
   }
 
+  /**
+   * Every allotment that still takes or owes claims is reported with the next batches
+   * (the reconciler's pass): claims a replica made and never reported (it died within
+   * its linger) reach the balance views by then, not only when the allotment closes.
+   */
+  async reportLive(): Promise<number> {
+    const rows = await this.deps.sql.query<{ id: string }>("SELECT id FROM allotments WHERE state IN ('open', 'closing') AND hold_id IS NOT NULL", []);
+    for (const r of rows) this.touched.add(r.id);
+    if (rows.length > 0) this.schedule();
+    return rows.length;
+  }
+
   private schedule(): void {
     if (this.timer || this.flushing) return;
-    const delay = this.charges.length >= MAX_BATCH ? 0 : Math.max(this.options.lingerMs, this.retryMs);
+    // A backlog of a full batch or more goes at once, batch after batch, so that no report waits a linger per 450.
+    const backlog = this.charges.length >= MAX_BATCH || this.touched.size >= MAX_BATCH;
+    const delay = backlog && this.retryMs === 0 ? 0 : Math.max(this.options.lingerMs, this.retryMs);
     this.timer = setTimeout(() => {
       this.timer = null;
       this.flushing = this.flush()
@@ -139,15 +175,18 @@ export class Allotments {
       if (charges.length === 0 && rows.length === 0) return;
       const reports = rows.map((r) => ({ holdId: r.hold_id, claimedUnits: r.claimed, version: r.version }));
       const refusals = await this.deps.ledgerCalls.postCharges(charges, reports);
+      const refused: string[] = [];
       refusals.forEach((refusal, i) => {
         if (refusal) {
           const c = charges[i]!;
+          refused.push(c.requestId);
           this.deps.logger.error(
             { request_id: c.requestId, allotment_id: c.allotmentId, code: refusal.code, message: refusal.message },
-            "the ledger refused an allotment charge; the allotment's closing posts it or reports it",
+            "the ledger refused an allotment charge; its record goes to review with its usage",
           );
         }
       });
+      await this.chargesRefused(refused);
     } catch (err) {
       this.charges.unshift(...charges);
       for (const id of touched) this.touched.add(id);
@@ -197,6 +236,7 @@ export class Allotments {
       }
       throw err;
     }
+    // Still `opening` unless a request that was refused meanwhile took it over (reclaim).
     await this.deps.sql.query(
       "UPDATE allotments SET state = 'open', hold_id = $2, last_claim_at = now(), updated_at = now() WHERE id = $1 AND state = 'opening'",
       [id, holdId],
@@ -205,17 +245,20 @@ export class Allotments {
 
   /**
    * The tenant's open allotment had no room for a request: it takes no more
-   * claims (closing), and what is free in it goes back to available
-   * (freeze:<id>), so the request's own hold is decided on the tenant's whole
-   * balance. Every request that ran out on the same allotment waits for the same
-   * release. A release that fails leaves those units in the allotment until its
-   * void.
+   * claims (closing), and what is free in it goes back to available, so the
+   * request's own hold is decided on the tenant's whole balance. Every request
+   * that ran out on the same allotment here waits for the same release; one that
+   * ran out on another replica sends the same release (its operation id is
+   * derived from the allotment's frozen total), which the ledger takes once.
    */
   freeze(allotmentId: string): Promise<void> {
     let done = this.freezing.get(allotmentId);
     if (!done) {
-      done = this.freezeNow(allotmentId)
-        .catch((err: unknown) => this.deps.logger.warn({ err, allotment_id: allotmentId }, "giving back the rest of an allotment failed; its void will"))
+      done = this.freezeAndRelease({ allotmentId })
+        .then(() => undefined)
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err, allotment_id: allotmentId }, "giving back the rest of an allotment failed; the next reclaim or closing pass will"),
+        )
         .finally(() => setTimeout(() => this.freezing.delete(allotmentId), 5_000).unref?.());
       this.freezing.set(allotmentId, done);
     }
@@ -223,59 +266,119 @@ export class Allotments {
   }
 
   /**
-   * The ledger refused a request's own hold: what finished requests gave back to
-   * the tenant's closing allotments (their unused claims) goes back to available
-   * now, instead of at the allotment's void, so the request can be decided again
-   * on everything the tenant has. True when something was given back (the caller
-   * asks the ledger once more).
+   * The ledger refused a hold of the tenant (a request's own, a push's, a lease's):
+   * everything the tenant's allotments hold that no call has claimed goes back to
+   * available before the hold is decided again (CONTRACT.md sections 4, 8, 9: the
+   * balance views count it as available, so a 402 may not). An allotment still
+   * `opening` (its reservation under way here or on another replica) is found in the
+   * ledger by replaying allot:<id> and frozen whole; an open one stops taking claims;
+   * every release not yet confirmed by the ledger, this replica's or another's, is
+   * sent (again) and awaited. Says whether the tenant had a live allotment and
+   * whether anything was given back now (ledger-client's `reserveReclaiming` decides
+   * on it).
    */
-  async reclaim(tenantId: string): Promise<boolean> {
-    if (!this.enabled) return false;
-    const rows = await this.deps.sql.query<{ id: string; hold_id: string; frozen: bigint | string; given: bigint | string }>(
-      `WITH before AS (
-         SELECT id, frozen FROM allotments
-         WHERE tenant_id = $1 AND state = 'closing' AND units - claimed - carved - frozen > 0
-         ORDER BY id FOR UPDATE)
-       UPDATE allotments a SET frozen = a.units - a.claimed - a.carved, version = a.version + 1, updated_at = now()
-       FROM before b WHERE a.id = b.id
-       RETURNING a.id, a.hold_id, a.frozen, a.frozen - b.frozen AS given`,
+  async reclaim(tenantId: string): Promise<Reclaimed> {
+    if (!this.enabled) return "none";
+    const live = await this.deps.sql.query<{ id: string; state: string; units: bigint | string; expires_at: Date }>(
+      "SELECT id, state, units, expires_at FROM allotments WHERE tenant_id = $1 AND state IN ('opening', 'open', 'closing')",
       [tenantId],
     );
+    if (live.length === 0) return "none";
     let given = false;
-    for (const row of rows) {
-      try {
-        // The allotment's frozen total after this release names it: each release is its own operation.
-        await this.deps.ledgerCalls.release({
-          operation_id: `${freezeOperation(row.id)}:${String(row.frozen)}`,
-          hold_id: row.hold_id,
-          units: String(row.given),
-          reason: `allotment ${row.id}: unused claims given back`,
-        });
-        given = true;
-      } catch (err) {
-        this.deps.logger.warn({ err, allotment_id: row.id }, "giving back an allotment's unused claims failed; its void will");
-      }
-    }
-    return given;
+    for (const a of live.filter((r) => r.state === "opening")) given = (await this.takeOverOpening(tenantId, a)) || given;
+    given = (await this.freezeAndRelease({ tenantId })) || given;
+    return given ? "given" : "kept";
   }
 
-  private async freezeNow(allotmentId: string): Promise<void> {
-    const rows = await this.deps.sql.query<{ hold_id: string; frozen: bigint | string }>(
-      `UPDATE allotments SET state = 'closing', frozen = units - claimed - carved, version = version + 1, updated_at = now()
-       WHERE id = $1 AND state = 'open' RETURNING hold_id, frozen`,
-      [allotmentId],
-    );
-    const row = rows[0];
-    if (!row || BigInt(row.frozen) === 0n) return;
-    await this.deps.ledgerCalls.release({
-      operation_id: freezeOperation(allotmentId),
-      hold_id: row.hold_id,
-      units: String(row.frozen),
-      reason: `allotment ${allotmentId} ran out`,
-    });
-    this.touch(allotmentId);
+  /**
+   * Sends the releases the ledger has not confirmed of allotments still closing
+   * (the reconciler's pass: a release lost in a crash or a failed call is sent again
+   * instead of waiting for the allotment's void).
+   */
+  async resendReleases(): Promise<number> {
+    const rows = await this.deps.sql.query<Release>(`${PENDING_RELEASES} WHERE NOT r.confirmed AND a.state = 'closing'`, []);
+    await this.release(rows);
+    return rows.length;
+  }
+
+  /** An allotment another request (or replica) is opening: found by replaying its reservation, then frozen whole. */
+  private async takeOverOpening(tenantId: string, a: { id: string; units: bigint | string; expires_at: Date }): Promise<boolean> {
+    let holdId: string;
+    try {
+      holdId = (await this.deps.ledgerCalls.reserve(allotmentReserve({ id: a.id, tenantId, units: BigInt(a.units), expiresAt: new Date(a.expires_at) })))
+        .hold_id;
+    } catch (err) {
+      // Refused: it is not in the ledger (yet); what it would take is still available there.
+      if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) return false;
+      throw err;
+    }
+    // Frozen here; its release goes with the tenant's others (freezeAndRelease).
+    return (await this.deps.sql.query(freezing("id = $1 AND state = 'opening'", ", hold_id = $2"), [a.id, holdId])).length > 0;
+  }
+
+  /**
+   * Freezes what is free in one allotment (`allotmentId`) or all of a tenant's (they
+   * stop taking claims), then sends every release of theirs the ledger has not
+   * confirmed: this one's, and those another request or replica sent and may still
+   * be sending (a replay of a landed one moves nothing).
+   */
+  private async freezeAndRelease(scope: { allotmentId: string } | { tenantId: string }): Promise<boolean> {
+    const [statement, key, pendingWhere] =
+      "allotmentId" in scope ? [FREEZE_BY_ID, scope.allotmentId, "a.id = $1"] : [FREEZE_BY_TENANT, scope.tenantId, "a.tenant_id = $1"];
+    const frozen = await this.deps.sql.query<{ id: string }>(statement, [key]);
+    const pending = await this.deps.sql.query<Release>(`${PENDING_RELEASES} WHERE NOT r.confirmed AND ${pendingWhere}`, [key]);
+    await this.release(pending);
+    for (const r of frozen) this.touch(r.id);
+    return pending.length > 0;
+  }
+
+  /**
+   * Each release gives back what the allotment's frozen total grew by, under
+   * freeze:<id>:<total>: the same movement whoever sends it, so a replay of one that
+   * landed moves nothing. Confirmed ones are marked.
+   */
+  private async release(rows: Release[]): Promise<void> {
+    for (const row of rows) {
+      try {
+        await this.deps.ledgerCalls.release({
+          operation_id: `${freezeOperation(row.id)}:${row.total}`,
+          hold_id: row.hold_id,
+          units: String(BigInt(row.total) - BigInt(row.before)),
+          reason: `allotment ${row.id}: unclaimed units given back`,
+        });
+      } catch (err) {
+        // A settled allotment gave everything back with its void: nothing is owed.
+        if (!(isAppError(err) && err.code === "conflict")) throw err;
+      }
+      await this.deps.sql.query("UPDATE allotment_releases SET confirmed = true WHERE allotment_id = $1 AND total = $2", [row.id, String(row.total)]);
+    }
   }
 }
+
+/**
+ * An UPDATE that freezes what is free in the allotments `where` picks (they take no
+ * more claims; `frozen` only grows) and records the new frozen total as a release to
+ * send; answers the allotments it changed.
+ */
+function freezing(where: string, set = ""): string {
+  return `WITH f AS (
+    UPDATE allotments SET state = 'closing', frozen = greatest(frozen, units - claimed - carved), version = version + 1, updated_at = now()${set}
+    WHERE ${where}
+    RETURNING id, frozen),
+  r AS (INSERT INTO allotment_releases (allotment_id, total) SELECT id, frozen FROM f WHERE frozen > 0 ON CONFLICT DO NOTHING)
+  SELECT id FROM f`;
+}
+
+/** One open allotment that ran out. */
+const FREEZE_BY_ID = freezing("id = $1 AND state = 'open'");
+
+/** Every allotment of a tenant with something free. */
+const FREEZE_BY_TENANT = freezing("tenant_id = $1 AND (state = 'open' OR (state = 'closing' AND units - claimed - carved > frozen))");
+
+/** Releases with what each gives back (its total less the one before it). */
+const PENDING_RELEASES = `SELECT r.allotment_id AS id, a.hold_id, r.total,
+    coalesce((SELECT max(p.total) FROM allotment_releases p WHERE p.allotment_id = r.allotment_id AND p.total < r.total), 0) AS before
+  FROM allotment_releases r JOIN allotments a ON a.id = r.allotment_id`;
 
 /** How long a carved hold lasts (informative: an operator decides it). */
 export const CARVED_HOLD_TTL_SECONDS = 86_400;
@@ -298,6 +401,13 @@ export function allotmentReserve(a: { id: string; tenantId: string; units: bigin
  * reservation, taken from the allotment in the same step (docs/decisions/0028).
  * The request's settlement, the reconciler and operators all send exactly this,
  * so a replay finds the same hold.
+ *
+ * Its release from the allotment is named post:<id>, the name of the request's own
+ * charge from the allotment: a request draws on its allotment once, either by its
+ * post or by its carve, whichever reaches the ledger first (the other is refused as
+ * a conflict). So a charge posted while a record was being fenced (a settlement whose
+ * record write failed, a batch retried after a restart) can never be carved again,
+ * and a carved one can never be posted.
  */
 export function carveReserve(row: { id: string; tenantId: string; reservedUnits: bigint }, allotmentHoldId: string): ledger.ReserveRequest {
   return {
@@ -310,26 +420,46 @@ export function carveReserve(row: { id: string; tenantId: string; reservedUnits:
     reason: `managed request ${row.id}`,
     from_hold_id: allotmentHoldId,
     from_units: row.reservedUnits.toString(),
+    from_operation_id: postOperation(row.id),
   };
 }
 
 /**
  * The hold of a record claimed from an allotment: carved out of the allotment by
- * replaying the carve (which takes it now if it never happened). A refusal means
+ * replaying the carve (which takes it now if it never happened), or the charge the
+ * request itself posted from the allotment, when that came first (then there is no
+ * hold to carve: the request was charged, `posted` units). Any other refusal means
  * the allotment no longer has the claim, which the reconciler's closing never
  * allows (it waits for such records): an error, not a decision.
  */
 export async function carvedHold(
-  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve"> },
+  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve" | "transfers"> },
   row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string },
-): Promise<{ holdId: string; replayed: boolean }> {
+): Promise<Carved> {
   const allotment = await ctx.prisma.allotment.findUnique({ where: { id: row.allotmentId } });
   if (!allotment?.holdId) throw new Error(`record ${row.id}: its allotment ${row.allotmentId} has no hold`);
-  const res = await ctx.ledgerCalls.reserve(carveReserve(row, allotment.holdId));
-  return { holdId: res.hold_id, replayed: res.replayed };
+  try {
+    const res = await ctx.ledgerCalls.reserve(carveReserve(row, allotment.holdId));
+    return { holdId: res.hold_id, replayed: res.replayed };
+  } catch (err) {
+    if (isAppError(err) && err.code === "conflict") {
+      const [post] = await ctx.ledgerCalls.transfers([postOperation(row.id)]);
+      if (post?.kind === "post") return { posted: BigInt(post.units) };
+    }
+    throw err;
+  }
 }
 
-/** Counts an allotment's claims again from its records, after a decision on one of them changed its share. */
-export async function recountAllotment(sql: Statements, allotmentId: string | null): Promise<void> {
-  if (allotmentId) await sql.query("SELECT allotment_recount($1)", [allotmentId]);
+/** A carve's outcome: the record's own hold, or the charge it had posted from its allotment first. */
+export type Carved = { holdId: string; replayed: boolean; posted?: undefined } | { posted: bigint; holdId?: undefined };
+
+/**
+ * Counts an allotment's claims again from its records, after a decision on one of them
+ * changed its share; the count is reported to the ledger with the next batch (the
+ * balance views follow within the linger).
+ */
+export async function recountAllotment(ctx: { sql: Statements; allotments: Pick<Allotments, "touch"> }, allotmentId: string | null): Promise<void> {
+  if (!allotmentId) return;
+  await ctx.sql.query("SELECT allotment_recount($1)", [allotmentId]);
+  ctx.allotments.touch(allotmentId);
 }

@@ -11,6 +11,8 @@ export type CloseOptions = {
   maxAgeSeconds: number;
   /** Allotments worked on per pass. */
   limit?: number;
+  /** An allotment not ready to close is looked at again this long later, doubling with each pass (default 5). */
+  retryBaseSeconds?: number;
 };
 
 export type CloseReport = { closing: number; closed: number; reposted: number; abandoned: number; waiting: number };
@@ -46,25 +48,67 @@ export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptio
   );
   report.closing = closing.length;
 
-  const stale = await ctx.prisma.allotment.findMany({ where: { state: "opening", createdAt: { lt: new Date(Date.now() - 60_000) } }, take: limit });
+  const stale = await ctx.prisma.allotment.findMany({
+    where: { state: "opening", createdAt: { lt: new Date(Date.now() - 60_000) }, nextCheckAt: { lte: new Date() } },
+    orderBy: { nextCheckAt: "asc" },
+    take: limit,
+  });
   for (const a of stale) {
     try {
       const res = await ctx.ledgerCalls.reserve(allotmentReserve(a));
       await ctx.prisma.allotment.updateMany({ where: { id: a.id, state: "opening" }, data: { state: "closing", holdId: res.hold_id, updatedAt: new Date() } });
     } catch (err) {
-      if (!(isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request"))) throw err;
-      await ctx.prisma.allotment.deleteMany({ where: { id: a.id, state: "opening" } });
-      report.abandoned++;
+      if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) {
+        await ctx.prisma.allotment.deleteMany({ where: { id: a.id, state: "opening" } });
+        report.abandoned++;
+      } else {
+        await checkLater(ctx, a.id, options);
+        ctx.logger.warn({ err, allotment_id: a.id }, "finding a stale allotment in the ledger failed; a later pass tries again");
+      }
     }
   }
 
-  const candidates = await ctx.prisma.allotment.findMany({ where: { state: "closing" }, orderBy: { updatedAt: "asc" }, take: limit });
+  // Releases a crash or a failed call left unconfirmed are sent again (each a replay when it landed).
+  await ctx.allotments.resendReleases().catch((err: unknown) => ctx.logger.warn({ err }, "sending allotments' releases again failed; the next pass will"));
+
+  // Due ones only, so that allotments waiting for their records never keep the others from closing.
+  const candidates = await ctx.prisma.allotment.findMany({
+    where: { state: "closing", nextCheckAt: { lte: new Date() } },
+    orderBy: { nextCheckAt: "asc" },
+    take: limit,
+  });
   for (const a of candidates) {
-    const outcome = await runWithContext({ requestId: a.id, actor: "system:reconciler" }, () => closeOne(ctx, a.id, a.holdId!));
+    let outcome: Outcome;
+    try {
+      outcome = await runWithContext({ requestId: a.id, actor: "system:reconciler" }, () => closeOne(ctx, a.id, a.holdId!));
+    } catch (err) {
+      await checkLater(ctx, a.id, options);
+      // The ledger unreachable: every other allotment would fail alike; the next pass goes on.
+      if (isAppError(err) && err.code === "unavailable") throw err;
+      ctx.logger.warn({ err, allotment_id: a.id }, "closing an allotment failed; a later pass tries again");
+      continue;
+    }
     report[outcome]++;
+    // Waiting for its records: later and later. Posts just replayed: at the back of the due ones.
+    if (outcome === "waiting") await checkLater(ctx, a.id, options);
+    else if (outcome === "reposted") await ctx.sql.query("UPDATE allotments SET next_check_at = now() WHERE id = $1", [a.id]);
   }
+  // Claims no replica reported (one that died within its linger) reach the balance views.
+  await ctx.allotments.reportLive().catch((err: unknown) => ctx.logger.warn({ err }, "reporting live allotments failed; the next pass will"));
   if (report.closing + report.closed + report.reposted + report.abandoned > 0) ctx.logger.info({ allotments: report }, "allotments closed");
   return report;
+}
+
+/**
+ * An allotment that was not ready (records in flight, posts replayed, a failed step)
+ * is looked at again later, each time twice as late (5 s, 10 s, ... at most 10 min),
+ * behind the ones that are due.
+ */
+async function checkLater(ctx: ManagedAiContext, id: string, options: CloseOptions): Promise<void> {
+  await ctx.sql.query(
+    "UPDATE allotments SET checks = checks + 1, next_check_at = now() + make_interval(secs => least(600, $2 * power(2, least(checks, 7)))) WHERE id = $1",
+    [id, options.retryBaseSeconds ?? 5],
+  );
 }
 
 type Outcome = "closed" | "reposted" | "waiting";
@@ -96,13 +140,17 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
       const batch = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({ requestId: c.id, holdId, units: c.final_units }));
       const refusals = await ctx.ledgerCalls.postCharges(batch);
+      const refused: string[] = [];
       refusals.forEach((refusal, j) => {
-        if (refusal)
+        if (refusal) {
+          refused.push(charges[i + j]!.id);
           ctx.logger.error(
             { allotment_id: id, request_id: charges[i + j]!.id, code: refusal.code, message: refusal.message },
-            "an allotment charge was refused",
+            "an allotment charge was refused; its record goes to review with its usage",
           );
+        }
       });
+      await ctx.allotments.chargesRefused(refused);
     }
     ctx.logger.warn({ allotment_id: id, posted: posted.toString(), owed: owed.toString() }, "an allotment's posts were short of its charges; replayed");
     return "reposted";

@@ -239,6 +239,36 @@ describe("spend budgets", () => {
     expect(await t.ctx.prisma.idempotencyKey.count()).toBe(0);
   });
 
+  it("never lets byok calls pass their budget, even when each reports more than its estimate and they run at once", async () => {
+    // 11 calls of 9 units each fit a budget of 100 at once (99 reserved: a 12th is refused, 409);
+    // each then reports 10 input + 4 output = 18 units, twice its estimate.
+    const { plan } = await byokInstance({ units: 100n, period: "day" });
+    const budget = keyBudget("key_byok_conc", 100n);
+    const opened = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) =>
+        openMeter(t.ctx, plan(9n), { requestId: `req_byok_conc_${i}`, apiKeyId: "key_byok_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+      ),
+    );
+    const meters = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+    const refused = opened.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
+    expect(meters).toHaveLength(11);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ code: "conflict" });
+    const charges = await Promise.all(meters.map((m) => m.completed(usage(10n, 4n))));
+    // The records keep the exact estimate at the customer's prices (the cost headers say the same) ...
+    expect(charges.every((c) => c === 18n)).toBe(true);
+    // ... while the budgets count at most what each call reserved: never past their limits.
+    const views = await viewBudgets({
+      ctx: t.ctx,
+      input: { budgets: [budget, { scope: "instance", id: plan(0n).upstream.id, limitUnits: 100n, period: "day" }] },
+    });
+    for (const v of views) {
+      expect(v.reserved_units).toBe(0n);
+      expect(v.spent_units).toBeLessThanOrEqual(100n);
+    }
+    expect(views[0]!.spent_units).toBe(99n);
+  });
+
   it("settles another service's claims (push) only at the charge it is given, once, and never from the sweep", async () => {
     const budget = keyBudget("key_push", 10n);
     await reserveBudgets({ ctx: t.ctx, input: { requestId: "push_1", tenantId: "ten_p", budgets: [budget], units: 6n, source: "push" } });

@@ -8,7 +8,10 @@ import { budgetCrossed } from "./events.js";
  * Settles the budget claims of requests whose usage record has its end state,
  * exactly once (each claim changes only while `settled_at` is null): the
  * reservation leaves the counter and the record's charge is added to spent
- * (`completed`: `final_units`; `failed`: 0). A claim without a record (the
+ * (`completed`: `final_units`, at most the claim's reservation; `failed`: 0). A
+ * managed charge never exceeds its reservation; a byok record's exact estimate may
+ * (its provider was asked for more than the cap, or counts differently), and counting
+ * that excess would pass a limit every concurrent claim was admitted under (issue 40). A claim without a record (the
  * request was refused after its budgets were reserved, or died before its
  * record was written) is released when `orphans` says so or once it is older
  * than `orphanAfterSeconds`. Records still `reserved` or in `review` keep
@@ -25,7 +28,7 @@ export async function settleBudgets({
   if (input.requestIds.length === 0) return 0;
   const rows = await ctx.sql.query<Settled>(
     `WITH due AS (
-       SELECT c.request_id, c.scope, CASE WHEN r.status = 'completed' THEN COALESCE(r.final_units, 0) ELSE 0 END AS final_units
+       SELECT c.request_id, c.scope, CASE WHEN r.status = 'completed' THEN least(COALESCE(r.final_units, 0), c.units) ELSE 0 END AS final_units
        FROM budget_claims c LEFT JOIN usage_records r ON r.id = c.request_id
        WHERE c.request_id = ANY($1::text[]) AND c.settled_at IS NULL AND c.source = 'ai'
          AND (r.status IN ('completed', 'failed')

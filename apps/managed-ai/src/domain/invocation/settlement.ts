@@ -1,11 +1,12 @@
 import { AppError, isAppError } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import { captureOperation, reserveOperation, voidOperation } from "@gateway/ledger-client";
+import { captureOperation, reserveOperation, reserveReclaiming, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
-import { carvedHold, carveReserve } from "../allotments/allotments.js";
+import { carvedHold, carveReserve, type Carved } from "../allotments/allotments.js";
+import { moveRecord } from "../usage/move.js";
 import { usageRecordEventId } from "../../storage/usage-records.js";
 
 /**
@@ -86,11 +87,8 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
       reason: `managed request ${input.requestId}`,
     });
   try {
-    const res = await reserve().catch(async (err: unknown) => {
-      // Refused: unused claims sitting in closing allotments go back first, then the ledger decides again.
-      if (isAppError(err) && err.code === "insufficient_balance" && (await ctx.allotments.reclaim(plan.tenantId))) return reserve();
-      throw err;
-    });
+    // Refused: what the tenant's allotments hold unclaimed goes back first (a 402 is decided on everything).
+    const res = await reserveReclaiming(reserve, () => ctx.allotments.reclaim(plan.tenantId));
     ctx.allotments.refill(plan.tenantId, BigInt(res.balance?.available_units ?? "0"), plan.reservedUnits);
     return { ...opened, holdId: res.hold_id };
   } catch (err) {
@@ -180,15 +178,24 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, outcome: Outco
  */
 export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, plan: Plan, usage: Usage): Promise<bigint> {
   const cost = costUnits(usage.promptTokens, usage.completionTokens, plan.price, BigInt(plan.discountBps));
-  // byok: the estimate bounds nothing (the customer's provider charges what it charges), so the cost is never capped.
+  // byok: the estimate bounds nothing (the customer's provider charges what it charges), so the
+  // cost is never capped here; its spend budgets count at most the reservation (budgets/settle.ts).
   const over = plan.mode === "managed" && cost > plan.reservedUnits;
   const finalUnits = over ? plan.reservedUnits : cost;
   const errorCode = over ? "usage_over_reservation" : null;
-  const marked = markSettled(ctx, opened, { status: "completed", errorCode, finalUnits, usage });
+  const settlement: Outcome = { status: "completed", errorCode, finalUnits, usage };
+  const marked = markSettled(ctx, opened, settlement);
   if (opened.allotment) {
     // The record's statement gave back the unused part of the claim; the charge is posted
     // with the next batch (a crash before that: the allotment's closing posts it).
-    if (!(await marked)) {
+    let written: boolean;
+    try {
+      written = await marked;
+    } catch (err) {
+      await chargeUnwritten(ctx, opened, opened.allotment, settlement, err);
+      return finalUnits;
+    }
+    if (!written) {
       await chargeCarved(ctx, opened, finalUnits);
       return finalUnits;
     }
@@ -219,15 +226,17 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
 }
 
 /**
- * A call that outlived the reconciler's patience: its record, still `reserved`
- * long after it began, was taken for an orphan of a dead process, carved out of
- * the allotment into a hold of its own and put in review. The charge is now
- * known: it is captured from that hold (capture:<id>, what any replay sends),
- * and the reconciler's next pass completes the record from the ledger (a call
- * whose provider failed voids it instead). Never posted from the allotment,
- * which no longer holds the claim.
+ * A call whose record was fenced while it ran: the reconciler took it for an orphan
+ * of a dead process (still `reserved` long after it began), or an operator took it
+ * over past its hold's expiry (docs/decisions/0028, addendum of issue 40). Its claim
+ * is (or is now) carved out of the allotment into a hold of its own. The charge is
+ * now known: it is captured from that hold (capture:<id>, what any replay sends) and
+ * the record completes (a call whose provider failed voids it and fails). Never
+ * posted from the allotment, which no longer holds the claim. An operator's decision
+ * that reached the ledger first stands: this capture is then refused, and the record
+ * is the operator's to write.
  */
-async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: bigint): Promise<void> {
+async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: bigint, errorCode: string | null = null): Promise<void> {
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id: opened.id } });
   if (row?.status !== "review" || !row.allotmentId) {
     ctx.logger.warn({ request_id: opened.id, status: row?.status }, "the record was settled elsewhere meanwhile; its charge is not posted");
@@ -235,20 +244,106 @@ async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: b
   }
   try {
     // Fenced but not carved yet: the carve is the reconciler's own (a replay of the same reservation).
-    const holdId = row.holdId ?? (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
+    const carved: Carved = row.holdId ? { holdId: row.holdId, replayed: true } : await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    if (carved.posted !== undefined) {
+      ctx.logger.warn({ request_id: opened.id }, "the request's charge was posted from its allotment already; the reconciler completes its record");
+      return;
+    }
+    const holdId = carved.holdId;
     // Nothing owed (the provider failed): void:<id>, as the request's own void would be.
-    if (finalUnits === 0n)
-      await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: holdId, reason: `managed request ${opened.id}: provider failed` });
-    else
+    if (finalUnits === 0n) {
+      const res = await ctx.ledgerCalls.void({
+        operation_id: voidOperation(opened.id),
+        hold_id: holdId,
+        reason: `managed request ${opened.id}: provider failed`,
+      });
+      await moveRecord(ctx, row, holdId, {
+        status: "failed",
+        errorCode: errorCode ?? row.errorCode,
+        finalUnits: 0n,
+        refundedUnits: BigInt(res.hold?.released_units ?? "0"),
+      });
+    } else {
       await ctx.ledgerCalls.capture({
         operation_id: captureOperation(opened.id),
         hold_id: holdId,
         units: finalUnits.toString(),
         reason: `managed request ${opened.id}`,
       });
+      await moveRecord(ctx, row, holdId, { status: "completed", errorCode: null, finalUnits, refundedUnits: null });
+    }
   } catch (err) {
-    ctx.logger.error({ err, request_id: opened.id }, "capturing the charge of a record the reconciler took for an orphan failed; it waits for an operator");
+    ctx.logger.error(
+      { err, request_id: opened.id },
+      "settling a fenced record's hold failed or was decided otherwise; it waits for the reconciler or an operator",
+    );
   }
+}
+
+/**
+ * The settlement statement failed for a request on an allotment (the database away,
+ * a statement that kept failing): what the provider reported must not be lost
+ * (docs/decisions/0028, addendum of issue 40). The charge goes to the ledger at once,
+ * as the request's post (post:<id>, its one draw on the allotment, so a fence and
+ * carve of the record can no longer take it too), and the record's write is retried
+ * in the background. Should this process die first, the reconciler finds the post
+ * when it looks at the record (`transfers(post:<id>)` before its fence, and a carve
+ * refused by it) and completes the record from it. A post the ledger cannot take now
+ * is retried with the write.
+ */
+async function chargeUnwritten(
+  ctx: ManagedAiContext,
+  opened: Opened,
+  allotment: { id: string; holdId: string },
+  settlement: Outcome,
+  cause: unknown,
+): Promise<void> {
+  ctx.logger.error({ err: cause, request_id: opened.id }, "writing a settlement failed; its charge is posted now and the write retried");
+  const finalUnits = settlement.finalUnits ?? 0n;
+  let posted = finalUnits === 0n;
+  const post = async () => {
+    if (posted) return;
+    const [refusal] = await ctx.ledgerCalls.postCharges([{ requestId: opened.id, holdId: allotment.holdId, units: finalUnits }]);
+    posted = true;
+    // Refused: the record was fenced and carved meanwhile; the fenced record's settlement applies.
+    if (refusal) await chargeCarved(ctx, opened, finalUnits);
+  };
+  await post().catch((err: unknown) => ctx.logger.warn({ err, request_id: opened.id }, "posting the charge of an unwritten settlement failed; retried"));
+  retryInBackground(ctx, opened.id, async () => {
+    await post();
+    // Written, or fenced meanwhile (then the post stands, and the reconciler completes the record from it).
+    await markSettled(ctx, opened, settlement);
+    ctx.allotments.touch(allotment.id);
+  });
+}
+
+/**
+ * Writes the record's end state, then `then(written)`; when the statement fails, both
+ * are retried in the background (a request on an allotment that is not written keeps
+ * its claim, until the reconciler would fence it).
+ */
+async function writeOrRetry(ctx: ManagedAiContext, opened: Opened, outcome: Outcome, then: (written: boolean) => Promise<void>): Promise<void> {
+  let written: boolean;
+  try {
+    written = await markSettled(ctx, opened, outcome);
+  } catch (err) {
+    ctx.logger.error({ err, request_id: opened.id }, "writing a settlement failed; retried");
+    retryInBackground(ctx, opened.id, async () => then(await markSettled(ctx, opened, outcome)));
+    return;
+  }
+  await then(written);
+}
+
+/** Runs `attempt` until it succeeds, waiting 0.2 s, then twice as long each time, at most 30 s (for the life of the process). */
+function retryInBackground(ctx: ManagedAiContext, requestId: string, attempt: () => Promise<void>): void {
+  let delay = 200;
+  const run = () =>
+    void attempt().catch((err: unknown) => {
+      ctx.logger.warn({ err, request_id: requestId, retry_ms: delay }, "retrying a settlement's write");
+      setTimeout(run, delay).unref?.();
+      delay = Math.min(delay * 2, 30_000);
+    });
+  setTimeout(run, delay).unref?.();
 }
 
 /**
@@ -285,8 +380,12 @@ async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan):
 /** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */
 export async function settleFailed(ctx: ManagedAiContext, opened: Opened, errorCode: string): Promise<void> {
   if (opened.allotment) {
-    if (!(await markSettled(ctx, opened, { status: "failed", errorCode, finalUnits: 0n }))) await chargeCarved(ctx, opened, 0n);
-    ctx.allotments.touch(opened.allotment.id);
+    const allotmentId = opened.allotment.id;
+    // Not written: fenced meanwhile (its carved hold is voided), or the statement failed (retried).
+    await writeOrRetry(ctx, opened, { status: "failed", errorCode, finalUnits: 0n }, async (written) => {
+      if (!written) await chargeCarved(ctx, opened, 0n, errorCode);
+      ctx.allotments.touch(allotmentId);
+    });
     return;
   }
   if (opened.holdId) {
@@ -317,8 +416,8 @@ export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: 
     } catch (err) {
       ctx.logger.warn({ err, request_id: opened.id }, "carving the reservation out of its allotment failed; the reconciler will");
     }
-    await markSettled(ctx, { ...opened, holdId }, { status: "review", errorCode });
-    ctx.allotments.touch(opened.allotment.id);
+    const allotmentId = opened.allotment.id;
+    await writeOrRetry(ctx, { ...opened, holdId }, { status: "review", errorCode }, async () => ctx.allotments.touch(allotmentId));
     return;
   }
   await markSettled(ctx, opened, { status: "review", errorCode });

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { isAppError, parseInput } from "@gateway/errors";
-import { outboxInsertFrom, outboxRow } from "@gateway/events";
 import { captureOperation, findHold, postOperation, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
-import { carvedHold, recountAllotment } from "../allotments/allotments.js";
+import { carvedHold } from "../allotments/allotments.js";
+import { moveRecord } from "../usage/move.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -27,6 +27,12 @@ export const ReconcileInput = z.object({
   settledAfterSeconds: z.number().int().min(1).default(60),
   /** Records checked per ledger read. */
   checkBatch: z.number().int().min(1).max(MAX_HOLDS_PER_READ).default(MAX_HOLDS_PER_READ),
+  /**
+   * A record the pass leaves as it is (it waits for an operator, or its step failed) is
+   * looked at again after half its age, at least this long and at most `recheckMaxSeconds`.
+   */
+  recheckMinSeconds: z.number().int().min(0).default(30),
+  recheckMaxSeconds: z.number().int().min(1).default(3_600),
 });
 
 export type ReconcileReport = {
@@ -45,8 +51,9 @@ export type ReconcileReport = {
 /**
  * The reconciler's pass (docs/decisions/0150): every record whose outcome was
  * unknown when it was written, and that the ledger can now tell, becomes final
- * and agrees with the ledger. Candidates: `review` records, and `reserved`
- * records older than any request lasts (their process died). For each, the hold
+ * and agrees with the ledger. Candidates (`candidates`): `reserved` records older
+ * than any request lasts (their process died), then the `review` records that are
+ * due; one left as it is comes back later and later. For each, the hold
  * is found (its id, or by replaying reserve:<id>, which the ledger recognises
  * before anything else), its state read, and then:
  *   captured → completed with the captured units; voided or never taken → failed;
@@ -63,16 +70,7 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
   const q = parseInput(ReconcileInput, input);
   const report: ReconcileReport = { examined: 0, completed: 0, failed: 0, toOperator: 0, unchanged: 0, errors: 0, checked: 0, recaptured: 0 };
   {
-    const staleBefore = new Date(Date.now() - q.reservedAfterSeconds * 1000);
-    const rows = await ctx.prisma.usageRecord.findMany({
-      where: {
-        reservedUnits: { gt: 0n },
-        mode: "managed", // byok records have no hold (docs/decisions/0025)
-        OR: [{ status: "review" }, { status: "reserved", createdAt: { lt: staleBefore } }],
-      },
-      orderBy: { updatedAt: "asc" },
-      take: q.limit,
-    });
+    const rows = await candidates(ctx, q);
     // Records are independent and every ledger call is a replay: several at once,
     // their movements pipelined into the ledger's batches. The ledger down (or
     // the database) ends the pass early; the next one starts over.
@@ -84,11 +82,15 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
         report.examined++;
         try {
           // In the record's request context: the ledger's movements and logs carry its id.
-          report[await runWithContext({ requestId: row.id, actor: "system:reconciler" }, () => reconcileRecord(ctx, row))]++;
+          const outcome = await runWithContext({ requestId: row.id, actor: "system:reconciler" }, () => reconcileRecord(ctx, row));
+          report[outcome]++;
+          if (outcome === "unchanged") await recheckLater(ctx, row, q);
         } catch (err) {
           report.errors++;
           if (isAppError(err) && err.code === "unavailable") down = true;
-          ctx.logger.warn({ err, request_id: row.id }, "reconciling a usage record failed; the next pass tries again");
+          // The ledger down ends the pass (every record waits for it alike); anything else is this record's own.
+          else await recheckLater(ctx, row, q).catch(() => undefined);
+          ctx.logger.warn({ err, request_id: row.id }, "reconciling a usage record failed; a later pass tries again");
         }
       }
     };
@@ -103,6 +105,48 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
   if (report.completed + report.failed + report.toOperator + report.errors + report.recaptured > 0)
     ctx.logger.info({ reconcile: report }, "usage records reconciled");
   return report;
+}
+
+/**
+ * A pass's records, so that none stands still at the head of the queue
+ * (docs/decisions/0028, addendum of issue 40): first the `reserved` records older
+ * than any request lasts (orphans: every one leaves `reserved` when it is worked
+ * on), oldest first; then the `review` records that are due, those never looked at
+ * first. A record the pass leaves as it is gets a later `recheck_at`, so records
+ * that wait for an operator come back later and later instead of filling every
+ * pass. Byok records have no hold (docs/decisions/0025).
+ */
+async function candidates(ctx: ManagedAiContext, q: z.output<typeof ReconcileInput>): Promise<UsageRecord[]> {
+  const now = new Date();
+  const due = { OR: [{ recheckAt: null }, { recheckAt: { lte: now } }] };
+  const orphans = await ctx.prisma.usageRecord.findMany({
+    where: {
+      status: "reserved",
+      createdAt: { lt: new Date(now.getTime() - q.reservedAfterSeconds * 1000) },
+      reservedUnits: { gt: 0n },
+      mode: "managed",
+      ...due,
+    },
+    orderBy: { createdAt: "asc" },
+    take: q.limit,
+  });
+  if (orphans.length >= q.limit) return orphans;
+  const review = await ctx.prisma.usageRecord.findMany({
+    where: { status: "review", reservedUnits: { gt: 0n }, mode: "managed", ...due },
+    orderBy: [{ recheckAt: { sort: "asc", nulls: "first" } }, { updatedAt: "asc" }, { id: "asc" }],
+    take: q.limit - orphans.length,
+  });
+  return [...orphans, ...review];
+}
+
+/** A record left as it is comes back after half its age (within the pass's bounds). */
+async function recheckLater(ctx: ManagedAiContext, row: UsageRecord, q: z.output<typeof ReconcileInput>): Promise<void> {
+  const ageSeconds = Math.max(0, (Date.now() - row.createdAt.getTime()) / 1000);
+  const seconds = Math.round(Math.min(q.recheckMaxSeconds, Math.max(q.recheckMinSeconds, ageSeconds / 2)));
+  await ctx.sql.query("UPDATE usage_records SET recheck_at = now() + make_interval(secs => $2) WHERE id = $1 AND status IN ('reserved', 'review')", [
+    row.id,
+    seconds,
+  ]);
 }
 
 /**
@@ -186,15 +230,20 @@ async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: st
   } else {
     ctx.logger.error({ request_id: row.id, hold_status: holdStatus }, "a completed record disagrees with its hold; the record goes to review");
   }
-  if (await finish(ctx, row, row.holdId, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null })) report.toOperator++;
+  if (await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null })) report.toOperator++;
 }
 
 /** The record's hold and its state, finding the hold by replaying the reservation when its id was never written. */
 async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string | null; state: HoldState }> {
   let holdId = row.holdId;
   let existed = true;
-  // Claimed from an allotment: the claim existed; its hold is carved out of the allotment now.
-  if (!holdId && row.allotmentId) holdId = (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId;
+  // Claimed from an allotment: the claim existed; its hold is carved out of the allotment now,
+  // unless the request posted its charge from the allotment first (then that is the outcome).
+  if (!holdId && row.allotmentId) {
+    const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    if (carved.posted !== undefined) return { holdId: null, state: { status: "captured", capturedUnits: carved.posted, releasedUnits: 0n } };
+    holdId = carved.holdId;
+  }
   if (!holdId) {
     const found = await findHold(ctx.ledgerCalls, {
       operation_id: reserveOperation(row.id),
@@ -238,13 +287,14 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     // Its charge may have reached the ledger while the record's own write was lost (a
     // database that lost acknowledged commits in a crash): the ledger's post decides,
     // as a captured hold does for a hold of its own.
+    // (post:<id> names the release of the record's carve too: only a post is a charge.)
     const [posted] = await ctx.ledgerCalls.transfers([postOperation(row.id)]);
-    if (posted) {
-      return (await finish(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null }))
+    if (posted?.kind === "post") {
+      return (await moveRecord(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null }))
         ? "completed"
         : "unchanged";
     }
-    return (await finish(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
+    return (await moveRecord(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
   const { holdId, state } = await holdOf(ctx, row);
   let decision: Decision = decide(row, state);
@@ -263,19 +313,23 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
   if (decision.kind === "operator") {
     // A hold just carved out of an allotment is written on the record (it stays in review).
     if (row.allotmentId && row.status === "review" && !row.holdId && holdId)
-      await finish(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
+      await moveRecord(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
     if (row.status !== "reserved") return "unchanged";
-    return (await finish(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
+    return (await moveRecord(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null }))
+      ? "toOperator"
+      : "unchanged";
   }
   if (decision.kind === "completed") {
     const errorCode = charge?.capped ? "usage_over_reservation" : null;
-    return (await finish(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null }))
+    return (await moveRecord(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null }))
       ? "completed"
       : "unchanged";
   }
   if (decision.kind === "failed") {
     const errorCode = row.errorCode ?? INTERRUPTED;
-    return (await finish(ctx, row, holdId, { status: "failed", errorCode, finalUnits: 0n, refundedUnits: decision.refundedUnits })) ? "failed" : "unchanged";
+    return (await moveRecord(ctx, row, holdId, { status: "failed", errorCode, finalUnits: 0n, refundedUnits: decision.refundedUnits }))
+      ? "failed"
+      : "unchanged";
   }
   return "unchanged";
 }
@@ -296,53 +350,4 @@ async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: s
   if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
   if (hold.status === "voided") return { kind: "failed", refundedUnits: BigInt(hold.released_units) };
   throw voided.error;
-}
-
-type Final = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
-
-/**
- * Moves the record on if it is still as it was read, with a
- * `managed_ai.request_reconciled` event, in one statement (plain SQL like the
- * invocation's own settlements: a Prisma transaction here would empty the
- * catalog cache of every replica for each record).
- */
-async function finish(ctx: ManagedAiContext, row: UsageRecord, holdId: string | null, next: Final): Promise<boolean> {
-  const event = outboxRow("managed_ai.request_reconciled", {
-    request_id: row.id,
-    tenant_id: row.tenantId,
-    key_id: row.apiKeyId,
-    from_status: row.status,
-    from_error_code: row.errorCode,
-    status: next.status,
-    error_code: next.errorCode,
-    reserved_units: row.reservedUnits.toString(),
-    final_units: next.finalUnits?.toString() ?? null,
-    refunded_units: next.refundedUnits?.toString() ?? null,
-  });
-  const changed = await ctx.sql.query<{ id: string }>(
-    `WITH upd AS (
-       UPDATE usage_records SET status = $5, error_code = $6, hold_id = $7,
-         final_units = COALESCE($8::bigint, final_units), refunded_units = COALESCE($9::bigint, refunded_units),
-         settled_at = CASE WHEN $5 <> 'review' THEN now() ELSE settled_at END, updated_at = now()
-       WHERE id = $1 AND status = $2 AND error_code IS NOT DISTINCT FROM $3 AND updated_at = $4
-       RETURNING id),
-     ev AS (${outboxInsertFrom(10, "upd")})
-     SELECT id FROM upd`,
-    [
-      row.id,
-      row.status,
-      row.errorCode,
-      row.updatedAt,
-      next.status,
-      next.errorCode,
-      holdId,
-      next.finalUnits?.toString() ?? null,
-      next.refundedUnits?.toString() ?? null,
-      ...event.values,
-    ],
-  );
-  if (changed.length === 0) return false;
-  ctx.sql.eventsWritten();
-  await recountAllotment(ctx.sql, row.allotmentId);
-  return true;
 }

@@ -3,7 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import { captureHold, captureOperation, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
-import { findHold, recordDecision, releasable } from "./release.js";
+import { decidable, findHold, recordDecision } from "./release.js";
 
 export const CaptureUsageInput = z.object({ actor: Actor, id: ResourceId, units: NonNegativeUnits, reason: z.string().trim().min(1).max(240) });
 
@@ -30,12 +30,12 @@ export async function captureUsage({
   input: z.input<typeof CaptureUsageInput>;
 }): Promise<{ id: string; status: "completed"; finalUnits: bigint; refunded: bigint }> {
   const q = parseInput(CaptureUsageInput, input);
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
-  if (!row) throw new AppError("not_found", "No such request.");
-  releasable(row, "captured");
-  if (q.units > row.reservedUnits) {
-    throw new AppError("validation_failed", `units (${q.units}) must not exceed the reservation (${row.reservedUnits} units).`, { extra: { param: "units" } });
-  }
+  // Checked before the record is fenced: a refused capture changes nothing.
+  const row = await decidable(ctx, q.id, "captured", (r) => {
+    if (q.units > r.reservedUnits) {
+      throw new AppError("validation_failed", `units (${q.units}) must not exceed the reservation (${r.reservedUnits} units).`, { extra: { param: "units" } });
+    }
+  });
 
   let refunded = 0n;
   const hold = await findHold(ctx, row);

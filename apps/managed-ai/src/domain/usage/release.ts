@@ -4,6 +4,7 @@ import { findHold as replayReserve, reserveOperation, voidHold, voidOperation } 
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { carvedHold } from "../allotments/allotments.js";
+import { fenceForOperator, moveRecord } from "./move.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason: z.string().trim().min(1).max(240) });
@@ -19,7 +20,13 @@ export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise
   if (row.holdId) return { holdId: row.holdId, existed: true };
   if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
   // Claimed from an allotment: its hold is carved out of it (docs/decisions/0028); the claim existed.
-  if (row.allotmentId) return { holdId: (await carvedHold(ctx, { ...row, allotmentId: row.allotmentId })).holdId, existed: true };
+  if (row.allotmentId) {
+    const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    if (carved.posted === undefined) return { holdId: carved.holdId, existed: true };
+    // The request posted its charge from the allotment first: it was charged; the record says so.
+    await moveRecord(ctx, row, null, { status: "completed", errorCode: null, finalUnits: carved.posted, refundedUnits: null });
+    throw new AppError("conflict", `The request was already settled (completed, ${carved.posted} units) in the ledger; nothing to decide.`);
+  }
   const hold = await replayReserve(ctx.ledgerCalls, {
     operation_id: reserveOperation(row.id),
     tenant_id: row.tenantId,
@@ -28,6 +35,25 @@ export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise
     reason: `managed request ${row.id}`,
   });
   return hold && { holdId: hold.holdId, existed: hold.replayed };
+}
+
+/**
+ * The record an operator may decide (release or capture): a `review` record, or a
+ * `reserved` one past its hold's expiry, which is fenced first (moved to review, so
+ * that its request, if it is in fact still running, can no longer settle it as its
+ * own: docs/decisions/0028, addendum of issue 40). Anything else is a conflict
+ * (404 for no record).
+ */
+export async function decidable(ctx: ManagedAiContext, id: string, verb: "released" | "captured", check?: (row: UsageRecord) => void): Promise<UsageRecord> {
+  const row = await ctx.prisma.usageRecord.findUnique({ where: { id } });
+  if (!row) throw new AppError("not_found", "No such request.");
+  releasable(row, verb);
+  check?.(row);
+  const fenced = await fenceForOperator(ctx, row);
+  if (!fenced) throw new AppError("not_found", "No such request.");
+  // The request settled it first: a completed or failed record is not the operator's.
+  releasable(fenced, verb);
+  return fenced;
 }
 
 /**
@@ -56,6 +82,7 @@ export async function recordDecision(
   row: UsageRecord,
   d: { verb: "released" | "captured"; holdId: string | null; finalUnits: bigint; refunded: bigint; actor: string; reason: string },
 ): Promise<void> {
+  let touched: string | null = null;
   await ctx.transact(async (tx, emit) => {
     const changed = await tx.usageRecord.updateMany({
       where: { id: row.id, status: row.status },
@@ -72,11 +99,14 @@ export async function recordDecision(
     });
     if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
     if (row.allotmentId) await tx.$queryRawUnsafe("SELECT 1 AS counted FROM allotment_recount($1)", row.allotmentId);
+    if (row.allotmentId) touched = row.allotmentId;
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
     if (d.verb === "captured")
       await emit("managed_ai.request_captured", { ...audit, final_units: d.finalUnits.toString(), refunded_units: d.refunded.toString() });
     else await emit("managed_ai.request_released", { ...audit, refunded_units: d.refunded.toString() });
   });
+  // The recount reaches the balance views with the next report.
+  if (touched) ctx.allotments.touch(touched);
 }
 
 /**
@@ -92,9 +122,7 @@ export async function releaseUsage({
   input: z.input<typeof ReleaseUsageInput>;
 }): Promise<{ id: string; status: "failed"; refunded: bigint }> {
   const q = parseInput(ReleaseUsageInput, input);
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
-  if (!row) throw new AppError("not_found", "No such request.");
-  releasable(row, "released");
+  const row = await decidable(ctx, q.id, "released");
 
   let refunded = 0n;
   const hold = await findHold(ctx, row);

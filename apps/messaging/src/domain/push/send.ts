@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import { reserveOperation } from "@gateway/ledger-client";
+import { reserveOperation, reserveReclaiming } from "@gateway/ledger-client";
 import type { AppContext } from "../../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
@@ -85,13 +85,18 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
   if (reservedUnits > 0n) {
     let holdId: string;
     try {
-      const res = await ctx.ledger.reserve({
-        operation_id: reserveOperation(id),
-        tenant_id: q.tenant_id,
-        units: reservedUnits.toString(),
-        expires_at: holdExpiresAt.toISOString(),
-        reason: `push message ${id}`,
-      });
+      // Refused: the tenant's allotments give back what no call claimed first (docs/decisions/0028).
+      const res = await reserveReclaiming(
+        () =>
+          ctx.ledger.reserve({
+            operation_id: reserveOperation(id),
+            tenant_id: q.tenant_id,
+            units: reservedUnits.toString(),
+            expires_at: holdExpiresAt.toISOString(),
+            reason: `push message ${id}`,
+          }),
+        () => ctx.reclaimAllotments(q.tenant_id),
+      );
       holdId = res.hold_id;
     } catch (err) {
       if (isAppError(err) && err.code === "insufficient_balance") {

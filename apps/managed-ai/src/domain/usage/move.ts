@@ -1,0 +1,122 @@
+import { outboxInsertFrom, outboxRow } from "@gateway/events";
+import type { ManagedAiContext } from "../../db.js";
+import type { UsageRecord } from "../../generated/prisma/client.js";
+import { captureOperation } from "@gateway/ledger-client";
+import { carvedHold, recountAllotment } from "../allotments/allotments.js";
+
+/** A record's next state, as the reconciler, an operator's fence or a late settlement sets it. */
+export type Move = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
+
+/**
+ * Moves a record on if it is still as it was read (status, error code and
+ * `updated_at`), with a `managed_ai.request_reconciled` event, in one statement
+ * (plain SQL like the invocation's own settlements: a Prisma transaction here
+ * would empty the catalog cache of every replica for each record). Its
+ * allotment's claims are counted again and reported. False: the record changed
+ * meanwhile (another writer won), nothing was written.
+ */
+export async function moveRecord(
+  ctx: Pick<ManagedAiContext, "sql" | "allotments">,
+  row: Pick<UsageRecord, "id" | "tenantId" | "apiKeyId" | "status" | "errorCode" | "updatedAt" | "reservedUnits" | "allotmentId">,
+  holdId: string | null,
+  next: Move,
+): Promise<boolean> {
+  const event = outboxRow("managed_ai.request_reconciled", {
+    request_id: row.id,
+    tenant_id: row.tenantId,
+    key_id: row.apiKeyId,
+    from_status: row.status,
+    from_error_code: row.errorCode,
+    status: next.status,
+    error_code: next.errorCode,
+    reserved_units: row.reservedUnits.toString(),
+    final_units: next.finalUnits?.toString() ?? null,
+    refunded_units: next.refundedUnits?.toString() ?? null,
+  });
+  const changed = await ctx.sql.query<{ id: string }>(
+    `WITH upd AS (
+       UPDATE usage_records SET status = $5, error_code = $6, hold_id = $7,
+         final_units = CASE WHEN $5 = 'review' THEN NULL ELSE COALESCE($8::bigint, final_units) END,
+         refunded_units = COALESCE($9::bigint, refunded_units),
+         settled_at = CASE WHEN $5 <> 'review' THEN now() ELSE settled_at END, updated_at = now(), recheck_at = NULL
+       WHERE id = $1 AND status = $2 AND error_code IS NOT DISTINCT FROM $3 AND updated_at = $4
+       RETURNING id),
+     ev AS (${outboxInsertFrom(10, "upd")})
+     SELECT id FROM upd`,
+    [
+      row.id,
+      row.status,
+      row.errorCode,
+      row.updatedAt,
+      next.status,
+      next.errorCode,
+      holdId,
+      next.finalUnits?.toString() ?? null,
+      next.refundedUnits?.toString() ?? null,
+      ...event.values,
+    ],
+  );
+  if (changed.length === 0) return false;
+  ctx.sql.eventsWritten();
+  await recountAllotment(ctx, row.allotmentId);
+  return true;
+}
+
+/** The code of a record an operator took over from its running request (it stays in review until decided). */
+export const HOLD_EXPIRED = "hold_expired";
+
+/**
+ * Before an operator decides a `reserved` record (its hold past expiry, its request
+ * possibly still running), the record is fenced: moved to review, so the request's
+ * own settlement can no longer write it (it only writes `reserved` records) nor post
+ * its charge from the allotment; a late settlement then settles the hold the
+ * operator decides on, as the reconciler's fence has it (docs/decisions/0028,
+ * addendum of issue 40). Answers the record as it now stands.
+ */
+export async function fenceForOperator(ctx: Pick<ManagedAiContext, "sql" | "allotments" | "prisma">, row: UsageRecord): Promise<UsageRecord | null> {
+  if (row.status !== "reserved") return row;
+  await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: row.errorCode ?? HOLD_EXPIRED, finalUnits: null, refundedUnits: null });
+  return ctx.prisma.usageRecord.findUnique({ where: { id: row.id } });
+}
+
+/**
+ * Charges from an allotment that the ledger refused (docs/decisions/0028, addendum of
+ * issue 40). The usual cause: the record's claim was carved out of the allotment
+ * meanwhile (a reconciler that took it for an orphan while its record's write was
+ * lost), and post:<id> then names that carve's release. Each completed record's claim
+ * is carved now (a replay finds that carve) and its charge captured from the hold
+ * (capture:<id>): the record stays `completed`, now with its hold, and its allotment
+ * counts it as carved, so the balance views agree within the next report. Where that
+ * fails too, the record goes to review as `settlement_failed`, its usage kept, for the
+ * reconciler (and then an operator).
+ */
+export async function chargesRefused(
+  ctx: Pick<ManagedAiContext, "sql" | "allotments" | "prisma" | "logger" | "ledgerCalls">,
+  requestIds: string[],
+): Promise<void> {
+  const rows = await ctx.prisma.usageRecord.findMany({ where: { id: { in: requestIds }, status: "completed", holdId: null } });
+  for (const row of rows) {
+    try {
+      if (!row.allotmentId || row.finalUnits === null) throw new Error(`record ${row.id} has no allotment claim to carve`);
+      const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+      // Posted after all (a refusal of a replay that raced its own first post): nothing to change.
+      if (carved.posted !== undefined) continue;
+      await ctx.ledgerCalls.capture({
+        operation_id: captureOperation(row.id),
+        hold_id: carved.holdId,
+        units: row.finalUnits.toString(),
+        reason: `managed request ${row.id}`,
+      });
+      if (!(await moveRecord(ctx, row, carved.holdId, { status: "completed", errorCode: row.errorCode, finalUnits: row.finalUnits, refundedUnits: null })))
+        ctx.logger.warn({ request_id: row.id }, "a record whose charge was refused changed meanwhile; the reconciler checks it");
+    } catch (err) {
+      ctx.logger.error({ err, request_id: row.id }, "a refused charge could not be taken from a carved hold; its record goes to review with its usage");
+      try {
+        await moveRecord(ctx, row, null, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null });
+      } catch (moveErr) {
+        // The record is in review; its allotment's count follows when the reconciler carves it.
+        ctx.logger.error({ err: moveErr, request_id: row.id }, "counting the allotment of a refused charge failed; the reconciler's carve counts it again");
+      }
+    }
+  }
+}

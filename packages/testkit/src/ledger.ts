@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { dropDatabase } from "@gateway/db-kit";
+import { connectNats, subjectsFor } from "@gateway/events";
+import { checkHealth } from "@gateway/grpc-kit";
+import { freePort } from "./ports.js";
+import { ServiceProcess } from "./process.js";
+import { REPO_ROOT } from "./stack.js";
+
+/** The ledger's gRPC service name (its health check answers for it). */
+const LEDGER_SERVICE = "gateway.ledger.v1.LedgerService";
+
+export type LedgerService = {
+  /** host:port of its gRPC server. */
+  address: string;
+  /** What a client passes as `serviceToken`. */
+  serviceToken: string;
+  /** Its own database on the machine's PostgreSQL (for assertions). */
+  databaseName: string;
+  serverUrl: string;
+  namespace: string;
+  process: ServiceProcess;
+  /** Starts the (stopped) process again and waits until it serves. */
+  start(): Promise<void>;
+  /** Stops the process (SIGTERM, or `signal`). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Stops it and removes its database and stream. */
+  close(): Promise<void>;
+};
+
+async function serving(address: string, proc: ServiceProcess): Promise<void> {
+  const until = Date.now() + 60_000;
+  while ((await checkHealth(address, LEDGER_SERVICE, 500).catch(() => "")) !== "SERVING") {
+    if (!proc.running) throw new Error(`ledger exited:\n${proc.tail()}`);
+    if (Date.now() > until) throw new Error(`ledger not serving after 60 s:\n${proc.tail()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The built ledger (apps/ledger/dist/main.js) as a real process on a fresh database
+ * and its own NATS namespace, both removed by `close`: what a service's own tests
+ * talk to instead of a stand-in ("never mock our own services").
+ */
+export async function startLedger(env: Record<string, string> = {}): Promise<LedgerService> {
+  const entry = join(REPO_ROOT, "apps", "ledger", "dist", "main.js");
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build the ledger first (pnpm build)`);
+  const run = randomBytes(4).toString("hex");
+  const databaseName = `gw_test_ledger_proc_${run}`;
+  const namespace = `tledger${run}`;
+  const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+  const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  const serviceToken = randomBytes(32).toString("hex");
+  const proc = new ServiceProcess(
+    "ledger",
+    entry,
+    {
+      PATH: process.env.PATH ?? "",
+      NODE_ENV: "test",
+      LOG_LEVEL: "debug",
+      DATABASE_URL: serverUrl,
+      DATABASE_NAME: databaseName,
+      GRPC_PORT: String(port),
+      METRICS_PORT: "0",
+      NATS_URL: natsUrl,
+      NATS_NAMESPACE: namespace,
+      OUTBOX_POLL_MS: "100",
+      SHUTDOWN_TIMEOUT_MS: "5000",
+      SERVICE_TOKEN: serviceToken,
+      ...env,
+    },
+    process.env.TEST_LOG_DIR ? join(process.env.TEST_LOG_DIR, `ledger-${run}`) : undefined,
+  );
+  proc.start();
+  const close = async () => {
+    await proc.stop();
+    proc.close();
+    const nc = await connectNats(natsUrl, "ledger-test");
+    await (await nc.jetstreamManager()).streams.delete(subjectsFor(namespace).stream).catch(() => undefined);
+    await nc.drain();
+    await dropDatabase(serverUrl, databaseName);
+  };
+  try {
+    await serving(address, proc);
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
+  return {
+    address,
+    serviceToken,
+    databaseName,
+    serverUrl,
+    namespace,
+    process: proc,
+    async start() {
+      proc.start();
+      await serving(address, proc);
+    },
+    stop: (signal) => proc.stop(signal),
+    close,
+  };
+}
