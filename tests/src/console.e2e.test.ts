@@ -234,6 +234,24 @@ describe("the console", () => {
     await page.getByRole("cell", { name: "v2", exact: true }).waitFor();
     await page.getByRole("cell", { name: "v1", exact: true }).waitFor();
     await page.locator("td", { hasText: /^v2: \$400\.0000 \/ \$1,200\.0000$/ }).waitFor();
+    // The model editor sets the per-image limit (CONTRACT.md 5); the list shows it.
+    const editor = page.locator("form", { has: page.getByRole("button", { name: "Save model" }) });
+    await editor.getByLabel("Alias", { exact: true }).fill("demo-small");
+    await editor.getByLabel("Upstream id", { exact: true }).fill("mock");
+    await editor.getByLabel("Provider's model", { exact: true }).fill("mock-small");
+    await editor.getByLabel("Max tokens per image", { exact: true }).fill("1105");
+    await editor.getByRole("button", { name: "Save model" }).click();
+    await page.getByText(/Saved demo-small \(version 2\)/).waitFor();
+    await page.locator("tr", { hasText: "demo-small" }).getByRole("cell", { name: "1105", exact: true }).waitFor();
+    const edited = await call<{ data: { alias: string; max_tokens_per_image: number | null; max_output_tokens: number }[] }>(
+      stack.edgeUrl,
+      "GET",
+      "/ops/ai/models",
+      {
+        token: op.token,
+      },
+    );
+    expect(edited.body.data.find((m) => m.alias === "demo-small")).toMatchObject({ max_tokens_per_image: 1105, max_output_tokens: 4096 });
     await screenshot(page, "ops-models");
     const prices = await call<{ data: { version: number; input_units_per_mtok: number; output_units_per_mtok: number }[] }>(
       stack.edgeUrl,

@@ -156,10 +156,12 @@ describe("400: what managed models refuse, and limits", () => {
   it("names the parameter", async () => {
     const c = await customer(stack, op, { units: 1_000_000, alias: "chat", defaultModel: "small", config: { max_tokens_per_request: 300 } });
     const cases: [Record<string, unknown>, string][] = [
-      [{ n: 2 }, "n"],
-      [{ logit_bias: { "50256": -100 } }, "logit_bias"],
-      [{ tools: [{ type: "function", function: { name: "f" } }] }, "tools"],
-      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x" } }] }] }, "messages"],
+      [{ n: 9 }, "n"],
+      [{ service_tier: "flex" }, "service_tier"],
+      [{ logit_bias: { x: -100 } }, "logit_bias"],
+      [{ tools: [{ type: "function", function: { name: "not a name" } }] }, "tools"],
+      // The model has no max_tokens_per_image: images are refused (CONTRACT.md 6b).
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] }] }, "messages"],
       [{ max_tokens: 400 }, "max_tokens"],
       [{ model: "unknown-model" }, "model"],
     ];

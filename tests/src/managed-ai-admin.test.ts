@@ -140,6 +140,7 @@ describe("models and prices", () => {
       upstream_model: "gpt-4o-mini",
       enabled: true,
       max_output_tokens: 4096,
+      max_tokens_per_image: null,
       version: 1,
       price: null,
       created_at: expect.stringMatching(ISO),
@@ -166,6 +167,41 @@ describe("models and prices", () => {
       after: { upstream_model: "gpt-4o-mini-2024", max_output_tokens: 1024, version: 2 },
     });
 
+    // The per-image limit (CONTRACT.md 5): set, kept when absent, cleared by null, never 0.
+    const images = await ops("PUT", "/ops/ai/models/gpt-small", {
+      upstream_id: "openai-main",
+      upstream_model: "gpt-4o-mini-2024",
+      max_tokens_per_image: 1_105,
+      version: 2,
+    });
+    expect(images.body.data).toMatchObject({ max_tokens_per_image: 1_105, max_output_tokens: 1024, version: 3 });
+    expect((await auditOf(stack, requestIdOf(images))).data).toMatchObject({
+      before: { max_tokens_per_image: null, version: 2 },
+      after: { max_tokens_per_image: 1_105, version: 3 },
+    });
+    const kept = await ops("PUT", "/ops/ai/models/gpt-small", { upstream_id: "openai-main", upstream_model: "gpt-4o-mini-2024", version: 3 });
+    expect(kept.body.data).toMatchObject({ max_tokens_per_image: 1_105, version: 4 });
+    for (const bad of [0, -1, 1.5, "85"]) {
+      const refused = await ops("PUT", "/ops/ai/models/gpt-small", {
+        upstream_id: "openai-main",
+        upstream_model: "gpt-4o-mini-2024",
+        max_tokens_per_image: bad,
+      });
+      expect(refused.status, String(bad)).toBe(400);
+      expect(refused.body.error).toBe("invalid_request");
+    }
+    const cleared = await ops("PUT", "/ops/ai/models/gpt-small", {
+      upstream_id: "openai-main",
+      upstream_model: "gpt-4o-mini-2024",
+      max_tokens_per_image: null,
+      version: 4,
+    });
+    expect(cleared.body.data).toMatchObject({ max_tokens_per_image: null, version: 5 });
+    expect((await ops("GET", "/ops/ai/models")).body.data.find((m: { alias: string }) => m.alias === "gpt-small")).toMatchObject({
+      max_tokens_per_image: null,
+      version: 5,
+    });
+
     await ops("PUT", "/ops/ai/models/gpt-large", { upstream_id: "openai-main", upstream_model: "gpt-4o", enabled: false });
     const list = await ops("GET", "/ops/ai/models");
     expect(list.body.data.map((m: { alias: string; enabled: boolean }) => [m.alias, m.enabled])).toEqual([
@@ -177,7 +213,7 @@ describe("models and prices", () => {
   it("publishes immutable price versions 1, 2, 3 and lists them newest first", async () => {
     const first = await ops("POST", "/ops/ai/models/gpt-small/prices", { input_units_per_mtok: 1_500, output_units_per_mtok: 6_000 });
     expect(first.status).toBe(201);
-    expect(first.body.data).toMatchObject({ alias: "gpt-small", version: 2 });
+    expect(first.body.data).toMatchObject({ alias: "gpt-small", version: 5 });
     expect(first.body.data.price).toEqual({
       id: expect.stringMatching(/^price_[0-9A-Z]{26}$/),
       model_alias: "gpt-small",

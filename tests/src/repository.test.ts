@@ -280,7 +280,7 @@ describe("deployment files", () => {
         .sort();
     expect(callers("edge", 8080)).toEqual(["*"]);
     expect(callers("ledger", 50051)).toEqual(["edge", "jobs", "managed-ai", "messaging"]);
-    expect(callers("managed-ai", 50052)).toEqual(["edge", "messaging"]);
+    expect(callers("managed-ai", 50052)).toEqual(["edge", "jobs", "messaging"]);
     for (const [service, port] of [
       ["jobs", 50053],
       ["messaging", 50054],

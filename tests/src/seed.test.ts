@@ -106,6 +106,21 @@ describe("the demo seed", () => {
     }
   });
 
+  it("the README's tool-call snippet runs as written: a tool call, then the answer to its result", async () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const snippet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).find((s) => s.includes("tool_calls"));
+    expect(snippet).toBeDefined();
+    const code = snippet!.replace('"gw_…"', JSON.stringify(keyOf(secondOut))).replaceAll("http://127.0.0.1:8080", stack.edgeUrl);
+    const dir = mkdtempSync(join(REPO_ROOT, "tests", ".snippet-"));
+    try {
+      writeFileSync(join(dir, "snippet.mjs"), code);
+      const { stdout } = await run(process.execPath, [join(dir, "snippet.mjs")], { cwd: dir, timeout: 30_000 });
+      expect(stdout.trim().split("\n")).toEqual(['get_weather {"city":"mock"}', "Mock reply to tool results: 21 °C, clear"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("the README's newcomer command works from a fresh terminal's clean shell, where pnpm is not on PATH", async () => {
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
     // What the README tells a newcomer to run in another terminal once the stack is up.

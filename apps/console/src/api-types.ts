@@ -198,6 +198,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
@@ -228,6 +230,8 @@ export type Api = {
       enabled?: boolean;
       /** Default 4096 on create; absent keeps the current value. */
       max_output_tokens?: number;
+      /** The most input tokens the provider counts for one image part; null (the default on create): the model refuses image parts; absent keeps the current value. */
+      max_tokens_per_image?: number | null;
       /** The version this write replaces: 409 unless it is the current one. 0 (or absent) creates. Absent: no check. */
       version?: number;
     };
@@ -238,6 +242,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
@@ -289,6 +295,8 @@ export type Api = {
         upstream_model: string;
         enabled: boolean;
         max_output_tokens: number;
+        /** The most input tokens one image part counts in a reservation; null: image parts are refused. */
+        max_tokens_per_image: number | null;
         version: number;
         /** The newest price version (applies to new requests); null before the first. */
         price: {
@@ -964,6 +972,7 @@ export type Api = {
   /** Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones. */
   "POST /v1/apps/ai/{alias}/v1/chat/completions": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;
@@ -1318,6 +1327,7 @@ export type Api = {
   /** Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`. */
   "POST /v1/apps/ai/{alias}/chat": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;
@@ -1348,6 +1358,7 @@ export type Api = {
   /** Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`. */
   "POST /v1/apps/ai/{alias}/chat/stream": {
     body: {
+      /** Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id). */
       messages: {
         role: string;
         content: unknown;

@@ -30,6 +30,8 @@ const modelState = z.object({
   upstream_model: z.string(),
   enabled: z.boolean(),
   max_output_tokens: z.number().int(),
+  /** Absent in events written before the field existed. */
+  max_tokens_per_image: z.number().int().nullable().optional(),
   version: z.number().int(),
 });
 const priceState = z.object({

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { countTokens, promptTokens, replyFor, streamPieces, truncateToTokens, type ChatMessage } from "./tokens.js";
+import { exampleOf, toolCallsFor, type CallSpec, type ToolCall, type ToolDefinition } from "./tools.js";
 
 export type ChatRequest = {
   model: string;
@@ -7,9 +8,22 @@ export type ChatRequest = {
   maxTokens: number | undefined;
   stream: boolean;
   includeUsage: boolean;
+  tools: ToolDefinition[];
+  toolChoice: unknown;
+  responseFormat: { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  /** Choices asked for (`n`). */
+  n: number;
+  logprobs: boolean;
 };
 
-export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+export type Usage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number; audio_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number };
+};
+export type UsageOverride = Partial<Pick<Usage, "prompt_tokens" | "completion_tokens">>;
 
 /** Validates a chat-completions body as OpenAI does for the fields the mock reads; a string is the error. */
 export function parseChatRequest(body: unknown): ChatRequest | string {
@@ -22,6 +36,9 @@ export function parseChatRequest(body: unknown): ChatRequest | string {
   }
   const max = b.max_completion_tokens ?? b.max_tokens;
   if (max !== undefined && max !== null && (typeof max !== "number" || !Number.isInteger(max) || max < 1)) return "'max_tokens' must be a positive integer";
+  const n = b.n ?? 1;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 128) return "'n' must be an integer from 1 to 128";
+  if (b.tools !== undefined && !Array.isArray(b.tools)) return "'tools' must be an array";
   const options = b.stream_options as { include_usage?: unknown } | undefined;
   return {
     model: b.model,
@@ -29,24 +46,66 @@ export function parseChatRequest(body: unknown): ChatRequest | string {
     maxTokens: typeof max === "number" ? max : undefined,
     stream: b.stream === true,
     includeUsage: b.stream === true && options?.include_usage === true,
+    tools: (b.tools as ToolDefinition[] | undefined) ?? [],
+    toolChoice: b.tool_choice,
+    responseFormat: b.response_format as ChatRequest["responseFormat"],
+    n,
+    logprobs: b.logprobs === true,
   };
 }
 
-export type Completion = { id: string; created: number; model: string; content: string; finishReason: "stop" | "length"; usage: Usage };
+export type Choice = { content: string | null; toolCalls: ToolCall[] | null; refusal: string | null; finishReason: "stop" | "length" | "tool_calls" };
+export type Completion = { id: string; created: number; model: string; choices: Choice[]; logprobs: boolean; usage: Usage };
 
-/** The deterministic answer to a request (see tokens.ts for the rules). */
-export function complete(req: ChatRequest, id: string, usageOverride?: Partial<Omit<Usage, "total_tokens">>): Completion {
-  const { text, truncated } = truncateToTokens(replyFor(req.messages), req.maxTokens);
-  const prompt = usageOverride?.prompt_tokens ?? promptTokens(req.messages);
-  const completion = usageOverride?.completion_tokens ?? countTokens(text);
+/** What the test may dictate about the answer (Behaviour's fields). */
+export type Dictated = { usage?: UsageOverride | undefined; toolCalls?: CallSpec[] | undefined; refusal?: string | undefined };
+
+/** One choice's answer: tool calls, a refusal, JSON for a response format, or the reply text (see tokens.ts and tools.ts). */
+function choiceFor(req: ChatRequest, id: string, index: number, dictated: Dictated): { choice: Choice; tokens: number } {
+  if (dictated.refusal !== undefined)
+    return { choice: { content: null, toolCalls: null, refusal: dictated.refusal, finishReason: "stop" }, tokens: countTokens(dictated.refusal) };
+  const lastRole = req.messages.at(-1)?.role;
+  const calls = toolCallsFor({ tools: req.tools, toolChoice: req.toolChoice, lastRole }, `${id.replace(/^chatcmpl-/, "")}_${index}`, dictated.toolCalls);
+  if (calls) {
+    const tokens = calls.reduce((sum, c) => sum + countTokens(c.function.name + c.function.arguments), 0);
+    return { choice: { content: null, toolCalls: calls, refusal: null, finishReason: "tool_calls" }, tokens: Math.min(tokens, req.maxTokens ?? tokens) };
+  }
+  const format = req.responseFormat;
+  const reply =
+    format?.type === "json_schema"
+      ? JSON.stringify(exampleOf(format.json_schema?.schema))
+      : format?.type === "json_object"
+        ? JSON.stringify({ reply: replyFor(req.messages) })
+        : replyFor(req.messages);
+  const { text, truncated } = truncateToTokens(reply, req.maxTokens);
+  return { choice: { content: text, toolCalls: null, refusal: null, finishReason: truncated ? "length" : "stop" }, tokens: countTokens(text) };
+}
+
+/** The deterministic answer to a request: `n` choices, usage summed over them (see tokens.ts for the rules). */
+export function complete(req: ChatRequest, id: string, dictated: Dictated = {}): Completion {
+  const answers = Array.from({ length: req.n }, (_, i) => choiceFor(req, id, i, dictated));
+  const prompt = dictated.usage?.prompt_tokens ?? promptTokens(req.messages, { tools: req.tools, response_format: req.responseFormat });
+  const completion = dictated.usage?.completion_tokens ?? answers.reduce((sum, a) => sum + a.tokens, 0);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
     model: req.model,
-    content: text,
-    finishReason: truncated ? "length" : "stop",
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    choices: answers.map((a) => a.choice),
+    logprobs: req.logprobs,
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    },
   };
+}
+
+/** OpenAI's `logprobs` of a text: one entry per streamed piece. */
+function logprobsOf(text: string | null) {
+  const pieces = text ? streamPieces(text) : [];
+  return { content: pieces.map((token) => ({ token, logprob: -0.01, bytes: [...Buffer.from(token)], top_logprobs: [] })), refusal: null };
 }
 
 export function completionBody(c: Completion) {
@@ -55,7 +114,18 @@ export function completionBody(c: Completion) {
     object: "chat.completion",
     created: c.created,
     model: c.model,
-    choices: [{ index: 0, message: { role: "assistant", content: c.content }, logprobs: null, finish_reason: c.finishReason }],
+    choices: c.choices.map((choice, index) => ({
+      index,
+      message: {
+        role: "assistant",
+        content: choice.content,
+        refusal: choice.refusal,
+        ...(choice.toolCalls ? { tool_calls: choice.toolCalls } : {}),
+        annotations: [],
+      },
+      logprobs: c.logprobs ? logprobsOf(choice.content) : null,
+      finish_reason: choice.finishReason,
+    })),
     usage: c.usage,
   };
 }
@@ -70,10 +140,19 @@ export type StreamOptions = {
   onClientGone?: () => void;
 };
 
+/** A tool call's deltas as OpenAI streams them: id, type and name first, then the arguments in pieces. */
+function toolCallDeltas(calls: ToolCall[]): unknown[] {
+  return calls.flatMap((call, index) => [
+    { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] },
+    ...(call.function.arguments.match(/[\s\S]{1,8}/gu) ?? []).map((piece) => ({ tool_calls: [{ index, function: { arguments: piece } }] })),
+  ]);
+}
+
 /**
- * Writes the completion as OpenAI's server-sent events: a role chunk, one chunk
- * per word, a chunk with the finish reason, the usage chunk (`choices: []`) when
- * asked for, then `data: [DONE]`.
+ * Writes the completion as OpenAI's server-sent events, choice by choice: a
+ * role chunk, then one chunk per word (or the tool-call deltas, or the
+ * refusal), a chunk with the finish reason; then the usage chunk (`choices:
+ * []`) when asked for, then `data: [DONE]`.
  */
 export async function writeStream(res: ServerResponse, c: Completion, options: StreamOptions): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -89,17 +168,26 @@ export async function writeStream(res: ServerResponse, c: Completion, options: S
       options.onClientGone?.();
     }
   });
-  await write(chunk([{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]));
-  for (const piece of streamPieces(c.content)) {
-    if (options.chunkDelayMs) await new Promise((r) => setTimeout(r, options.chunkDelayMs));
-    if (gone) return;
-    await write(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
-    if (options.dropMidStream) {
-      res.socket?.destroy();
-      return;
+  for (const [index, choice] of c.choices.entries()) {
+    await write(chunk([{ index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]));
+    const deltas = choice.toolCalls
+      ? toolCallDeltas(choice.toolCalls)
+      : choice.refusal !== null
+        ? [{ refusal: choice.refusal }]
+        : streamPieces(choice.content ?? "").map((piece) => ({ content: piece }));
+    for (const delta of deltas) {
+      if (options.chunkDelayMs) await new Promise((r) => setTimeout(r, options.chunkDelayMs));
+      if (gone) return;
+      const piece = (delta as { content?: string }).content;
+      const logprobs = c.logprobs && piece !== undefined ? logprobsOf(piece) : null;
+      await write(chunk([{ index, delta, logprobs, finish_reason: null }]));
+      if (options.dropMidStream) {
+        res.socket?.destroy();
+        return;
+      }
     }
+    await write(chunk([{ index, delta: {}, logprobs: null, finish_reason: choice.finishReason }]));
   }
-  await write(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: c.finishReason }]));
   if (options.includeUsage) await write(chunk([], { usage: c.usage }));
   res.end("data: [DONE]\n\n");
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { complete, completionBody, parseChatRequest, writeStream, type Usage } from "./chat.js";
+import { complete, completionBody, parseChatRequest, writeStream, type UsageOverride } from "./chat.js";
+import type { CallSpec } from "./tools.js";
 import { embeddingsBody, parseEmbeddingsRequest } from "./embeddings.js";
 import { errorTypeFor, sendError, sendJson } from "./http.js";
 
@@ -28,7 +29,11 @@ export type Behaviour = {
   /** End streams without the usage chunk even when `stream_options.include_usage` asks for it. */
   omitUsage?: boolean;
   /** Report this usage instead of the counted one (e.g. more than was asked for). */
-  usage?: Partial<Omit<Usage, "total_tokens">>;
+  usage?: UsageOverride;
+  /** When the request offers tools, call these (name and raw arguments) instead of the first tool. */
+  toolCalls?: CallSpec[];
+  /** Refuse: every choice answers `message.refusal` with this text and `content: null`. */
+  refusal?: string;
 };
 
 /** One request as it arrived; `body` is parsed JSON, the raw text if it is not JSON, or undefined. */
@@ -85,7 +90,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts an OpenAI-compatible provider on node:http: `GET /v1/models`,
- * `POST /v1/chat/completions` (JSON, or SSE with `stream: true`) and
+ * `POST /v1/chat/completions` (JSON, or SSE with `stream: true`; tool calls,
+ * `n` choices, response formats, logprobs: see chat.ts and tools.ts) and
  * `POST /v1/embeddings` (see embeddings.ts), all behind a
  * Bearer key check (401 in OpenAI's error shape). Answers and token counts are
  * deterministic (see tokens.ts).
@@ -124,7 +130,7 @@ export async function startMockProvider(options: MockProviderOptions): Promise<M
       const chat = parseChatRequest(body);
       if (typeof chat === "string") return sendError(res, 400, chat, "invalid_request_error");
       counter += 1;
-      const completion = complete(chat, `chatcmpl-mock-${counter}`, b.usage);
+      const completion = complete(chat, `chatcmpl-mock-${counter}`, { usage: b.usage, toolCalls: b.toolCalls, refusal: b.refusal });
       if (!chat.stream) return sendJson(res, 200, completionBody(completion));
       return writeStream(res, completion, {
         includeUsage: chat.includeUsage && !b.omitUsage,

@@ -16,7 +16,7 @@ describe("token rules", () => {
       { role: "user", content: "Hello there" }, // 11 bytes
     ];
     expect(promptTokens(messages)).toBe(Math.ceil(20 / 4) + 3 * 2 + 3);
-    expect(promptTokens([{ role: "user", content: [{ type: "text", text: "abcd" }, { type: "image_url" }] }])).toBe(1 + 3 + 3);
+    expect(promptTokens([{ role: "user", content: [{ type: "text", text: "abcd" }, { type: "image_url" }] }])).toBe(1 + 3 + 3 + 85);
   });
 
   it("answers the last user message, deterministically", () => {

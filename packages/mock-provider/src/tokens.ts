@@ -3,12 +3,23 @@
  * compute the exact usage a request will report:
  *
  *   tokens(text)      = ceil(UTF-8 bytes of text / 4)
- *   prompt_tokens     = ceil(UTF-8 bytes of all message contents / 4) + 3 per message + 3
+ *   prompt_tokens     = ceil(UTF-8 bytes of all prompt text / 4) + 3 per message + 3
+ *                       + 85 per image part + (7 per tool + 12 when tools are offered)
+ *                       where prompt text is message contents (text parts' `text`),
+ *                       refusals, tool calls' names and arguments, and the JSON of
+ *                       `tools` and of a `json_schema` response format
  *   reply             = "Mock reply to: " + the text of the last user message
- *                       ("Mock reply." without one), cut to at most max_tokens tokens
- *   completion_tokens = tokens(reply) (never above max_tokens)
+ *                       ("Mock reply." without one), cut to at most max_tokens tokens;
+ *                       after tool results "Mock reply to tool results: " + their text
+ *   completion_tokens = tokens(reply) per choice (never above max_tokens); a tool
+ *                       call counts tokens(name + arguments)
  */
-export type ChatMessage = { role: string; content?: unknown };
+export type ChatMessage = {
+  role: string;
+  content?: unknown;
+  refusal?: unknown;
+  tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[];
+};
 
 const encoder = new TextEncoder();
 
@@ -33,13 +44,40 @@ export function contentText(content: unknown): string {
 
 export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_PROMPT = 3;
+/** What the mock charges for one image part (OpenAI's low-detail figure). */
+export const TOKENS_PER_IMAGE = 85;
+export const TOKENS_PER_TOOL = 7;
+export const TOKENS_FOR_TOOLS = 12;
 
-export function promptTokens(messages: ChatMessage[]): number {
-  const bytes = messages.reduce((sum, m) => sum + utf8Bytes(contentText(m.content)), 0);
-  return Math.ceil(bytes / 4) + TOKENS_PER_MESSAGE * messages.length + TOKENS_PER_PROMPT;
+const imagesOf = (content: unknown) => (Array.isArray(content) ? content.filter((p) => (p as { type?: unknown } | null)?.type === "image_url").length : 0);
+
+function messageText(m: ChatMessage): string {
+  let text = contentText(m.content);
+  if (typeof m.refusal === "string") text += m.refusal;
+  for (const call of m.tool_calls ?? []) text += `${String(call.function?.name ?? "")}${String(call.function?.arguments ?? "")}`;
+  return text;
+}
+
+/** The request's prompt tokens (see above); `extras` are the request's `tools` and `response_format`. */
+export function promptTokens(messages: ChatMessage[], extras: { tools?: unknown[] | undefined; response_format?: unknown } = {}): number {
+  let bytes = messages.reduce((sum, m) => sum + utf8Bytes(messageText(m)), 0);
+  const tools = extras.tools ?? [];
+  if (tools.length > 0) bytes += utf8Bytes(JSON.stringify(tools));
+  if ((extras.response_format as { type?: unknown } | undefined)?.type === "json_schema") bytes += utf8Bytes(JSON.stringify(extras.response_format));
+  const images = messages.reduce((sum, m) => sum + imagesOf(m.content), 0);
+  return (
+    Math.ceil(bytes / 4) +
+    TOKENS_PER_MESSAGE * messages.length +
+    TOKENS_PER_PROMPT +
+    TOKENS_PER_IMAGE * images +
+    (tools.length > 0 ? TOKENS_PER_TOOL * tools.length + TOKENS_FOR_TOOLS : 0)
+  );
 }
 
 export function replyFor(messages: ChatMessage[]): string {
+  const results: string[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === "tool"; i--) results.unshift(contentText(messages[i]!.content));
+  if (results.length > 0) return `Mock reply to tool results: ${results.join(" ")}`;
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   return lastUser ? `Mock reply to: ${contentText(lastUser.content)}` : "Mock reply.";
 }

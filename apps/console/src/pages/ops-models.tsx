@@ -10,7 +10,7 @@ type Model = ItemOf<"GET /ops/ai/models">;
 export function Models({ canWrite }: { canWrite: boolean }) {
   const models = useLoad(() => api.data<Model[]>("GET", "/ops/ai/models"));
   const [selected, setSelected] = useState<string | null>(null);
-  const [f, setF] = useState({ alias: "", upstream_id: "", upstream_model: "", max_output: "", enabled: true });
+  const [f, setF] = useState({ alias: "", upstream_id: "", upstream_model: "", max_output: "", per_image: "", enabled: true });
   return (
     <>
       <Card
@@ -30,6 +30,7 @@ export function Models({ canWrite }: { canWrite: boolean }) {
             ["Alias", (m) => <code>{m.alias}</code>],
             ["Upstream", (m) => `${m.upstream_id} / ${m.upstream_model}`],
             ["Max output", (m) => m.max_output_tokens],
+            ["Per image", (m) => m.max_tokens_per_image ?? <em>images refused</em>],
             ["Enabled", (m) => (m.enabled ? "yes" : "no")],
             [
               "Price (per M tokens in / out)",
@@ -55,12 +56,15 @@ export function Models({ canWrite }: { canWrite: boolean }) {
             submit="Save model"
             onSubmit={async () => {
               const max = intOrUndefined(f.max_output);
+              const perImage = intOrUndefined(f.per_image);
               const saved = await api.data<DataOf<"PUT /ops/ai/models/{alias}">>("PUT", `/ops/ai/models/${encodeURIComponent(f.alias.trim())}`, {
                 body: {
                   upstream_id: f.upstream_id.trim(),
                   upstream_model: f.upstream_model.trim(),
                   enabled: f.enabled,
                   ...(max !== undefined ? { max_output_tokens: max } : {}),
+                  // 0 turns images off (null); empty leaves the setting as it is.
+                  ...(perImage !== undefined ? { max_tokens_per_image: perImage === 0 ? null : perImage } : {}),
                 },
               });
               models.reload();
@@ -79,6 +83,9 @@ export function Models({ canWrite }: { canWrite: boolean }) {
               </Field>
               <Field label="Max output tokens" hint="Empty: 4096 (or unchanged).">
                 <input name="max_output_tokens" inputMode="numeric" value={f.max_output} onChange={(e) => setF({ ...f, max_output: e.target.value })} />
+              </Field>
+              <Field label="Max tokens per image" hint="Input tokens one image part may count. Empty: unchanged (new: images refused); 0: refuse images.">
+                <input name="max_tokens_per_image" inputMode="numeric" value={f.per_image} onChange={(e) => setF({ ...f, per_image: e.target.value })} />
               </Field>
               <label className="check">
                 <input type="checkbox" checked={f.enabled} onChange={(e) => setF({ ...f, enabled: e.target.checked })} /> enabled

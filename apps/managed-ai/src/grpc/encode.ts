@@ -26,6 +26,7 @@ export function encodeModel(m: ModelView): managedAi.Model {
     upstream_model: m.upstreamModel,
     enabled: m.enabled,
     max_output_tokens: m.maxOutputTokens,
+    ...(m.maxTokensPerImage !== null ? { max_tokens_per_image: m.maxTokensPerImage } : {}),
     version: m.version,
     created_at: m.createdAt.toISOString(),
     updated_at: m.updatedAt.toISOString(),

@@ -51,7 +51,9 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       return { models: (await listModels({ ctx, input: req })).map(encodeModel) };
     },
     async PutModel(req, call) {
-      return encodeModel(await putModel({ ctx, input: { ...req, actor: call.actor } }));
+      // On the wire 0 clears the per-image limit (proto3 has no null).
+      const perImage = req.max_tokens_per_image === 0 ? { max_tokens_per_image: null } : {};
+      return encodeModel(await putModel({ ctx, input: { ...req, ...perImage, actor: call.actor } }));
     },
     async PublishPrice(req, call) {
       return encodeModel(await publishPrice({ ctx, input: { ...req, actor: call.actor } }));

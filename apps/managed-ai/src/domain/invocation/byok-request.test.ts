@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseByokChatRequest } from "./byok-request.js";
+import { parseChatRequest } from "./chat-request.js";
 import { embeddingInputBound, embeddingUsageOf } from "./embed.js";
 import { inputTokenUpperBound } from "./tokens.js";
 
@@ -26,9 +27,39 @@ describe("parseByokChatRequest", () => {
 
   it("bounds text like managed requests, and counts tools and non-text content by their JSON", () => {
     const text = parseByokChatRequest({ messages: [{ role: "user", content: "hello" }] });
-    expect(inputTokenUpperBound(text.boundable)).toBe(inputTokenUpperBound([{ role: "user", text: "hello" }]));
+    expect(text.inputTokens).toBe(inputTokenUpperBound([{ role: "user", text: "hello" }]));
+    expect(text.imageParts).toBe(0);
     const rich = parseByokChatRequest({ messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }], tools: [{ type: "function" }] });
-    expect(inputTokenUpperBound(rich.boundable)).toBeGreaterThan(inputTokenUpperBound(text.boundable) + 20n);
+    expect(rich.inputTokens).toBeGreaterThan(text.inputTokens + 20n);
+  });
+
+  it("refuses nothing that a managed model accepts (CONTRACT.md 6b), nulls included", () => {
+    const body = {
+      messages: [
+        { role: "developer", content: [{ type: "text", text: "be brief" }] },
+        { role: "user", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "42" },
+      ],
+      tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {} } } }],
+      tool_choice: "required",
+      parallel_tool_calls: true,
+      response_format: { type: "json_schema", json_schema: { name: "r", schema: {} } },
+      n: null,
+      max_tokens: null,
+      max_completion_tokens: 30,
+      stream: null,
+      stream_options: null,
+      logprobs: true,
+      top_logprobs: 1,
+      reasoning_effort: "low",
+    };
+    const managed = parseChatRequest(body);
+    const byok = parseByokChatRequest(body);
+    expect(byok).toMatchObject({ maxTokens: 30, maxTokensParam: "max_completion_tokens", stream: false });
+    expect(byok.choices).toBeUndefined();
+    expect(byok.messages).toEqual(managed.messages);
+    expect(byok.passthrough).toMatchObject(managed.passthrough);
   });
 
   it("refuses what cannot be a chat request", () => {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { ChatRequest } from "./chat-request.js";
-import type { BoundableMessage } from "./tokens.js";
+import { inputTokenUpperBound, type BoundableMessage } from "./tokens.js";
 
 /**
  * The body of a chat completion on a bring-your-own-key instance. The customer
@@ -19,12 +19,13 @@ const Body = z
       .string()
       .regex(/^[\x21-\x7e]{1,256}$/, "model must be 1-256 printable ASCII characters")
       .optional(),
-    max_tokens: z.number().int().min(1).optional(),
-    max_completion_tokens: z.number().int().min(1).optional(),
+    // null is "not set", as OpenAI reads it (and as managed requests accept it, CONTRACT.md 6b).
+    max_tokens: z.number().int().min(1).nullable().optional(),
+    max_completion_tokens: z.number().int().min(1).nullable().optional(),
     max_cost: usdAmount().optional(),
-    stream: z.boolean().optional(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
-    n: z.number().int().min(1).max(128).optional(),
+    stream: z.boolean().nullable().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullable().optional(),
+    n: z.number().int().min(1).max(128).nullable().optional(),
   })
   .loose();
 
@@ -49,7 +50,7 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
   }
   const body = parsed.data;
-  if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
+  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
     throw new AppError("invalid_request", "max_tokens and max_completion_tokens disagree; send one", { extra: { param: "max_completion_tokens" } });
   }
   const passthrough: Record<string, unknown> = {};
@@ -64,16 +65,19 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     .map((p) => JSON.stringify(passthrough[p]))
     .join("");
   if (extra) boundable.push({ role: "", text: extra });
+  const { include_usage, ...streamOptions } = body.stream_options ?? {};
   return {
     messages: body.messages,
     model: body.model,
-    maxTokens: body.max_tokens ?? body.max_completion_tokens,
-    ...(body.max_completion_tokens !== undefined && body.max_tokens === undefined ? { maxTokensParam: "max_completion_tokens" as const } : {}),
-    ...(body.n !== undefined ? { choices: body.n } : {}),
+    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? undefined,
+    ...(body.max_completion_tokens != null && body.max_tokens == null ? { maxTokensParam: "max_completion_tokens" as const } : {}),
+    ...(body.n != null ? { choices: body.n } : {}),
     maxCostUsd: body.max_cost,
     stream: body.stream ?? false,
-    includeUsage: body.stream_options?.include_usage === true,
+    includeUsage: include_usage === true,
+    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
     passthrough,
-    boundable,
+    inputTokens: inputTokenUpperBound(boundable),
+    imageParts: 0,
   };
 }

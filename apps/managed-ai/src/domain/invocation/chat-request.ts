@@ -1,82 +1,29 @@
-import { z } from "zod";
-import { usdAmount } from "@gateway/contract-schemas";
+import type { z } from "zod";
 import { AppError } from "@gateway/errors";
-import type { BoundableMessage } from "./tokens.js";
-import { ID_PATTERN } from "@gateway/ids";
-
-/**
- * The body of a managed chat completion (spec 2.5, OpenAI's shape). Parameters
- * fall in three groups:
- *  - passed to the provider unchanged (ALLOWED);
- *  - refused with 400 naming the parameter, because a managed model cannot price
- *    or honour them safely (REFUSED): more than one choice multiplies output
- *    beyond the reservation; tools, images, audio and structured-output schemas
- *    add input the gateway cannot bound; logit bias and service tiers change
- *    behaviour or price per provider;
- *  - anything else is ignored (not forwarded), as the contract allows.
- */
-export const ALLOWED_PARAMETERS = [
-  "temperature",
-  "top_p",
-  "stop",
-  "presence_penalty",
-  "frequency_penalty",
-  "seed",
-  "user",
-  "logprobs",
-  "top_logprobs",
-] as const;
-
-export const REFUSED_PARAMETERS: Record<string, string> = {
-  logit_bias: "logit_bias is not supported on managed models",
-  tools: "tools are not supported on managed models",
-  tool_choice: "tool_choice is not supported on managed models",
-  functions: "functions are not supported on managed models",
-  function_call: "function_call is not supported on managed models",
-  parallel_tool_calls: "parallel_tool_calls is not supported on managed models",
-  audio: "audio is not supported on managed models",
-  modalities: "modalities is not supported on managed models",
-  prediction: "prediction is not supported on managed models",
-  service_tier: "service_tier is not supported on managed models",
-};
-
-const TextPart = z.object({ type: z.literal("text"), text: z.string() });
-const Content = z.union([z.string(), z.array(TextPart).min(1)]);
-const Message = z.object({
-  role: z.enum(["system", "developer", "user", "assistant"]),
-  content: Content,
-  name: z.string().max(128).optional(),
-});
-
-const Body = z.object({
-  messages: z.array(Message).min(1, "messages must be a non-empty array"),
-  model: z.string().regex(ID_PATTERN, "model must be a model alias").optional(),
-  max_tokens: z.number().int().min(1).optional(),
-  max_completion_tokens: z.number().int().min(1).optional(),
-  max_cost: usdAmount().optional(),
-  stream: z.boolean().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
-  n: z.number().int().min(1).max(1, "n above 1 is not supported on managed models").optional(),
-  response_format: z.object({ type: z.enum(["text", "json_object"], "response_format json_schema is not supported on managed models") }).optional(),
-});
+import { ACCEPTED_FIELDS, ChatBody, GATEWAY_FIELDS } from "./chat-schema.js";
+import { chatInputBound, type ChatMessage, type ChatTool } from "./tokens.js";
 
 export type ChatRequest = {
-  /** As forwarded to the provider (managed: validated text messages; byok: the client's, unchanged). */
+  /** As forwarded to the provider: the client's, unchanged (validated first on managed instances). */
   messages: unknown[];
   model: string | undefined;
   maxTokens: number | undefined;
-  /** The name the provider gets the output cap under (byok keeps the client's choice; default max_tokens). */
+  /** The name the provider gets the output cap under: the client's choice (default max_tokens). */
   maxTokensParam?: "max_tokens" | "max_completion_tokens";
-  /** Choices asked for (byok; managed models refuse n above 1). */
+  /** Choices asked for (`n`); the output part of the reservation is the cap times this. */
   choices?: number;
   maxCostUsd: number | undefined;
   stream: boolean;
   /** The client asked for the usage chunk in its stream. */
   includeUsage: boolean;
+  /** The client's other stream options, forwarded with `include_usage: true`. */
+  streamOptions?: Record<string, unknown>;
   /** Provider parameters to forward unchanged. */
   passthrough: Record<string, unknown>;
-  /** The messages as text, for the token bound. */
-  boundable: BoundableMessage[];
+  /** The input bound of everything but image parts. */
+  inputTokens: bigint;
+  /** Image parts: each adds the model's max_tokens_per_image (managed; byok counts them in `inputTokens`). */
+  imageParts: number;
 };
 
 function describe(error: z.ZodError): string {
@@ -86,36 +33,53 @@ function describe(error: z.ZodError): string {
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
+const invalid = (message: string, param?: string) => new AppError("invalid_request", message, { extra: param ? { param } : {} });
+
+/**
+ * The body of a chat completion on a managed model (CONTRACT.md 6b): a field not
+ * on the list → 400 naming it; the accepted ones are validated, priced (the input
+ * bound, see tokens.ts) and passed to the provider unchanged, except what the
+ * gateway sets itself (the model, the output cap, stream options, `max_cost`).
+ */
 export function parseChatRequest(raw: unknown): ChatRequest {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid("The body must be a JSON object.");
   const record = raw as Record<string, unknown>;
-  for (const [name, message] of Object.entries(REFUSED_PARAMETERS)) {
-    if (record[name] !== undefined && record[name] !== null) throw new AppError("invalid_request", message, { extra: { param: name } });
+  const passthrough: Record<string, unknown> = {};
+  for (const name in record) {
+    if (!ACCEPTED_FIELDS.has(name)) throw invalid(`${name} is not accepted on managed models (CONTRACT.md 6b lists the chat request's fields)`, name);
+    if (!GATEWAY_FIELDS.has(name) && record[name] !== undefined) passthrough[name] = record[name];
   }
-  const parsed = Body.safeParse(raw);
+  const parsed = ChatBody.safeParse(raw);
   if (!parsed.success) {
     const param = parsed.error.issues[0]?.path[0];
-    throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
+    throw invalid(describe(parsed.error), typeof param === "string" ? param : undefined);
   }
   const body = parsed.data;
-  if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
-    throw new AppError("invalid_request", "max_tokens and max_completion_tokens disagree; send one", { extra: { param: "max_completion_tokens" } });
+  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
+    throw invalid("max_tokens and max_completion_tokens disagree; send one", "max_completion_tokens");
   }
-  const passthrough: Record<string, unknown> = {};
-  for (const name of ALLOWED_PARAMETERS) if (record[name] !== undefined) passthrough[name] = record[name];
-  if (body.response_format) passthrough.response_format = body.response_format;
+  const messages = record.messages as ChatMessage[];
+  let bound: ReturnType<typeof chatInputBound>;
+  try {
+    bound = chatInputBound({ messages, tools: record.tools as ChatTool[] | undefined, tool_choice: body.tool_choice, response_format: body.response_format });
+  } catch (err) {
+    // JSON.stringify of a body nested deeper than the stack allows.
+    if (err instanceof RangeError) throw invalid("The request is nested too deeply.");
+    throw err;
+  }
+  const { include_usage, ...streamOptions } = body.stream_options ?? {};
   return {
-    messages: body.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name ? { name: m.name } : {}) })),
+    messages,
     model: body.model,
-    maxTokens: body.max_tokens ?? body.max_completion_tokens,
+    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? undefined,
+    ...(body.max_completion_tokens != null && body.max_tokens == null ? { maxTokensParam: "max_completion_tokens" as const } : {}),
+    ...(body.n != null ? { choices: body.n } : {}),
     maxCostUsd: body.max_cost,
     stream: body.stream ?? false,
-    includeUsage: body.stream_options?.include_usage === true,
+    includeUsage: include_usage === true,
+    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
     passthrough,
-    boundable: body.messages.map((m) => ({
-      role: m.role,
-      name: m.name,
-      text: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join(""),
-    })),
+    inputTokens: bound.tokens,
+    imageParts: bound.imageParts,
   };
 }

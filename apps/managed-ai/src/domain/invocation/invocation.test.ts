@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseChatRequest } from "./chat-request.js";
 import { costUnits } from "./cost.js";
 import { inputTokenUpperBound } from "./tokens.js";
 
@@ -45,60 +44,5 @@ describe("inputTokenUpperBound", () => {
         { role: "user", text: "x" },
       ]),
     ).toBe(BigInt(3 + (4 + 6 + 3) + (4 + 4 + 1)));
-  });
-});
-
-describe("parseChatRequest", () => {
-  const messages = [{ role: "user", content: "hi" }];
-
-  it("keeps what it prices and forwards only allowed provider parameters", () => {
-    const r = parseChatRequest({ messages, model: "gpt", max_tokens: 50, max_cost: 0.5, temperature: 0.2, stop: ["x"], unknown_thing: 1, stream: true });
-    expect(r).toMatchObject({ model: "gpt", maxTokens: 50, maxCostUsd: 0.5, stream: true, passthrough: { temperature: 0.2, stop: ["x"] } });
-    expect(r.passthrough).not.toHaveProperty("unknown_thing");
-    expect(r.boundable).toEqual([{ role: "user", name: undefined, text: "hi" }]);
-    expect(parseChatRequest({ messages, max_completion_tokens: 7 }).maxTokens).toBe(7);
-  });
-
-  it("accepts text parts and joins them for the bound", () => {
-    const r = parseChatRequest({
-      messages: [
-        {
-          role: "user",
-          content: [
-            { type: "text", text: "a" },
-            { type: "text", text: "b" },
-          ],
-        },
-      ],
-    });
-    expect(r.boundable[0]!.text).toBe("ab");
-  });
-
-  it("answers 400 naming the parameter for what managed models refuse", () => {
-    const cases: [Record<string, unknown>, string][] = [
-      [{ messages, n: 2 }, "n"],
-      [{ messages, logit_bias: { 1: 2 } }, "logit_bias"],
-      [{ messages, tools: [] }, "tools"],
-      [{ messages, response_format: { type: "json_schema", json_schema: {} } }, "response_format"],
-      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages"],
-      [{ messages: [{ role: "tool", content: "x" }] }, "messages"],
-      [{ messages: [] }, "messages"],
-      [{}, "messages"],
-      [{ messages, max_tokens: 0 }, "max_tokens"],
-      [{ messages, max_tokens: 5, max_completion_tokens: 6 }, "max_completion_tokens"],
-      [{ messages, max_cost: -1 }, "max_cost"],
-      [{ messages, model: "bad alias!" }, "model"],
-    ];
-    for (const [body, param] of cases) {
-      let error: { code?: string; extra?: { param?: string } } = {};
-      try {
-        parseChatRequest(body);
-      } catch (err) {
-        error = err as typeof error;
-      }
-      expect(error.code, JSON.stringify(body)).toBe("invalid_request");
-      expect(error.extra?.param, JSON.stringify(body)).toBe(param);
-    }
-    expect(() => parseChatRequest([1])).toThrow(/JSON object/);
   });
 });

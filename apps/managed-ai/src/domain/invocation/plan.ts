@@ -9,7 +9,6 @@ import { parseByokChatRequest } from "./byok-request.js";
 import { parseChatRequest, type ChatRequest } from "./chat-request.js";
 import { costUnits, type Price } from "./cost.js";
 import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
-import { inputTokenUpperBound } from "./tokens.js";
 
 /**
  * Everything decided before money moves: what is called, at which price, for
@@ -84,6 +83,7 @@ async function managedModel(ctx: ManagedAiContext, tenantId: string, config: Man
     price: { inputUnitsPerMtok: price.inputUnitsPerMtok, outputUnitsPerMtok: price.outputUnitsPerMtok },
     discountBps: effectiveDiscountBps(model.offers[0], new Date()),
     maxOutputTokens: model.maxOutputTokens || DEFAULT_MAX_OUTPUT_TOKENS,
+    maxTokensPerImage: model.maxTokensPerImage,
   };
 }
 
@@ -118,7 +118,10 @@ export type Demand<Request> = {
   request: Request;
   /** The model the request names; absent: the instance's default. */
   model: string | undefined;
+  /** Everything but image parts. */
   inputTokensBound: bigint;
+  /** Image parts, each bounded by the model's max_tokens_per_image (managed; byok counts them in the bound). */
+  imageParts?: number;
   output: { maxTokens: number | undefined; choices: number } | null;
   maxCostUsd: number | undefined;
 };
@@ -157,7 +160,8 @@ export async function planCall<Read, Request>(
   const modelAlias = demand.model ?? config.default_model;
   const managed = await managedModel(ctx, input.tenantId, config, modelAlias);
   const outputTokensCap = outputCap(demand, config, managed.maxOutputTokens);
-  const reservedUnits = costUnits(demand.inputTokensBound, outputTokens(demand, outputTokensCap), managed.price, BigInt(managed.discountBps));
+  const inputTokensBound = demand.inputTokensBound + imageTokens(demand.imageParts ?? 0, modelAlias, managed.maxTokensPerImage);
+  const reservedUnits = costUnits(inputTokensBound, outputTokens(demand, outputTokensCap), managed.price, BigInt(managed.discountBps));
   checkCeilings(reservedUnits, demand.maxCostUsd, config);
   return {
     mode: "managed",
@@ -169,10 +173,21 @@ export async function planCall<Read, Request>(
     priceId: managed.priceId,
     price: managed.price,
     discountBps: managed.discountBps,
-    inputTokensBound: demand.inputTokensBound,
+    inputTokensBound,
     outputTokensCap,
     reservedUnits,
   };
+}
+
+/** Image parts at the model's max_tokens_per_image each; a model without it refuses them (400, no provider call). */
+function imageTokens(imageParts: number, modelAlias: string, perImage: number | null): bigint {
+  if (imageParts === 0) return 0n;
+  if (perImage === null) {
+    throw new AppError("invalid_request", `model ${modelAlias} does not accept images: image parts need the model's max_tokens_per_image`, {
+      extra: { param: "messages" },
+    });
+  }
+  return BigInt(imageParts) * BigInt(perImage);
 }
 
 /**
@@ -242,7 +257,7 @@ function checkInstanceCap(maxTokens: number, instanceCap: number | undefined): v
   }
 }
 
-/** A chat completion: its schema is the managed one (text only) or the byok one (everything passes through). */
+/** A chat completion: its schema is the managed one (CONTRACT.md 6b) or the byok one (everything passes through). */
 const chat: CallKind<unknown, ChatRequest> = {
   read: (raw) => raw,
   demand(raw, config) {
@@ -250,7 +265,8 @@ const chat: CallKind<unknown, ChatRequest> = {
     return {
       request,
       model: request.model,
-      inputTokensBound: inputTokenUpperBound(request.boundable),
+      inputTokensBound: request.inputTokens,
+      imageParts: request.imageParts,
       output: { maxTokens: request.maxTokens, choices: request.choices ?? 1 },
       maxCostUsd: request.maxCostUsd,
     };
@@ -269,7 +285,7 @@ export function providerBody(plan: Plan, stream: boolean): Record<string, unknow
     model: plan.upstream.model,
     messages: plan.request.messages,
     [plan.request.maxTokensParam ?? "max_tokens"]: plan.outputTokensCap,
-    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    ...(stream ? { stream: true, stream_options: { ...plan.request.streamOptions, include_usage: true } } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ import { modelState, modelView, WITH_LATEST_PRICE, type ModelView } from "./view
 /** The provider's own model name, e.g. `gpt-4o-mini`, `meta-llama/Llama-3-8b`, `llama3:8b`. */
 export const UpstreamModel = z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces");
 export const MaxOutputTokens = z.number().int().min(1).max(1_000_000);
+/** The most input tokens the provider counts for one image part; null: the model refuses image parts (CONTRACT.md 6b). */
+export const MaxTokensPerImage = z.number().int().min(1).max(1_000_000).nullable();
 
 export const PutModelInput = z.object({
   alias: ResourceId,
@@ -14,6 +16,8 @@ export const PutModelInput = z.object({
   upstream_model: UpstreamModel,
   enabled: z.boolean().optional(),
   max_output_tokens: MaxOutputTokens.optional(),
+  /** Absent: unchanged (null on create). */
+  max_tokens_per_image: MaxTokensPerImage.optional(),
   version: ExpectedVersion,
   actor: Actor,
 });
@@ -47,6 +51,7 @@ export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: P
             upstreamModel: put.upstream_model,
             enabled: put.enabled ?? true,
             maxOutputTokens: put.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+            maxTokensPerImage: put.max_tokens_per_image ?? null,
             version: 1,
           },
         ],
@@ -61,6 +66,7 @@ export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: P
           upstreamModel: put.upstream_model,
           enabled: put.enabled ?? before.enabled,
           maxOutputTokens: put.max_output_tokens ?? before.maxOutputTokens,
+          maxTokensPerImage: put.max_tokens_per_image === undefined ? before.maxTokensPerImage : put.max_tokens_per_image,
           version: { increment: 1 },
         },
       });

@@ -15,6 +15,8 @@ export type ModelView = {
   upstreamModel: string;
   enabled: boolean;
   maxOutputTokens: number;
+  /** Null: the model refuses image parts. */
+  maxTokensPerImage: number | null;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -44,6 +46,7 @@ export function modelView(row: Model & { prices: PriceVersion[] }): ModelView {
     upstreamModel: row.upstreamModel,
     enabled: row.enabled,
     maxOutputTokens: row.maxOutputTokens,
+    maxTokensPerImage: row.maxTokensPerImage,
     version: row.version,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -58,6 +61,7 @@ export function modelState(row: Model) {
     upstream_model: row.upstreamModel,
     enabled: row.enabled,
     max_output_tokens: row.maxOutputTokens,
+    max_tokens_per_image: row.maxTokensPerImage,
     version: row.version,
   };
 }

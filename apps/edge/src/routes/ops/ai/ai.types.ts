@@ -70,6 +70,16 @@ export const PutModelRequest = z.strictObject({
     .describe("The provider's model name."),
   enabled: z.boolean().optional().describe("Default true on create; absent keeps the current value."),
   max_output_tokens: z.number().int().min(1).max(1_000_000).optional().describe("Default 4096 on create; absent keeps the current value."),
+  max_tokens_per_image: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .optional()
+    .describe(
+      "The most input tokens the provider counts for one image part; null (the default on create): the model refuses image parts; absent keeps the current value.",
+    ),
   version: ExpectedVersion,
 });
 export type PutModelRequest = z.infer<typeof PutModelRequest>;
@@ -89,6 +99,7 @@ export const Model = z.object({
   upstream_model: z.string(),
   enabled: z.boolean(),
   max_output_tokens: z.number().int(),
+  max_tokens_per_image: z.number().int().nullable().describe("The most input tokens one image part counts in a reservation; null: image parts are refused."),
   version: z.number().int(),
   price: PriceVersion.nullable().describe("The newest price version (applies to new requests); null before the first."),
   created_at: Timestamp,

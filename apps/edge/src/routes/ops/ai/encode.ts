@@ -20,6 +20,7 @@ export function modelJson(m: managedAi.Model__Output) {
     upstream_model: m.upstream_model,
     enabled: m.enabled,
     max_output_tokens: m.max_output_tokens,
+    max_tokens_per_image: m.max_tokens_per_image ?? null,
     version: m.version,
     price: m.price ? priceJson(m.price) : null,
     created_at: m.created_at,

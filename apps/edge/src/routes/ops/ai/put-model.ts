@@ -17,6 +17,9 @@ export const putModel = defineRoute<EdgeDeps, ModelParams, Record<string, never>
     409: { description: "version is not the current one (or not 0/absent on create)" },
   },
   async handler({ deps, params, body }) {
-    return { status: 200, body: { data: modelJson(await deps.services.managedAi.PutModel({ alias: params.alias, ...body })) } };
+    // null (no per-image limit) travels as 0: proto3 has no null.
+    const { max_tokens_per_image: perImage, ...rest } = body;
+    const request = { alias: params.alias, ...rest, ...(perImage !== undefined ? { max_tokens_per_image: perImage ?? 0 } : {}) };
+    return { status: 200, body: { data: modelJson(await deps.services.managedAi.PutModel(request)) } };
   },
 });

@@ -16,18 +16,26 @@ export const SameInvokeHeaders = idempotencyKeyHeader("As on the compatible rout
  * The body as documented (spec 2.5, OpenAI's chat shape), for the OpenAPI
  * document and the native routes. On the compatible route the edge does not
  * check it (`validateBody: false`): the one schema is managed-ai's, which knows
- * what managed and byok models accept; unknown fields are ignored, not
- * rejected (CONTRACT.md section 1).
+ * what managed and byok models accept (managed: the fields of CONTRACT.md 6b,
+ * any other top-level field 400 naming it; byok: everything passes through).
  */
 export const ChatCompletionRequest = z
   .object({
-    messages: z.array(z.object({ role: z.string(), content: z.unknown() }).loose()).min(1),
+    messages: z
+      .array(z.object({ role: z.string(), content: z.unknown() }).loose())
+      .min(1)
+      .describe(
+        "Roles system, developer, user (text and image_url parts), assistant (tool_calls, refusal; content null with tool_calls) and tool (tool_call_id).",
+      ),
     model: z.string().optional().describe("Model alias; default: the instance's default_model."),
     max_tokens: z.number().int().optional(),
     max_cost: usdAmount().optional().describe("USD ceiling: a request whose worst-case cost is above it gets 409."),
     stream: z.boolean().optional(),
   })
-  .loose();
+  .loose()
+  .describe(
+    "OpenAI's Chat Completions request. Managed models accept (CONTRACT.md 6b): messages, model, tools, tool_choice, parallel_tool_calls, response_format (text, json_object, json_schema), n (1..8), stop, seed, temperature, top_p, presence_penalty, frequency_penalty, logit_bias, logprobs, top_logprobs, user, max_tokens or max_completion_tokens, reasoning_effort, stream, stream_options and the gateway's max_cost; any other top-level field gets 400 naming it. Image parts need the model's max_tokens_per_image. Bring-your-own-key instances pass every field through.",
+  );
 
 export const ChatCompletionResponse = z
   .object({ id: z.string(), object: z.string(), model: z.string(), choices: z.array(z.unknown()), usage: z.unknown() })
