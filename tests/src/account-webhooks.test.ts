@@ -15,9 +15,17 @@ let stack: Stack;
 let op: Operator;
 let hooks: AccountHooks;
 let edge2: string;
+// Nine processes (three edges, two of managed-ai and of jobs): small pools, so that the stack fits in
+// the shared PostgreSQL's connections beside other stacks.
+const POOL = { DATABASE_POOL_SIZE: "4" };
 const metered = meteredStack({
   env: {
-    jobs: { CALLBACK_ALLOW_HTTP_LOOPBACK: "true", CALLBACK_BASE_DELAY_MS: "20", CALLBACK_POLL_MS: "100", CALLBACK_TIMEOUT_MS: "3000" },
+    edge: POOL,
+    ledger: POOL,
+    "managed-ai": POOL,
+    messaging: POOL,
+    files: POOL,
+    jobs: { ...POOL, CALLBACK_ALLOW_HTTP_LOOPBACK: "true", CALLBACK_BASE_DELAY_MS: "20", CALLBACK_POLL_MS: "100", CALLBACK_TIMEOUT_MS: "3000" },
   },
 });
 
