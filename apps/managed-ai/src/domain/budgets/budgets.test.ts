@@ -6,7 +6,7 @@ import type { Priced } from "../invocation/plan.js";
 import type { Budget } from "./budget.js";
 import { periodBounds } from "./period.js";
 import { reserveBudgets } from "./reserve.js";
-import { BudgetReservations } from "./reservations.js";
+import { BudgetReservations } from "../../storage/budgets.js";
 import { settleBudgetClaims, settleBudgets, sweepBudgetClaims } from "./settle.js";
 import { releaseUsage } from "../usage/release.js";
 import { viewBudgets } from "./view.js";
@@ -309,10 +309,9 @@ describe("spend budgets", () => {
     const now = new Date();
     const key = keyBudget("key_batch", 50n);
     const inst: Budget = { scope: "instance", id: "inst_batch", limitUnits: 1_000n, period: "month" };
+    const counters = [key, inst].map((b) => ({ ...b, periodStart: periodBounds(b.period, now).start }));
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        writer.reserve({ requestId: `req_batch_${i}`, tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" }),
-      ),
+      Array.from({ length: 20 }, (_, i) => writer.reserve({ requestId: `req_batch_${i}`, tenantId: "ten_batch", counters, units: 7n, source: "ai" })),
     );
     expect(results.filter((r) => r === null)).toHaveLength(7); // 7 × 7 = 49 of 50
     expect(results.filter((r) => r !== null).every((r) => r!.index === 0 && r!.spentUnits === 0n && r!.reservedUnits === 49n)).toBe(true);
@@ -321,7 +320,7 @@ describe("spend budgets", () => {
     expect(k).toMatchObject({ reserved_units: 49n });
     expect(i).toMatchObject({ reserved_units: 49n }); // refused requests held nothing on the instance either
     // A replay of a reserved request changes nothing and is not refused.
-    expect(await writer.reserve({ requestId: "req_batch_0", tenantId: "ten_batch", budgets: [key, inst], units: 7n, now, source: "ai" })).toBeNull();
+    expect(await writer.reserve({ requestId: "req_batch_0", tenantId: "ten_batch", counters, units: 7n, source: "ai" })).toBeNull();
     expect((await viewBudgets({ ctx: t.ctx, input: { budgets: [key] } }))[0]).toMatchObject({ reserved_units: 49n });
   });
 });

@@ -3,7 +3,7 @@ import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "./budget.js";
 import { budgetCrossed } from "./events.js";
 import { periodBounds } from "./period.js";
-import { budgetReservations } from "./reservations.js";
+import { budgetReservations } from "../../storage/budgets.js";
 
 /**
  * Counts a request's reservation against every budget that applies, all or
@@ -27,9 +27,8 @@ export async function reserveBudgets({
   const refused = await budgetReservations(ctx.sql).reserve({
     requestId: input.requestId,
     tenantId: input.tenantId,
-    budgets: input.budgets,
+    counters: input.budgets.map((b) => ({ ...b, periodStart: periodBounds(b.period, now).start })),
     units: input.units,
-    now,
     source: input.source ?? "ai",
   });
   if (!refused) return;

@@ -1,8 +1,8 @@
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events";
 import type { ManagedAiContext } from "../context.js";
-import type { BudgetPeriod } from "./period.js";
 import { budgetCrossed } from "./events.js";
+import { openClaimRequests, settlePushClaims, settleRecordClaims, type SettledCounter } from "../../storage/budgets.js";
 
 /**
  * Settles the budget claims of requests whose usage record has its end state,
@@ -26,38 +26,10 @@ export async function settleBudgets({
   input: { requestIds: string[]; orphans?: boolean; orphanAfterSeconds?: number };
 }): Promise<number> {
   if (input.requestIds.length === 0) return 0;
-  const rows = await ctx.sql.query<Settled>(
-    `WITH due AS (
-       SELECT c.request_id, c.scope, CASE WHEN r.status = 'completed' THEN least(COALESCE(r.final_units, 0), c.units) ELSE 0 END AS final_units
-       FROM budget_claims c LEFT JOIN usage_records r ON r.id = c.request_id
-       WHERE c.request_id = ANY($1::text[]) AND c.settled_at IS NULL AND c.source = 'ai'
-         AND (r.status IN ('completed', 'failed')
-              OR (r.id IS NULL AND ($2::boolean OR c.created_at < now() - make_interval(secs => $3::int))))),
-     ${SETTLE_DUE}`,
-    [input.requestIds, input.orphans ?? false, input.orphanAfterSeconds ?? 300],
-  );
+  const rows = await settleRecordClaims(ctx.sql, input.requestIds, input.orphans ?? false, input.orphanAfterSeconds ?? 300);
   for (const row of rows) await audit(ctx, row);
   return rows.length;
 }
-
-/**
- * The part both settlements share: the due claims (request_id, scope, final_units) are
- * marked settled once each, summed per counter (an UPDATE ... FROM changes a row once),
- * and moved from reserved to spent; answers the counters as they now are.
- */
-const SETTLE_DUE = `claims AS (
-       UPDATE budget_claims c SET settled_at = now(), final_units = due.final_units
-       FROM due WHERE c.request_id = due.request_id AND c.scope = due.scope AND c.settled_at IS NULL
-       RETURNING c.request_id, c.tenant_id, c.scope, c.scope_id, c.period, c.period_start, c.limit_units, c.units, c.final_units, c.created_at),
-     per_counter AS (
-       SELECT scope, scope_id, period_start, min(tenant_id) AS tenant_id, min(period) AS period,
-         (array_agg(limit_units ORDER BY created_at DESC))[1] AS limit_units, sum(units) AS units, sum(final_units) AS final_units,
-         (array_agg(request_id ORDER BY created_at DESC))[1] AS request_id
-       FROM claims GROUP BY scope, scope_id, period_start)
-     UPDATE budget_counters b SET reserved_units = b.reserved_units - p.units, spent_units = b.spent_units + p.final_units
-     FROM per_counter p WHERE b.scope = p.scope AND b.scope_id = p.scope_id AND b.period_start = p.period_start
-     RETURNING p.request_id, p.tenant_id, b.scope, b.scope_id, p.period, b.period_start, p.limit_units::text, b.spent_units::text,
-       b.threshold_at IS NOT NULL AS threshold_marked, b.reached_at IS NOT NULL AS reached_marked`;
 
 /**
  * Settles the claims of a request whose record lives in another service (a push
@@ -65,30 +37,12 @@ const SETTLE_DUE = `claims AS (
  * claim settles once, whoever calls first (the sender or messaging's recovery).
  */
 export async function settleBudgetClaims({ ctx, input }: { ctx: ManagedAiContext; input: { requestId: string; finalUnits: bigint } }): Promise<number> {
-  const rows = await ctx.sql.query<Settled>(
-    `WITH due AS (
-       SELECT request_id, scope, $2::bigint AS final_units FROM budget_claims
-       WHERE request_id = $1 AND settled_at IS NULL AND source = 'push'),
-     ${SETTLE_DUE}`,
-    [input.requestId, input.finalUnits.toString()],
-  );
+  const rows = await settlePushClaims(ctx.sql, input.requestId, input.finalUnits);
   for (const row of rows) await audit(ctx, row);
   return rows.length;
 }
 
-type Settled = {
-  /** The newest request settled on the counter: the one whose charge crossed a threshold, if any did. */
-  request_id: string;
-  tenant_id: string;
-  scope: "key" | "instance";
-  scope_id: string;
-  period: BudgetPeriod;
-  period_start: Date;
-  limit_units: string;
-  spent_units: string;
-  threshold_marked: boolean;
-  reached_marked: boolean;
-};
+type Settled = SettledCounter;
 
 async function audit(ctx: ManagedAiContext, row: Settled): Promise<void> {
   const limit = BigInt(row.limit_units);
@@ -117,11 +71,8 @@ async function audit(ctx: ManagedAiContext, row: Settled): Promise<void> {
  * Oldest first, at most `limit` a pass.
  */
 export async function sweepBudgetClaims({ ctx, input }: { ctx: ManagedAiContext; input: { limit?: number; orphanAfterSeconds?: number } }): Promise<number> {
-  const open = await ctx.sql.query<{ request_id: string }>(
-    `SELECT DISTINCT request_id FROM (SELECT request_id FROM budget_claims WHERE settled_at IS NULL AND source = 'ai' ORDER BY created_at LIMIT $1) c`,
-    [input.limit ?? 1000],
-  );
-  return settleBudgets({ ctx, input: { requestIds: open.map((r) => r.request_id), orphanAfterSeconds: input.orphanAfterSeconds } });
+  const open = await openClaimRequests(ctx.sql, input.limit ?? 1000);
+  return settleBudgets({ ctx, input: { requestIds: open, orphanAfterSeconds: input.orphanAfterSeconds } });
 }
 
 /**
