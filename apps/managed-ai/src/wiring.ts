@@ -88,7 +88,8 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
   const ctx: ManagedAiContext = {
     prisma,
     allotments,
-    transact: invalidating(transact, catalog),
+    transact,
+    writeCatalog: invalidating(transact, catalog),
     sql,
     records: new UsageRecordWriter(sql, logger, recordEvents, {
       concurrency: env.RECORD_COMMIT_CONCURRENCY,

@@ -14,7 +14,13 @@ export type Tx = Prisma.TransactionClient;
 /** What domain verbs get: the service's collaborators, passed in (tests hand in real ones). */
 export type ManagedAiContext = {
   prisma: PrismaClient;
+  /** A transaction whose events are emitted with it (the outbox), for everything but the catalog. */
   transact: Transact<Tx>;
+  /**
+   * The same for writes of the catalog (upstreams, models, prices, offers, instances,
+   * connected accounts): after each commit every replica's catalog cache is emptied.
+   */
+  writeCatalog: Transact<Tx>;
   logger: Logger;
   /** Seals and opens provider credentials. */
   keyring: Keyring;

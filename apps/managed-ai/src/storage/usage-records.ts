@@ -223,3 +223,69 @@ export class UsageRecordWriter {
     return this.settles.submit(record);
   }
 }
+
+/** What the statements below run in: a transaction (Prisma's), so the events go with them. */
+type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
+
+/** A record's next state (see `moveRow`). */
+export type RecordMove = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
+
+/**
+ * Moves a record on if it is still as it was read (status, error code, `updated_at`):
+ * true when it changed. A record moved to review keeps no final charge, and is due
+ * for the reconciler at once.
+ */
+export async function moveRow(
+  tx: InTx,
+  row: { id: string; status: string; errorCode: string | null; updatedAt: Date },
+  holdId: string | null,
+  next: RecordMove,
+): Promise<boolean> {
+  const changed = await tx.$executeRawUnsafe(
+    `UPDATE usage_records SET status = $5, error_code = $6, hold_id = $7,
+       final_units = CASE WHEN $5 = 'review' THEN NULL ELSE COALESCE($8::bigint, final_units) END,
+       refunded_units = COALESCE($9::bigint, refunded_units),
+       settled_at = CASE WHEN $5 <> 'review' THEN now() ELSE settled_at END, updated_at = now(), recheck_at = NULL
+     WHERE id = $1 AND status = $2 AND error_code IS NOT DISTINCT FROM $3 AND updated_at = $4::timestamptz`,
+    row.id,
+    row.status,
+    row.errorCode,
+    row.updatedAt.toISOString(),
+    next.status,
+    next.errorCode,
+    holdId,
+    next.finalUnits?.toString() ?? null,
+    next.refundedUnits?.toString() ?? null,
+  );
+  return changed > 0;
+}
+
+/** A completed record whose capture failed goes to review (`settlement_failed`, its usage kept, nothing charged yet). */
+export async function toSettlementFailed(tx: InTx, id: string): Promise<boolean> {
+  const changed = await tx.$executeRawUnsafe(
+    `UPDATE usage_records SET status = 'review', error_code = 'settlement_failed', final_units = NULL, settled_at = NULL, updated_at = now()
+     WHERE id = $1 AND status = 'completed'`,
+    id,
+  );
+  return changed > 0;
+}
+
+/** A request the ledger refused: its `reserved` record and its Idempotency-Key claim go (true when the record was there). */
+export async function deleteRefused(tx: InTx, r: { id: string; tenantId: string; apiKeyId: string | null; idempotencyKey: string | null }): Promise<boolean> {
+  const gone = await tx.$executeRawUnsafe(`DELETE FROM usage_records WHERE id = $1 AND status = 'reserved'`, r.id);
+  if (gone === 0) return false;
+  if (r.apiKeyId && r.idempotencyKey)
+    await tx.$executeRawUnsafe(
+      "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND api_key_id = $2 AND key = $3 AND request_id = $4",
+      r.tenantId,
+      r.apiKeyId,
+      r.idempotencyKey,
+      r.id,
+    );
+  return true;
+}
+
+/** Counts an allotment's claims again from its records (the row locked first). */
+export async function recountIn(tx: InTx, allotmentId: string): Promise<void> {
+  await tx.$executeRawUnsafe("SELECT allotment_recount($1)", allotmentId);
+}

@@ -70,7 +70,8 @@ export async function createTestContext(
   const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
   const base: Omit<ManagedAiContext, "allotments"> = {
     prisma,
-    transact: invalidating(
+    transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
+    writeCatalog: invalidating(
       createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
       catalog,
     ),

@@ -1,9 +1,7 @@
 import { isAppError } from "@gateway/errors";
-import type { Statements } from "@gateway/events";
 import { type LedgerCalls, postOperation, reserveOperation } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
 import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { Allotments } from "../../storage/allotments.js";
 
 /** How long a carved hold lasts (informative: an operator decides it). */
 export const CARVED_HOLD_TTL_SECONDS = 86_400;
@@ -65,14 +63,3 @@ export async function carvedHold(
 
 /** A carve's outcome: the record's own hold, or the charge it had posted from its allotment first. */
 export type Carved = { holdId: string; replayed: boolean; posted?: undefined } | { posted: bigint; holdId?: undefined };
-
-/**
- * Counts an allotment's claims again from its records, after a decision on one of them
- * changed its share; the count is reported to the ledger with the next batch (the
- * balance views follow within the linger).
- */
-export async function recountAllotment(ctx: { sql: Statements; allotments: Pick<Allotments, "touch"> }, allotmentId: string | null): Promise<void> {
-  if (!allotmentId) return;
-  await ctx.sql.query("SELECT allotment_recount($1)", [allotmentId]);
-  ctx.allotments.touch(allotmentId);
-}

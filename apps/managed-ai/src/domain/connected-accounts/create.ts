@@ -24,7 +24,7 @@ export async function createConnectedAccount({ ctx, input }: { ctx: ManagedAiCon
   const q = parseInput(CreateConnectedAccountInput, input);
   const id = newId("acct");
   const sealed = sealCredential(ctx.keyring, q.secret, connectedAccountContext(id));
-  return ctx.transact(async (tx, emit) => {
+  return ctx.writeCatalog(async (tx, emit) => {
     const row = await tx.connectedAccount.create({
       data: { id, tenantId: q.tenant_id, provider: q.provider, name: q.name, secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
       select: ACCOUNT_COLUMNS,

@@ -13,7 +13,7 @@ export const DeleteConnectedAccountInput = z.object({ actor: Actor, tenant_id: R
  */
 export async function deleteConnectedAccount({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof DeleteConnectedAccountInput> }): Promise<void> {
   const q = parseInput(DeleteConnectedAccountInput, input);
-  await ctx.transact(async (tx, emit) => {
+  await ctx.writeCatalog(async (tx, emit) => {
     const rows = await tx.$queryRaw<
       { provider: string }[]
     >`SELECT provider FROM connected_accounts WHERE id = ${q.id} AND tenant_id = ${q.tenant_id} FOR UPDATE`;

@@ -87,7 +87,7 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
     ...(q.max_cost_per_request !== undefined ? { max_cost_per_request: q.max_cost_per_request } : {}),
     ...budgetConfig(q),
   };
-  const row = await ctx.transact(async (tx, emit) => {
+  const row = await ctx.writeCatalog(async (tx, emit) => {
     const { saved, existing } = await save(tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
     await emit("managed_ai.instance_changed", {
       actor: q.actor,
@@ -122,7 +122,7 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
       : {}),
     ...budgetConfig(q),
   };
-  const row = await ctx.transact(async (tx, emit) => {
+  const row = await ctx.writeCatalog(async (tx, emit) => {
     if (q.connected_account_id !== undefined) {
       const account = await tx.connectedAccount.findFirst({ where: { id: q.connected_account_id, tenantId: q.tenant_id }, select: { provider: true } });
       if (!account) throw new AppError("validation_failed", `No connected account ${q.connected_account_id}.`, { extra: { param: "connected_account_id" } });

@@ -1,5 +1,4 @@
 import { AppError, isAppError } from "@gateway/errors";
-import { outboxInsertFrom, outboxRow } from "@gateway/events";
 import type { ManagedAiContext } from "../context.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
@@ -7,7 +6,7 @@ import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve, type Carved } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { usageRecordEventId } from "../../storage/usage-records.js";
+import { deleteRefused, toSettlementFailed, usageRecordEventId } from "../../storage/usage-records.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -103,39 +102,25 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
  * row before it went (and if it did, the second copy is dropped as a duplicate).
  */
 async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
-  const reserved = outboxRow(
-    "managed_ai.request_reserved",
-    {
-      request_id: input.requestId,
-      tenant_id: plan.tenantId,
-      key_id: input.apiKeyId,
-      service_alias: plan.serviceAlias,
-      model_alias: plan.modelAlias,
-      price_id: plan.priceId,
-      reserved_units: plan.reservedUnits.toString(),
-      stream: input.stream,
-    },
-    { id: usageRecordEventId(input.requestId, "reserved"), requestId: input.requestId },
-  );
-  const refused = outboxRow("managed_ai.request_refused", {
-    request_id: input.requestId,
-    tenant_id: plan.tenantId,
-    key_id: input.apiKeyId,
-    reason: "insufficient_balance",
+  await ctx.transact(async (tx, emit) => {
+    if (!(await deleteRefused(tx, { id: input.requestId, tenantId: plan.tenantId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey }))) return;
+    // In this order: the relay publishes in the outbox's order.
+    await emit(
+      "managed_ai.request_reserved",
+      {
+        request_id: input.requestId,
+        tenant_id: plan.tenantId,
+        key_id: input.apiKeyId,
+        service_alias: plan.serviceAlias,
+        model_alias: plan.modelAlias,
+        price_id: plan.priceId,
+        reserved_units: plan.reservedUnits.toString(),
+        stream: input.stream,
+      },
+      { id: usageRecordEventId(input.requestId, "reserved"), requestId: input.requestId },
+    );
+    await emit("managed_ai.request_refused", { request_id: input.requestId, tenant_id: plan.tenantId, key_id: input.apiKeyId, reason: "insufficient_balance" });
   });
-  // One INSERT, its rows in this order: the relay publishes in the outbox's order.
-  await ctx.sql.query(
-    `WITH gone AS (DELETE FROM usage_records WHERE id = $1 AND status = 'reserved' RETURNING id),
-       unclaimed AS (DELETE FROM idempotency_keys WHERE tenant_id = $2 AND api_key_id = $3 AND key = $4 AND request_id = $1),
-       ev AS (
-         INSERT INTO outbox_events (id, type, payload, request_id)
-         SELECT e.id, e.type, e.payload::jsonb, e.request_id
-         FROM (VALUES (1, $5::text, $6::text, $7::text, $8::text), (2, $9::text, $10::text, $11::text, $12::text)) AS e(n, id, type, payload, request_id), gone
-         ORDER BY e.n)
-     SELECT 1`,
-    [input.requestId, plan.tenantId, input.apiKeyId, input.idempotencyKey, ...reserved.values, ...refused.values],
-  );
-  ctx.sql.eventsWritten();
 }
 
 type Outcome = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits?: bigint; usage?: Usage };
@@ -335,28 +320,21 @@ function retryInBackground(ctx: ManagedAiContext, requestId: string, attempt: ()
  * `managed_ai.request_reconciled` event saying so.
  */
 async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan): Promise<void> {
-  const event = outboxRow("managed_ai.request_reconciled", {
-    request_id: opened.id,
-    tenant_id: opened.tenantId,
-    key_id: opened.apiKeyId,
-    from_status: "completed",
-    from_error_code: null,
-    status: "review",
-    error_code: "settlement_failed",
-    reserved_units: plan.reservedUnits.toString(),
-    final_units: null,
-    refunded_units: null,
+  await ctx.transact(async (tx, emit) => {
+    if (!(await toSettlementFailed(tx, opened.id))) return;
+    await emit("managed_ai.request_reconciled", {
+      request_id: opened.id,
+      tenant_id: opened.tenantId,
+      key_id: opened.apiKeyId,
+      from_status: "completed",
+      from_error_code: null,
+      status: "review",
+      error_code: "settlement_failed",
+      reserved_units: plan.reservedUnits.toString(),
+      final_units: null,
+      refunded_units: null,
+    });
   });
-  await ctx.sql.query(
-    `WITH upd AS (
-       UPDATE usage_records SET status = 'review', error_code = 'settlement_failed', final_units = NULL, settled_at = NULL, updated_at = now()
-       WHERE id = $1 AND status = 'completed'
-       RETURNING id),
-     ev AS (${outboxInsertFrom(2, "upd")})
-     SELECT id FROM upd`,
-    [opened.id, ...event.values],
-  );
-  ctx.sql.eventsWritten();
 }
 
 /** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */

@@ -35,7 +35,7 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: PutModelInput }): Promise<ModelView> {
   const put = parseInput(PutModelInput, input);
   const what = `model ${put.alias}`;
-  return ctx.transact(async (tx, emit) => {
+  return ctx.writeCatalog(async (tx, emit) => {
     const upstream = await tx.upstream.findUnique({ where: { id: put.upstream_id }, select: { id: true } });
     if (!upstream) throw new AppError("not_found", `upstream_id: no upstream ${put.upstream_id}.`);
     await tx.$queryRaw`SELECT 1 FROM models WHERE alias = ${put.alias} FOR UPDATE`;

@@ -30,7 +30,7 @@ export async function putOffer({ ctx, input }: { ctx: ManagedAiContext; input: P
   const put = parseInput(PutOfferInput, input);
   const what = `the offer of tenant ${put.tenant_id} on model ${put.model_alias}`;
   const key = { tenantId: put.tenant_id, modelAlias: put.model_alias };
-  return ctx.transact(async (tx, emit) => {
+  return ctx.writeCatalog(async (tx, emit) => {
     const model = await tx.model.findUnique({ where: { alias: put.model_alias }, select: { alias: true } });
     if (!model) throw new AppError("not_found", `model_alias: no model ${put.model_alias}.`);
     await tx.$queryRaw`SELECT 1 FROM offers WHERE tenant_id = ${put.tenant_id} AND model_alias = ${put.model_alias} FOR UPDATE`;

@@ -21,7 +21,7 @@ export type PublishPriceInput = z.input<typeof PublishPriceInput>;
  */
 export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; input: PublishPriceInput }): Promise<ModelView> {
   const publish = parseInput(PublishPriceInput, input);
-  return ctx.transact(async (tx, emit) => {
+  return ctx.writeCatalog(async (tx, emit) => {
     const locked = await tx.$queryRaw<{ alias: string }[]>`SELECT alias FROM models WHERE alias = ${publish.model_alias} FOR UPDATE`;
     if (locked.length === 0) throw new AppError("not_found", `No model ${publish.model_alias}.`);
     const previous = await tx.priceVersion.findFirst({ where: { modelAlias: publish.model_alias }, orderBy: { version: "desc" } });

@@ -44,7 +44,7 @@ export type PutUpstreamResult = { id: string; version: number; keyConfigured: bo
 export async function putUpstream({ ctx, input }: { ctx: ManagedAiContext; input: PutUpstreamInput }): Promise<PutUpstreamResult> {
   const put = parseInput(PutUpstreamInput, input);
   const what = `upstream ${put.id}`;
-  return ctx.transact(async (tx, emit) => {
+  return ctx.writeCatalog(async (tx, emit) => {
     await tx.$queryRaw`SELECT 1 FROM upstreams WHERE id = ${put.id} FOR UPDATE`;
     const before = await tx.upstream.findUnique({ where: { id: put.id }, select: UPSTREAM_COLUMNS });
     assertVersion(put.version, before?.version, what);

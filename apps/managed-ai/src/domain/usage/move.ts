@@ -1,65 +1,44 @@
-import { outboxInsertFrom, outboxRow } from "@gateway/events";
 import type { ManagedAiContext } from "../context.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { captureOperation } from "@gateway/ledger-client";
-import { carvedHold, recountAllotment } from "../allotments/carve.js";
+import { carvedHold } from "../allotments/carve.js";
+import { moveRow, recountIn, type RecordMove } from "../../storage/usage-records.js";
 
 /** A record's next state, as the reconciler, an operator's fence or a late settlement sets it. */
-export type Move = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
+export type Move = RecordMove;
 
 /**
  * Moves a record on if it is still as it was read (status, error code and
- * `updated_at`), with a `managed_ai.request_reconciled` event, in one statement
- * (plain SQL like the invocation's own settlements: a Prisma transaction here
- * would empty the catalog cache of every replica for each record). Its
- * allotment's claims are counted again and reported. False: the record changed
- * meanwhile (another writer won), nothing was written.
+ * `updated_at`), with a `managed_ai.request_reconciled` event and its allotment's
+ * claims counted again, in one transaction; the count is reported to the ledger with
+ * the next batch. False: the record changed meanwhile (another writer won), nothing
+ * was written.
  */
 export async function moveRecord(
-  ctx: Pick<ManagedAiContext, "sql" | "allotments">,
+  ctx: Pick<ManagedAiContext, "transact" | "allotments">,
   row: Pick<UsageRecord, "id" | "tenantId" | "apiKeyId" | "status" | "errorCode" | "updatedAt" | "reservedUnits" | "allotmentId">,
   holdId: string | null,
   next: Move,
 ): Promise<boolean> {
-  const event = outboxRow("managed_ai.request_reconciled", {
-    request_id: row.id,
-    tenant_id: row.tenantId,
-    key_id: row.apiKeyId,
-    from_status: row.status,
-    from_error_code: row.errorCode,
-    status: next.status,
-    error_code: next.errorCode,
-    reserved_units: row.reservedUnits.toString(),
-    final_units: next.finalUnits?.toString() ?? null,
-    refunded_units: next.refundedUnits?.toString() ?? null,
+  const moved = await ctx.transact(async (tx, emit) => {
+    if (!(await moveRow(tx, row, holdId, next))) return false;
+    if (row.allotmentId) await recountIn(tx, row.allotmentId);
+    await emit("managed_ai.request_reconciled", {
+      request_id: row.id,
+      tenant_id: row.tenantId,
+      key_id: row.apiKeyId,
+      from_status: row.status,
+      from_error_code: row.errorCode,
+      status: next.status,
+      error_code: next.errorCode,
+      reserved_units: row.reservedUnits.toString(),
+      final_units: next.finalUnits?.toString() ?? null,
+      refunded_units: next.refundedUnits?.toString() ?? null,
+    });
+    return true;
   });
-  const changed = await ctx.sql.query<{ id: string }>(
-    `WITH upd AS (
-       UPDATE usage_records SET status = $5, error_code = $6, hold_id = $7,
-         final_units = CASE WHEN $5 = 'review' THEN NULL ELSE COALESCE($8::bigint, final_units) END,
-         refunded_units = COALESCE($9::bigint, refunded_units),
-         settled_at = CASE WHEN $5 <> 'review' THEN now() ELSE settled_at END, updated_at = now(), recheck_at = NULL
-       WHERE id = $1 AND status = $2 AND error_code IS NOT DISTINCT FROM $3 AND updated_at = $4
-       RETURNING id),
-     ev AS (${outboxInsertFrom(10, "upd")})
-     SELECT id FROM upd`,
-    [
-      row.id,
-      row.status,
-      row.errorCode,
-      row.updatedAt,
-      next.status,
-      next.errorCode,
-      holdId,
-      next.finalUnits?.toString() ?? null,
-      next.refundedUnits?.toString() ?? null,
-      ...event.values,
-    ],
-  );
-  if (changed.length === 0) return false;
-  ctx.sql.eventsWritten();
-  await recountAllotment(ctx, row.allotmentId);
-  return true;
+  if (moved && row.allotmentId) ctx.allotments.touch(row.allotmentId);
+  return moved;
 }
 
 /** The code of a record an operator took over from its running request (it stays in review until decided). */
@@ -73,7 +52,7 @@ export const HOLD_EXPIRED = "hold_expired";
  * operator decides on, as the reconciler's fence has it (docs/decisions/0028,
  * addendum of issue 40). Answers the record as it now stands.
  */
-export async function fenceForOperator(ctx: Pick<ManagedAiContext, "sql" | "allotments" | "prisma">, row: UsageRecord): Promise<UsageRecord | null> {
+export async function fenceForOperator(ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma">, row: UsageRecord): Promise<UsageRecord | null> {
   if (row.status !== "reserved") return row;
   await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: row.errorCode ?? HOLD_EXPIRED, finalUnits: null, refundedUnits: null });
   return ctx.prisma.usageRecord.findUnique({ where: { id: row.id } });
@@ -91,7 +70,7 @@ export async function fenceForOperator(ctx: Pick<ManagedAiContext, "sql" | "allo
  * reconciler (and then an operator).
  */
 export async function chargesRefused(
-  ctx: Pick<ManagedAiContext, "sql" | "allotments" | "prisma" | "logger" | "ledgerCalls">,
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma" | "logger" | "ledgerCalls">,
   requestIds: string[],
 ): Promise<void> {
   const rows = await ctx.prisma.usageRecord.findMany({ where: { id: { in: requestIds }, status: "completed", holdId: null } });
