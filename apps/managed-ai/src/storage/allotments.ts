@@ -390,3 +390,48 @@ export function allotmentReserve(a: { id: string; tenantId: string; units: bigin
     allotment: true,
   };
 }
+
+/*
+ * The closing's statements (domain/allotments/close.ts, docs/decisions/0028): which
+ * allotments stop taking claims, what a closing one still waits for and owes, and when
+ * one that was not ready is looked at again.
+ */
+
+/** Open allotments idle, old, or near their hold's expiry stop taking claims; answers them. */
+export async function closeIdle(sql: Statements, idleSeconds: number, maxAgeSeconds: number): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>(
+    `UPDATE allotments SET state = 'closing', version = version + 1, updated_at = now()
+     WHERE state = 'open' AND (last_claim_at < now() - make_interval(secs => $1) OR created_at < now() - make_interval(secs => $2) OR expires_at < now() + interval '1 hour')
+     RETURNING id`,
+    [idleSeconds, maxAgeSeconds],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Records of the allotment still in flight (reserved, or in review with no hold carved yet). */
+export async function recordsInFlight(sql: Statements, allotmentId: string): Promise<number> {
+  const [row] = await sql.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM usage_records WHERE allotment_id = $1 AND (status = 'reserved' OR (status = 'review' AND hold_id IS NULL))`,
+    [allotmentId],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** The final charges of the allotment's completed records (what its posts must add up to), each one. */
+export async function chargesOf(sql: Statements, allotmentId: string): Promise<{ id: string; units: bigint }[]> {
+  const rows = await sql.query<{ id: string; final_units: string }>(
+    "SELECT id, final_units::text FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL AND final_units > 0",
+    [allotmentId],
+  );
+  return rows.map((r) => ({ id: r.id, units: BigInt(r.final_units) }));
+}
+
+/** Looked at again `delay` later: the back-off of one not ready (base × 2^checks, at most 10 min), or at once (at the back of the due ones). */
+export async function checkAgain(sql: Statements, allotmentId: string, delay: { baseSeconds: number } | "now"): Promise<void> {
+  if (delay === "now") await sql.query("UPDATE allotments SET next_check_at = now() WHERE id = $1", [allotmentId]);
+  else
+    await sql.query(
+      "UPDATE allotments SET checks = checks + 1, next_check_at = now() + make_interval(secs => least(600, $2 * power(2, least(checks, 7)))) WHERE id = $1",
+      [allotmentId, delay.baseSeconds],
+    );
+}

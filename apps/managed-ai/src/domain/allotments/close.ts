@@ -2,7 +2,7 @@ import { isAppError } from "@gateway/errors";
 import { closeOperation, MAX_BATCH_ITEMS } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import { allotmentReserve } from "../../storage/allotments.js";
+import { allotmentReserve, chargesOf, checkAgain, closeIdle, recordsInFlight } from "../../storage/allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */
@@ -40,12 +40,7 @@ const POSTS_PER_CALL = MAX_BATCH_ITEMS;
 export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptions): Promise<CloseReport> {
   const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0 };
   const limit = options.limit ?? 100;
-  const closing = await ctx.sql.query<{ id: string }>(
-    `UPDATE allotments SET state = 'closing', version = version + 1, updated_at = now()
-     WHERE state = 'open' AND (last_claim_at < now() - make_interval(secs => $1) OR created_at < now() - make_interval(secs => $2) OR expires_at < now() + interval '1 hour')
-     RETURNING id`,
-    [options.idleSeconds, options.maxAgeSeconds],
-  );
+  const closing = await closeIdle(ctx.sql, options.idleSeconds, options.maxAgeSeconds);
   report.closing = closing.length;
 
   const stale = await ctx.prisma.allotment.findMany({
@@ -91,7 +86,7 @@ export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptio
     report[outcome]++;
     // Waiting for its records: later and later. Posts just replayed: at the back of the due ones.
     if (outcome === "waiting") await checkLater(ctx, a.id, options);
-    else if (outcome === "reposted") await ctx.sql.query("UPDATE allotments SET next_check_at = now() WHERE id = $1", [a.id]);
+    else if (outcome === "reposted") await checkAgain(ctx.sql, a.id, "now");
   }
   // Claims no replica reported (one that died within its linger) reach the balance views.
   await ctx.allotments.reportLive().catch((err: unknown) => ctx.logger.warn({ err }, "reporting live allotments failed; the next pass will"));
@@ -105,25 +100,15 @@ export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptio
  * behind the ones that are due.
  */
 async function checkLater(ctx: ManagedAiContext, id: string, options: CloseOptions): Promise<void> {
-  await ctx.sql.query(
-    "UPDATE allotments SET checks = checks + 1, next_check_at = now() + make_interval(secs => least(600, $2 * power(2, least(checks, 7)))) WHERE id = $1",
-    [id, options.retryBaseSeconds ?? 5],
-  );
+  await checkAgain(ctx.sql, id, { baseSeconds: options.retryBaseSeconds ?? 5 });
 }
 
 type Outcome = "closed" | "reposted" | "waiting";
 
 async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Promise<Outcome> {
-  const [busy] = await ctx.sql.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM usage_records WHERE allotment_id = $1 AND (status = 'reserved' OR (status = 'review' AND hold_id IS NULL))`,
-    [id],
-  );
-  if (Number(busy?.n ?? 0) > 0) return "waiting";
-  const [sum] = await ctx.sql.query<{ owed: string }>(
-    "SELECT coalesce(sum(final_units), 0)::text AS owed FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL",
-    [id],
-  );
-  const owed = BigInt(sum?.owed ?? "0");
+  if ((await recordsInFlight(ctx.sql, id)) > 0) return "waiting";
+  const charges = await chargesOf(ctx.sql, id);
+  const owed = charges.reduce((sum, c) => sum + c.units, 0n);
   const hold = await ctx.ledgerCalls.hold(holdId);
   if (hold.status !== "open") {
     await markClosed(ctx, id);
@@ -133,12 +118,8 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
   if (posted < owed) {
     // Charges a crash kept from their batch: every charge replayed, each under its own
     // operation id (the ledger answers those that landed with their stored result).
-    const charges = await ctx.sql.query<{ id: string; final_units: string }>(
-      "SELECT id, final_units::text FROM usage_records WHERE allotment_id = $1 AND status = 'completed' AND hold_id IS NULL AND final_units > 0",
-      [id],
-    );
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {
-      const batch = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({ requestId: c.id, holdId, units: c.final_units }));
+      const batch = charges.slice(i, i + POSTS_PER_CALL).map((c) => ({ requestId: c.id, holdId, units: c.units }));
       const refusals = await ctx.ledgerCalls.postCharges(batch);
       const refused: string[] = [];
       refusals.forEach((refusal, j) => {

@@ -10,6 +10,7 @@ import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { BudgetFields, budgetConfig, checkBudgetPair } from "../budgets/input.js";
 import { withBudgets } from "../budgets/instances.js";
 import { instanceView, type ByokConfig, type InstanceView, type ManagedConfig } from "./view.js";
+import { lockInstance } from "../../storage/catalog-locks.js";
 
 const common = {
   actor: Actor,
@@ -164,13 +165,11 @@ async function save(
   config: ManagedConfig | ByokConfig,
   credential: (id: string) => Credential,
 ): Promise<{ saved: ServiceInstance; existing: boolean }> {
-  const found = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM service_instances
-    WHERE tenant_id = ${q.tenant_id} AND service_id = 'ai-model' AND alias = ${q.alias} FOR UPDATE`;
-  const existing = found[0];
-  const id = existing?.id ?? newId("inst");
+  const existing = await lockInstance(tx, q.tenant_id, q.alias);
+  const id = existing ?? newId("inst");
   const data = { status: q.status, mode: q.mode, config: config as object, ...credential(id) };
   const saved = existing
     ? await tx.serviceInstance.update({ where: { id }, data: { ...data, version: { increment: 1 } } })
     : await tx.serviceInstance.create({ data: { id, tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias, ...data, version: 1 } });
-  return { saved, existing: existing !== undefined };
+  return { saved, existing: existing !== null };
 }

@@ -4,6 +4,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { modelView, priceState, priceView, WITH_LATEST_PRICE, type ModelView } from "../models/view.js";
+import { lockModel } from "../../storage/catalog-locks.js";
 
 export const PublishPriceInput = z.object({
   model_alias: ResourceId,
@@ -22,8 +23,7 @@ export type PublishPriceInput = z.input<typeof PublishPriceInput>;
 export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; input: PublishPriceInput }): Promise<ModelView> {
   const publish = parseInput(PublishPriceInput, input);
   return ctx.writeCatalog(async (tx, emit) => {
-    const locked = await tx.$queryRaw<{ alias: string }[]>`SELECT alias FROM models WHERE alias = ${publish.model_alias} FOR UPDATE`;
-    if (locked.length === 0) throw new AppError("not_found", `No model ${publish.model_alias}.`);
+    if (!(await lockModel(tx, publish.model_alias))) throw new AppError("not_found", `No model ${publish.model_alias}.`);
     const previous = await tx.priceVersion.findFirst({ where: { modelAlias: publish.model_alias }, orderBy: { version: "desc" } });
     const price = await tx.priceVersion.create({
       data: {

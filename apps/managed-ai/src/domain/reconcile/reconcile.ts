@@ -9,6 +9,7 @@ import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
+import { recheckAt } from "../../storage/reconciler.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -144,10 +145,7 @@ async function candidates(ctx: ManagedAiContext, q: z.output<typeof ReconcileInp
 async function recheckLater(ctx: ManagedAiContext, row: UsageRecord, q: z.output<typeof ReconcileInput>): Promise<void> {
   const ageSeconds = Math.max(0, (Date.now() - row.createdAt.getTime()) / 1000);
   const seconds = Math.round(Math.min(q.recheckMaxSeconds, Math.max(q.recheckMinSeconds, ageSeconds / 2)));
-  await ctx.sql.query("UPDATE usage_records SET recheck_at = now() + make_interval(secs => $2) WHERE id = $1 AND status IN ('reserved', 'review')", [
-    row.id,
-    seconds,
-  ]);
+  await recheckAt(ctx.sql, row.id, seconds);
 }
 
 /**

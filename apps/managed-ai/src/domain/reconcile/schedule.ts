@@ -1,6 +1,7 @@
 import type { ManagedAiContext } from "../context.js";
 import { closeAllotments } from "../allotments/close.js";
 import { sweepBudgetClaims } from "../budgets/settle.js";
+import { exclusively, type LockPool } from "../../storage/reconciler.js";
 import { reconcilerWorkPending } from "./pending.js";
 import { reconcileUsage, type ReconcileReport } from "./reconcile.js";
 
@@ -112,25 +113,4 @@ export function startReconciler(
     },
     runNow: pass,
   };
-}
-
-/** "mai_rec1": the reconciler's advisory lock key. */
-const LOCK_KEY = "7881696681537135409";
-
-/** Runs `fn` while holding a session advisory lock on one connection; null when another replica holds it. */
-type LockPool = { connect(): Promise<{ query<R>(text: string, values: unknown[]): Promise<{ rows: R[] }>; release(): void }> };
-
-async function exclusively<T>(pool: LockPool, fn: () => Promise<T>): Promise<T | null> {
-  const client = await pool.connect();
-  try {
-    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [LOCK_KEY]);
-    if (!rows[0]?.locked) return null;
-    try {
-      return await fn();
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1::bigint)", [LOCK_KEY]);
-    }
-  } finally {
-    client.release();
-  }
 }
