@@ -435,3 +435,18 @@ export async function checkAgain(sql: Statements, allotmentId: string, delay: { 
       [allotmentId, delay.baseSeconds],
     );
 }
+
+/** An allotment a dead process left `opening` is in the ledger after all: it closes (its void gives everything back). */
+export async function openingFound(sql: Statements, allotmentId: string, holdId: string): Promise<void> {
+  await sql.query("UPDATE allotments SET state = 'closing', hold_id = $2, updated_at = now() WHERE id = $1 AND state = 'opening'", [allotmentId, holdId]);
+}
+
+/** An allotment a dead process left `opening` never reached the ledger: its row goes. */
+export async function openingAbandoned(sql: Statements, allotmentId: string): Promise<void> {
+  await sql.query("DELETE FROM allotments WHERE id = $1 AND state = 'opening'", [allotmentId]);
+}
+
+/** A closing allotment whose hold is settled in the ledger is closed. */
+export async function markClosed(sql: Statements, allotmentId: string): Promise<void> {
+  await sql.query("UPDATE allotments SET state = 'closed', closed_at = now(), updated_at = now() WHERE id = $1 AND state = 'closing'", [allotmentId]);
+}

@@ -58,3 +58,8 @@ export async function exclusively<T>(pool: LockPool, fn: () => Promise<T>): Prom
     client.release();
   }
 }
+
+/** The captures' check has looked at every completed record up to this one (settlement order). */
+export async function advanceCapturesCheckpoint(sql: Statements, through: { settledAt: Date; id: string }): Promise<void> {
+  await sql.query("UPDATE reconciler_checkpoints SET settled_at = $1, record_id = $2 WHERE name = 'captures'", [through.settledAt.toISOString(), through.id]);
+}

@@ -2,7 +2,7 @@ import { isAppError } from "@gateway/errors";
 import { closeOperation, MAX_BATCH_ITEMS } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import { allotmentReserve, chargesOf, checkAgain, closeIdle, recordsInFlight } from "../../storage/allotments.js";
+import { allotmentReserve, chargesOf, checkAgain, closeIdle, markClosed, openingAbandoned, openingFound, recordsInFlight } from "../../storage/allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */
@@ -51,10 +51,10 @@ export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptio
   for (const a of stale) {
     try {
       const res = await ctx.ledgerCalls.reserve(allotmentReserve(a));
-      await ctx.prisma.allotment.updateMany({ where: { id: a.id, state: "opening" }, data: { state: "closing", holdId: res.hold_id, updatedAt: new Date() } });
+      await openingFound(ctx.sql, a.id, res.hold_id);
     } catch (err) {
       if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) {
-        await ctx.prisma.allotment.deleteMany({ where: { id: a.id, state: "opening" } });
+        await openingAbandoned(ctx.sql, a.id);
         report.abandoned++;
       } else {
         await checkLater(ctx, a.id, options);
@@ -111,7 +111,7 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
   const owed = charges.reduce((sum, c) => sum + c.units, 0n);
   const hold = await ctx.ledgerCalls.hold(holdId);
   if (hold.status !== "open") {
-    await markClosed(ctx, id);
+    await markClosed(ctx.sql, id);
     return "closed";
   }
   const posted = BigInt(hold.captured_units || "0");
@@ -144,10 +144,6 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
     return "waiting";
   }
   await ctx.ledgerCalls.void({ operation_id: closeOperation(id), hold_id: holdId, reason: `allotment ${id} closed` });
-  await markClosed(ctx, id);
+  await markClosed(ctx.sql, id);
   return "closed";
-}
-
-async function markClosed(ctx: ManagedAiContext, id: string): Promise<void> {
-  await ctx.prisma.allotment.updateMany({ where: { id, state: "closing" }, data: { state: "closed", closedAt: new Date(), updatedAt: new Date() } });
 }

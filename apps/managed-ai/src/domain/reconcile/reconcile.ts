@@ -9,7 +9,7 @@ import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { recheckAt } from "../../storage/reconciler.js";
+import { advanceCapturesCheckpoint, recheckAt } from "../../storage/reconciler.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -201,7 +201,7 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
     } finally {
       // Up to the last record settled in the ledger, also when the ledger went away after it.
       if (through) {
-        await ctx.prisma.reconcilerCheckpoint.update({ where: { name: "captures" }, data: { settledAt: through.settledAt!, recordId: through.id } });
+        await advanceCapturesCheckpoint(ctx.sql, { settledAt: through.settledAt!, id: through.id });
       }
     }
     if (rows.length < q.checkBatch) return;

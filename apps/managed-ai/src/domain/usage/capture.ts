@@ -3,6 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { holdsOf } from "./hold.js";
+import { moveRecord } from "./move.js";
 import { decidable, findHold, recordDecision } from "./release.js";
 
 export const CaptureUsageInput = z.object({ actor: Actor, id: ResourceId, units: NonNegativeUnits, reason: z.string().trim().min(1).max(240) });
@@ -42,10 +43,7 @@ export async function captureUsage({
   if (!hold && row.reservedUnits > 0n && row.mode !== "byok") {
     // The reservation never happened (a replay that took it gave it back): the record fails
     // as a release would have it (nothing was ever held, nothing refunded).
-    await ctx.prisma.usageRecord.updateMany({
-      where: { id: row.id, status: row.status },
-      data: { status: "failed", finalUnits: 0n, refundedUnits: 0n, errorCode: row.errorCode ?? "hold_expired", settledAt: new Date() },
-    });
+    await moveRecord(ctx, row, null, { status: "failed", errorCode: row.errorCode ?? "hold_expired", finalUnits: 0n, refundedUnits: 0n });
     throw new AppError("conflict", "The request never obtained its reservation: there was nothing to capture, and it is now failed.");
   }
   if (!hold && q.units > 0n) throw new AppError("conflict", "The request holds nothing (a free request): only 0 units can be captured.");
@@ -57,17 +55,16 @@ export async function captureUsage({
       // capture:<id> was sent before with other parameters, or the hold was voided.
       const settled = captured.hold;
       if (settled.status === "voided") {
-        await ctx.prisma.usageRecord.updateMany({
-          where: { id: row.id, status: row.status },
-          data: { status: "failed", holdId: hold.holdId, finalUnits: 0n, refundedUnits: BigInt(settled.released_units), settledAt: new Date() },
-        });
+        await moveRecord(ctx, row, hold.holdId, { status: "failed", errorCode: row.errorCode, finalUnits: 0n, refundedUnits: BigInt(settled.released_units) });
         throw new AppError("conflict", "The request's hold was already released in the ledger; nothing to capture.");
       }
       if (settled.status !== "captured") throw captured.error;
       if (BigInt(settled.captured_units) !== q.units) {
-        await ctx.prisma.usageRecord.updateMany({
-          where: { id: row.id, status: row.status },
-          data: { status: "completed", holdId: hold.holdId, finalUnits: BigInt(settled.captured_units), settledAt: new Date() },
+        await moveRecord(ctx, row, hold.holdId, {
+          status: "completed",
+          errorCode: row.errorCode,
+          finalUnits: BigInt(settled.captured_units),
+          refundedUnits: null,
         });
         throw new AppError("conflict", `The request was already captured in the ledger with ${settled.captured_units} units; nothing else to capture.`);
       }

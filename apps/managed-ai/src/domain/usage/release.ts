@@ -130,9 +130,11 @@ export async function releaseUsage({
       // Settled in the ledger while the record was not told (a crash after capture).
       const settled = voided.hold;
       if (settled.status === "captured") {
-        await ctx.prisma.usageRecord.updateMany({
-          where: { id: row.id, status: row.status },
-          data: { status: "completed", holdId: hold.holdId, finalUnits: BigInt(settled.captured_units), settledAt: new Date() },
+        await moveRecord(ctx, row, hold.holdId, {
+          status: "completed",
+          errorCode: row.errorCode,
+          finalUnits: BigInt(settled.captured_units),
+          refundedUnits: null,
         });
         throw new AppError("conflict", "The request was already settled (completed) in the ledger; nothing to release.");
       }
