@@ -74,7 +74,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
       ledgerCalls,
       logger: logger.child({ component: "allotments" }),
       // Called after start-up only (a batch's answer), when ctx is there.
-      refused: (requestIds) => chargesRefused(ctx, requestIds),
+      refused: (requestIds) => chargesRefused({ ctx, input: { requestIds } }),
     },
     {
       enabled: env.ALLOTMENTS,

@@ -91,7 +91,7 @@ export async function createTestContext(
   const allotments =
     overrides.allotments ??
     new Allotments(
-      { sql: base.sql, ledgerCalls: base.ledgerCalls, logger, refused: (ids) => chargesRefused(ctx, ids) },
+      { sql: base.sql, ledgerCalls: base.ledgerCalls, logger, refused: (ids) => chargesRefused({ ctx, input: { requestIds: ids } }) },
       { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
     );
   const ctx: ManagedAiContext = { ...base, allotments };
@@ -136,7 +136,7 @@ export function replicaOf(
     ledgerCalls,
     records,
     allotments: new Allotments(
-      { sql: base.sql, ledgerCalls, logger: base.logger, refused: (ids) => chargesRefused(ctx, ids) },
+      { sql: base.sql, ledgerCalls, logger: base.logger, refused: (ids) => chargesRefused({ ctx, input: { requestIds: ids } }) },
       { ...base.allotments.options, ...options.allotments },
     ),
   };

@@ -134,7 +134,7 @@ describe("allotments", () => {
     await ctx.allotments.drain();
     expect(ledger.invariant("ten_c")).toBe(true);
     // Closing gives back what the finished request left unused.
-    const report = await closeAllotments(ctx, { idleSeconds: 3_600, maxAgeSeconds: 3_600 });
+    const report = await closeAllotments({ ctx, input: { idleSeconds: 3_600, maxAgeSeconds: 3_600 } });
     expect(report.closed).toBeGreaterThanOrEqual(1);
     expect(ledger.holds.get(a.holdId!)!.status).toBe("voided");
     expect(ledger.balance("ten_c")).toEqual({ available: 500n, held: 0n });
@@ -186,7 +186,7 @@ describe("allotments", () => {
     expect(results.some((o) => o?.allotment)).toBe(true);
     await ctx.allotments.drain();
     await ctx.prisma.allotment.updateMany({ where: { tenantId: "ten_d", state: "open" }, data: { lastClaimAt: new Date(0) } });
-    await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     const records = await ctx.prisma.usageRecord.findMany({ where: { tenantId: "ten_d" } });
     const charged = records.reduce((sum, r) => sum + (r.status === "completed" ? (r.finalUnits ?? 0n) : 0n), 0n);
     const journal = [...ledger.holds.values()].filter((h) => h.tenantId === "ten_d").reduce((sum, h) => sum + h.captured, 0n);
@@ -275,9 +275,9 @@ describe("allotments", () => {
     const orphan = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: "req_dies_inflight" } });
     expect(orphan.status).toBe("review");
     expect(ledger.holds.get(orphan.holdId!)?.units).toBe(1_000n);
-    const first = await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    const first = await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     expect(first.reposted).toBe(1);
-    const second = await closeAllotments(ctx, { idleSeconds: 1, maxAgeSeconds: 3_600 });
+    const second = await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     expect(second.closed).toBe(1);
     expect(ledger.operations()).toContain("post:req_dies_done");
     expect(ledger.holds.get(a.holdId!)!.captured).toBe(700n);

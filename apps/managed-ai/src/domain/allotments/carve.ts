@@ -43,10 +43,13 @@ export function carveReserve(row: { id: string; tenantId: string; reservedUnits:
  * the allotment no longer has the claim, which the reconciler's closing never
  * allows (it waits for such records): an error, not a decision.
  */
-export async function carvedHold(
-  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve" | "transfers"> },
-  row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string },
-): Promise<Carved> {
+export async function carvedHold({
+  ctx,
+  input: { row },
+}: {
+  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve" | "transfers"> };
+  input: { row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string } };
+}): Promise<Carved> {
   const allotment = await ctx.prisma.allotment.findUnique({ where: { id: row.allotmentId } });
   if (!allotment?.holdId) throw new Error(`record ${row.id}: its allotment ${row.allotmentId} has no hold`);
   try {

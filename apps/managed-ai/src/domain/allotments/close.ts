@@ -37,7 +37,7 @@ const POSTS_PER_CALL = MAX_BATCH_ITEMS;
  * Every step is a replay of the allotment's own operation ids, so a pass that
  * stops anywhere leaves nothing the next one cannot finish.
  */
-export async function closeAllotments(ctx: ManagedAiContext, options: CloseOptions): Promise<CloseReport> {
+export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiContext; input: CloseOptions }): Promise<CloseReport> {
   const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0 };
   const limit = options.limit ?? 100;
   const closing = await closeIdle(ctx.sql, options.idleSeconds, options.maxAgeSeconds);

@@ -88,7 +88,7 @@ async function audit(tenantId: string): Promise<void> {
   await until(
     "the tenant's allotments close",
     async () => {
-      await closeAllotments(ctx, { idleSeconds: 0, maxAgeSeconds: 0, retryBaseSeconds: 0 });
+      await closeAllotments({ ctx, input: { idleSeconds: 0, maxAgeSeconds: 0, retryBaseSeconds: 0 } });
       return (await ctx.prisma.allotment.count({ where: { tenantId, state: { not: "closed" } } })) === 0;
     },
     20_000,
@@ -207,7 +207,7 @@ describe("the reconciler and the closing never stand still behind what waits for
     // Three passes, 30 s apart (the reconciler's interval): the clock is moved by moving the due times back.
     for (let pass = 0; pass < 3; pass++) {
       await reconcileUsage({ ctx, input: { reservedAfterSeconds: 900 } });
-      await closeAllotments(ctx, { idleSeconds: 0, maxAgeSeconds: 0 });
+      await closeAllotments({ ctx, input: { idleSeconds: 0, maxAgeSeconds: 0 } });
       await t.pool.query("UPDATE usage_records SET recheck_at = recheck_at - interval '30 seconds' WHERE recheck_at IS NOT NULL");
       await t.pool.query("UPDATE allotments SET next_check_at = next_check_at - interval '30 seconds'");
     }
@@ -323,7 +323,7 @@ describe("a request is refused only when the money is not there (finding 4)", ()
     });
     await lossy.allotments.freeze(al.id);
     expect((await L.hold(al.holdId!)).released_units).toBe("0");
-    await closeAllotments(ctx, { idleSeconds: 3_600, maxAgeSeconds: 3_600, retryBaseSeconds: 0 });
+    await closeAllotments({ ctx, input: { idleSeconds: 3_600, maxAgeSeconds: 3_600, retryBaseSeconds: 0 } });
     // Still closing (a request in flight), and its frozen units are back in available.
     expect(await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: al.id } })).toMatchObject({ state: "closing", frozen: 4_750n });
     expect((await L.hold(al.holdId!)).released_units).toBe("4750");
@@ -433,7 +433,7 @@ describe("the balance views follow within a second (finding 6)", () => {
     await new Promise((res) => setTimeout(res, 300));
     expect(await viewShows(tenantId, 0n)).toBe(true); // unreported: shown as available
     const alive = replicaOf(ctx, { allotments: { lingerMs: 100 } });
-    await closeAllotments(alive, { idleSeconds: 3_600, maxAgeSeconds: 3_600, retryBaseSeconds: 0 });
+    await closeAllotments({ ctx: alive, input: { idleSeconds: 3_600, maxAgeSeconds: 3_600, retryBaseSeconds: 0 } });
     expect(await until("the dead replica's claim shows", () => viewShows(tenantId, 3_000n), 1_000)).toBeLessThanOrEqual(1_000);
     await settleCompleted(alive, r as Opened, planFor(tenantId, 3_000n), usage(10n));
     await audit(tenantId);

@@ -16,10 +16,13 @@ export function instanceBudget(instance: ServiceInstance): Budget | null {
  * instance's (from the catalog the plan just read, flushed on every replica by
  * an instance write).
  */
-export async function applicableBudgets(
-  ctx: ManagedAiContext,
-  request: { tenantId: string; serviceAlias: string; keyBudget?: Budget | null | undefined },
-): Promise<Budget[]> {
+export async function applicableBudgets({
+  ctx,
+  input: request,
+}: {
+  ctx: ManagedAiContext;
+  input: { tenantId: string; serviceAlias: string; keyBudget?: Budget | null | undefined };
+}): Promise<Budget[]> {
   const budgets: Budget[] = [];
   if (request.keyBudget) budgets.push(request.keyBudget);
   const instance = await ctx.catalog.instance(request.tenantId, request.serviceAlias);

@@ -7,11 +7,14 @@ import { markCrossing } from "../../storage/budgets.js";
  * once per budget and period: the counter row's mark and the event are one
  * transaction, and only the writer that sets the mark emits the event.
  */
-export async function budgetCrossed(
-  ctx: ManagedAiContext,
-  type: "budget.threshold" | "budget.reached",
-  input: { tenantId: string; budget: Budget; periodStart: Date; spentUnits: bigint; requestId?: string },
-): Promise<boolean> {
+export async function budgetCrossed({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: { type: "budget.threshold" | "budget.reached"; tenantId: string; budget: Budget; periodStart: Date; spentUnits: bigint; requestId?: string };
+}): Promise<boolean> {
+  const { type } = input;
   return ctx.transact(async (tx, emit) => {
     if (!(await markCrossing(tx, type === "budget.threshold" ? "threshold" : "reached", { ...input.budget, periodStart: input.periodStart }))) return false;
     await emit(

@@ -4,7 +4,13 @@ import type { Budget } from "./budget.js";
 import { viewBudgets } from "./view.js";
 
 /** Instance views with their budgets' current periods (one read for all of them). */
-export async function withBudgets(ctx: ManagedAiContext, views: InstanceView[], now?: Date): Promise<InstanceView[]> {
+export async function withBudgets({
+  ctx,
+  input: { views, now },
+}: {
+  ctx: ManagedAiContext;
+  input: { views: InstanceView[]; now?: Date };
+}): Promise<InstanceView[]> {
   const budgeted = views.flatMap((v) =>
     v.config.budget_units && v.config.budget_period
       ? [{ view: v, budget: { scope: "instance", id: v.id, limitUnits: BigInt(v.config.budget_units), period: v.config.budget_period } satisfies Budget }]

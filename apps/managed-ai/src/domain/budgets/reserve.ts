@@ -38,12 +38,16 @@ export async function reserveBudgets({
   const spent = refused.spentUnits;
   // A budget lowered to (or below) what is spent is reached even though no settlement crossed it.
   if (spent >= budget.limitUnits) {
-    await budgetCrossed(ctx, "budget.reached", {
-      tenantId: input.tenantId,
-      budget,
-      periodStart: bounds.start,
-      spentUnits: spent,
-      requestId: input.requestId,
+    await budgetCrossed({
+      ctx,
+      input: {
+        type: "budget.reached",
+        tenantId: input.tenantId,
+        budget,
+        periodStart: bounds.start,
+        spentUnits: spent,
+        requestId: input.requestId,
+      },
     }).catch((err: unknown) => ctx.logger.warn({ err, request_id: input.requestId }, "could not record budget.reached"));
   }
   throw new AppError(

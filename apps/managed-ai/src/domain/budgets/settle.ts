@@ -56,8 +56,8 @@ async function audit(ctx: ManagedAiContext, row: Settled): Promise<void> {
     requestId: row.request_id,
   };
   try {
-    if (!row.threshold_marked && spent * 100n >= limit * 80n) await budgetCrossed(ctx, "budget.threshold", input);
-    if (!row.reached_marked && spent >= limit) await budgetCrossed(ctx, "budget.reached", input);
+    if (!row.threshold_marked && spent * 100n >= limit * 80n) await budgetCrossed({ ctx, input: { ...input, type: "budget.threshold" } });
+    if (!row.reached_marked && spent >= limit) await budgetCrossed({ ctx, input: { ...input, type: "budget.reached" } });
   } catch (err) {
     ctx.logger.warn({ err, scope: row.scope, scope_id: row.scope_id }, "could not record a budget event");
   }

@@ -12,7 +12,7 @@ export const ListInstancesInput = z.object({ tenant_id: ResourceId });
 export async function listInstances({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListInstancesInput> }): Promise<InstanceView[]> {
   const { tenant_id } = parseInput(ListInstancesInput, input);
   const rows = await ctx.prisma.serviceInstance.findMany({ where: { tenantId: tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 200 });
-  return withBudgets(ctx, rows.map(instanceView));
+  return withBudgets({ ctx, input: { views: rows.map(instanceView) } });
 }
 
 export const ListInstanceModelsInput = z.object({ tenant_id: ResourceId, alias: ResourceId });

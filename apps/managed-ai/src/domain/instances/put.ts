@@ -64,7 +64,7 @@ export type PutInstanceInput = z.input<typeof PutInstanceInput>;
 export async function putInstance({ ctx, input }: { ctx: ManagedAiContext; input: PutInstanceInput }): Promise<InstanceView> {
   const q = parseInput(PutInstanceInput, input);
   checkBudgetPair(q);
-  const [view] = await withBudgets(ctx, [await (q.mode === "managed" ? putManaged(ctx, q) : putByok(ctx, q))]);
+  const [view] = await withBudgets({ ctx, input: { views: [await (q.mode === "managed" ? putManaged(ctx, q) : putByok(ctx, q))] } });
   return view!;
 }
 

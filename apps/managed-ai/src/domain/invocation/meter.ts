@@ -30,7 +30,7 @@ export type Meter = {
 
 export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenInput & { keyBudget?: Budget | null }): Promise<Meter> {
   ctx.metrics?.planned(plan.modelAlias);
-  const budgets = await applicableBudgets(ctx, { tenantId: plan.tenantId, serviceAlias: plan.serviceAlias, keyBudget: input.keyBudget });
+  const budgets = await applicableBudgets({ ctx, input: { tenantId: plan.tenantId, serviceAlias: plan.serviceAlias, keyBudget: input.keyBudget } });
   await reserveBudgets({ ctx, input: { requestId: input.requestId, tenantId: plan.tenantId, budgets, units: plan.reservedUnits } });
   // byok: recorded like a managed request, without a hold, and without Idempotency-Key enforcement (as before).
   const openInput = plan.mode === "byok" ? { ...input, idempotencyKey: null } : input;

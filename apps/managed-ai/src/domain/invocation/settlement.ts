@@ -216,7 +216,9 @@ async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: b
   }
   try {
     // Fenced but not carved yet: the carve is the reconciler's own (a replay of the same reservation).
-    const carved: Carved = row.holdId ? { holdId: row.holdId, replayed: true } : await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    const carved: Carved = row.holdId
+      ? { holdId: row.holdId, replayed: true }
+      : await carvedHold({ ctx, input: { row: { ...row, allotmentId: row.allotmentId } } });
     if (carved.posted !== undefined) {
       ctx.logger.warn({ request_id: opened.id }, "the request's charge was posted from its allotment already; the reconciler completes its record");
       return;
@@ -230,9 +232,12 @@ async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: b
         : { kind: "capture", units: finalUnits, reason: `managed request ${opened.id}` },
     );
     if (outcome.kind === "voided" && finalUnits === 0n) {
-      await moveRecord(ctx, row, holdId, { status: "failed", errorCode: errorCode ?? row.errorCode, finalUnits: 0n, refundedUnits: outcome.releasedUnits });
+      await moveRecord({
+        ctx,
+        input: { row, holdId, next: { status: "failed", errorCode: errorCode ?? row.errorCode, finalUnits: 0n, refundedUnits: outcome.releasedUnits } },
+      });
     } else if (outcome.kind === "captured" && outcome.capturedUnits === finalUnits) {
-      await moveRecord(ctx, row, holdId, { status: "completed", errorCode: null, finalUnits, refundedUnits: null });
+      await moveRecord({ ctx, input: { row, holdId, next: { status: "completed", errorCode: null, finalUnits, refundedUnits: null } } });
     } else {
       ctx.logger.warn(
         { request_id: opened.id, outcome: outcome.kind },

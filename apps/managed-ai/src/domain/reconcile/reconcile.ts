@@ -227,7 +227,13 @@ async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: st
   } else {
     ctx.logger.error({ request_id: row.id, hold_status: holdStatus }, "a completed record disagrees with its hold; the record goes to review");
   }
-  if (await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null })) report.toOperator++;
+  if (
+    await moveRecord({
+      ctx,
+      input: { row, holdId: row.holdId, next: { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null } },
+    })
+  )
+    report.toOperator++;
 }
 
 /**
@@ -238,7 +244,7 @@ async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: st
  */
 async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string | null; state: HoldState }> {
   if (!row.holdId && row.allotmentId) {
-    const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    const carved = await carvedHold({ ctx, input: { row: { ...row, allotmentId: row.allotmentId } } });
     if (carved.posted !== undefined) return { holdId: null, state: { status: "captured", capturedUnits: carved.posted, releasedUnits: 0n } };
     return holdsOf(ctx).find(recordHold(row), carved.holdId);
   }
@@ -268,11 +274,16 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     // (post:<id> names the release of the record's carve too: only a post is a charge.)
     const [posted] = await ctx.ledgerCalls.transfers([postOperation(row.id)]);
     if (posted?.kind === "post") {
-      return (await moveRecord(ctx, row, null, { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null }))
+      return (await moveRecord({
+        ctx,
+        input: { row, holdId: null, next: { status: "completed", errorCode: null, finalUnits: BigInt(posted.units), refundedUnits: null } },
+      }))
         ? "completed"
         : "unchanged";
     }
-    return (await moveRecord(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
+    return (await moveRecord({ ctx, input: { row, holdId: null, next: { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null } } }))
+      ? "toOperator"
+      : "unchanged";
   }
   const { holdId, state } = await holdOf(ctx, row);
   const charge = await chargeOf(ctx, row);
@@ -301,21 +312,21 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
   if (decision.kind === "operator") {
     // A hold just carved out of an allotment is written on the record (it stays in review).
     if (row.allotmentId && row.status === "review" && !row.holdId && holdId)
-      await moveRecord(ctx, row, holdId, { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null });
+      await moveRecord({ ctx, input: { row, holdId, next: { status: "review", errorCode: row.errorCode, finalUnits: null, refundedUnits: null } } });
     if (row.status !== "reserved") return "unchanged";
-    return (await moveRecord(ctx, row, holdId, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null }))
+    return (await moveRecord({ ctx, input: { row, holdId, next: { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null } } }))
       ? "toOperator"
       : "unchanged";
   }
   if (decision.kind === "completed") {
     const errorCode = charge?.capped ? "usage_over_reservation" : null;
-    return (await moveRecord(ctx, row, holdId, { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null }))
+    return (await moveRecord({ ctx, input: { row, holdId, next: { status: "completed", errorCode, finalUnits: decision.finalUnits, refundedUnits: null } } }))
       ? "completed"
       : "unchanged";
   }
   if (decision.kind === "failed") {
     const errorCode = row.errorCode ?? INTERRUPTED;
-    return (await moveRecord(ctx, row, holdId, { status: "failed", errorCode, finalUnits: 0n, refundedUnits: decision.refundedUnits }))
+    return (await moveRecord({ ctx, input: { row, holdId, next: { status: "failed", errorCode, finalUnits: 0n, refundedUnits: decision.refundedUnits } } }))
       ? "failed"
       : "unchanged";
   }

@@ -65,9 +65,12 @@ export function startReconciler(
         return 1;
       });
       // After the records: their orphans have holds of their own by now (docs/decisions/0028).
-      const closed = await closeAllotments(ctx, {
-        idleSeconds: options.allotmentIdleSeconds ?? 30,
-        maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600,
+      const closed = await closeAllotments({
+        ctx,
+        input: {
+          idleSeconds: options.allotmentIdleSeconds ?? 30,
+          maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600,
+        },
       }).catch((err: unknown) => {
         ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again");
         return null;

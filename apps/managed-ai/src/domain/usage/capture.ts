@@ -32,18 +32,30 @@ export async function captureUsage({
 }): Promise<{ id: string; status: "completed"; finalUnits: bigint; refunded: bigint }> {
   const q = parseInput(CaptureUsageInput, input);
   // Checked before the record is fenced: a refused capture changes nothing.
-  const row = await decidable(ctx, q.id, "captured", (r) => {
-    if (q.units > r.reservedUnits) {
-      throw new AppError("validation_failed", `units (${q.units}) must not exceed the reservation (${r.reservedUnits} units).`, { extra: { param: "units" } });
-    }
+  const row = await decidable({
+    ctx,
+    input: {
+      id: q.id,
+      verb: "captured",
+      check: (r) => {
+        if (q.units > r.reservedUnits) {
+          throw new AppError("validation_failed", `units (${q.units}) must not exceed the reservation (${r.reservedUnits} units).`, {
+            extra: { param: "units" },
+          });
+        }
+      },
+    },
   });
 
   let refunded = 0n;
-  const hold = await findHold(ctx, row);
+  const hold = await findHold({ ctx, input: { row } });
   if (!hold && row.reservedUnits > 0n && row.mode !== "byok") {
     // The reservation never happened (a replay that took it gave it back): the record fails
     // as a release would have it (nothing was ever held, nothing refunded).
-    await moveRecord(ctx, row, null, { status: "failed", errorCode: row.errorCode ?? "hold_expired", finalUnits: 0n, refundedUnits: 0n });
+    await moveRecord({
+      ctx,
+      input: { row, holdId: null, next: { status: "failed", errorCode: row.errorCode ?? "hold_expired", finalUnits: 0n, refundedUnits: 0n } },
+    });
     throw new AppError("conflict", "The request never obtained its reservation: there was nothing to capture, and it is now failed.");
   }
   if (!hold && q.units > 0n) throw new AppError("conflict", "The request holds nothing (a free request): only 0 units can be captured.");
@@ -55,16 +67,30 @@ export async function captureUsage({
       // capture:<id> was sent before with other parameters, or the hold was voided.
       const settled = captured.hold;
       if (settled.status === "voided") {
-        await moveRecord(ctx, row, hold.holdId, { status: "failed", errorCode: row.errorCode, finalUnits: 0n, refundedUnits: BigInt(settled.released_units) });
+        await moveRecord({
+          ctx,
+          input: {
+            row,
+            holdId: hold.holdId,
+            next: { status: "failed", errorCode: row.errorCode, finalUnits: 0n, refundedUnits: BigInt(settled.released_units) },
+          },
+        });
         throw new AppError("conflict", "The request's hold was already released in the ledger; nothing to capture.");
       }
       if (settled.status !== "captured") throw captured.error;
       if (BigInt(settled.captured_units) !== q.units) {
-        await moveRecord(ctx, row, hold.holdId, {
-          status: "completed",
-          errorCode: row.errorCode,
-          finalUnits: BigInt(settled.captured_units),
-          refundedUnits: null,
+        await moveRecord({
+          ctx,
+          input: {
+            row,
+            holdId: hold.holdId,
+            next: {
+              status: "completed",
+              errorCode: row.errorCode,
+              finalUnits: BigInt(settled.captured_units),
+              refundedUnits: null,
+            },
+          },
         });
         throw new AppError("conflict", `The request was already captured in the ledger with ${settled.captured_units} units; nothing else to capture.`);
       }
@@ -72,6 +98,9 @@ export async function captureUsage({
     }
   }
 
-  await recordDecision(ctx, row, { verb: "captured", holdId: hold?.holdId ?? null, finalUnits: q.units, refunded, actor: q.actor, reason: q.reason });
+  await recordDecision({
+    ctx,
+    input: { row, decision: { verb: "captured", holdId: hold?.holdId ?? null, finalUnits: q.units, refunded, actor: q.actor, reason: q.reason } },
+  });
   return { id: row.id, status: "completed", finalUnits: q.units, refunded };
 }

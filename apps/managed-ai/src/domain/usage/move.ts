@@ -14,12 +14,17 @@ export type Move = RecordMove;
  * the next batch. False: the record changed meanwhile (another writer won), nothing
  * was written.
  */
-export async function moveRecord(
-  ctx: Pick<ManagedAiContext, "transact" | "allotments">,
-  row: Pick<UsageRecord, "id" | "tenantId" | "apiKeyId" | "status" | "errorCode" | "updatedAt" | "reservedUnits" | "allotmentId">,
-  holdId: string | null,
-  next: Move,
-): Promise<boolean> {
+export async function moveRecord({
+  ctx,
+  input: { row, holdId, next },
+}: {
+  ctx: Pick<ManagedAiContext, "transact" | "allotments">;
+  input: {
+    row: Pick<UsageRecord, "id" | "tenantId" | "apiKeyId" | "status" | "errorCode" | "updatedAt" | "reservedUnits" | "allotmentId">;
+    holdId: string | null;
+    next: Move;
+  };
+}): Promise<boolean> {
   const moved = await ctx.transact(async (tx, emit) => {
     if (!(await moveRow(tx, row, holdId, next))) return false;
     if (row.allotmentId) await recountIn(tx, row.allotmentId);
@@ -52,9 +57,18 @@ export const HOLD_EXPIRED = "hold_expired";
  * operator decides on, as the reconciler's fence has it (docs/decisions/0028,
  * addendum of issue 40). Answers the record as it now stands.
  */
-export async function fenceForOperator(ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma">, row: UsageRecord): Promise<UsageRecord | null> {
+export async function fenceForOperator({
+  ctx,
+  input: { row },
+}: {
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma">;
+  input: { row: UsageRecord };
+}): Promise<UsageRecord | null> {
   if (row.status !== "reserved") return row;
-  await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: row.errorCode ?? HOLD_EXPIRED, finalUnits: null, refundedUnits: null });
+  await moveRecord({
+    ctx,
+    input: { row, holdId: row.holdId, next: { status: "review", errorCode: row.errorCode ?? HOLD_EXPIRED, finalUnits: null, refundedUnits: null } },
+  });
   return ctx.prisma.usageRecord.findUnique({ where: { id: row.id } });
 }
 
@@ -69,15 +83,18 @@ export async function fenceForOperator(ctx: Pick<ManagedAiContext, "transact" | 
  * fails too, the record goes to review as `settlement_failed`, its usage kept, for the
  * reconciler (and then an operator).
  */
-export async function chargesRefused(
-  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma" | "logger" | "ledgerCalls">,
-  requestIds: string[],
-): Promise<void> {
+export async function chargesRefused({
+  ctx,
+  input: { requestIds },
+}: {
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma" | "logger" | "ledgerCalls">;
+  input: { requestIds: string[] };
+}): Promise<void> {
   const rows = await ctx.prisma.usageRecord.findMany({ where: { id: { in: requestIds }, status: "completed", holdId: null } });
   for (const row of rows) {
     try {
       if (!row.allotmentId || row.finalUnits === null) throw new Error(`record ${row.id} has no allotment claim to carve`);
-      const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+      const carved = await carvedHold({ ctx, input: { row: { ...row, allotmentId: row.allotmentId } } });
       // Posted after all (a refusal of a replay that raced its own first post): nothing to change.
       if (carved.posted !== undefined) continue;
       await ctx.ledgerCalls.capture({
@@ -86,12 +103,20 @@ export async function chargesRefused(
         units: row.finalUnits.toString(),
         reason: `managed request ${row.id}`,
       });
-      if (!(await moveRecord(ctx, row, carved.holdId, { status: "completed", errorCode: row.errorCode, finalUnits: row.finalUnits, refundedUnits: null })))
+      if (
+        !(await moveRecord({
+          ctx,
+          input: { row, holdId: carved.holdId, next: { status: "completed", errorCode: row.errorCode, finalUnits: row.finalUnits, refundedUnits: null } },
+        }))
+      )
         ctx.logger.warn({ request_id: row.id }, "a record whose charge was refused changed meanwhile; the reconciler checks it");
     } catch (err) {
       ctx.logger.error({ err, request_id: row.id }, "a refused charge could not be taken from a carved hold; its record goes to review with its usage");
       try {
-        await moveRecord(ctx, row, null, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null });
+        await moveRecord({
+          ctx,
+          input: { row, holdId: null, next: { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null } },
+        });
       } catch (moveErr) {
         // The record is in review; its allotment's count follows when the reconciler carves it.
         ctx.logger.error({ err: moveErr, request_id: row.id }, "counting the allotment of a refused charge failed; the reconciler's carve counts it again");

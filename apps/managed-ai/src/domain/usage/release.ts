@@ -18,13 +18,13 @@ export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason
  * allotment is carved out of it; one whose request posted its charge from the
  * allotment first was charged: the record says so, and the operator gets a conflict.
  */
-export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string } | null> {
+export async function findHold({ ctx, input: { row } }: { ctx: ManagedAiContext; input: { row: UsageRecord } }): Promise<{ holdId: string } | null> {
   if (row.holdId) return { holdId: row.holdId };
   if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
   if (row.allotmentId) {
-    const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
+    const carved = await carvedHold({ ctx, input: { row: { ...row, allotmentId: row.allotmentId } } });
     if (carved.posted === undefined) return { holdId: carved.holdId };
-    await moveRecord(ctx, row, null, { status: "completed", errorCode: null, finalUnits: carved.posted, refundedUnits: null });
+    await moveRecord({ ctx, input: { row, holdId: null, next: { status: "completed", errorCode: null, finalUnits: carved.posted, refundedUnits: null } } });
     throw new AppError("conflict", `The request was already settled (completed, ${carved.posted} units) in the ledger; nothing to decide.`);
   }
   const found = await holdsOf(ctx).find(recordHold(row), null);
@@ -38,12 +38,18 @@ export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise
  * own: docs/decisions/0028, addendum of issue 40). Anything else is a conflict
  * (404 for no record).
  */
-export async function decidable(ctx: ManagedAiContext, id: string, verb: "released" | "captured", check?: (row: UsageRecord) => void): Promise<UsageRecord> {
+export async function decidable({
+  ctx,
+  input: { id, verb, check },
+}: {
+  ctx: ManagedAiContext;
+  input: { id: string; verb: "released" | "captured"; check?: (row: UsageRecord) => void };
+}): Promise<UsageRecord> {
   const row = await ctx.prisma.usageRecord.findUnique({ where: { id } });
   if (!row) throw new AppError("not_found", "No such request.");
   releasable(row, verb);
   check?.(row);
-  const fenced = await fenceForOperator(ctx, row);
+  const fenced = await fenceForOperator({ ctx, input: { row } });
   if (!fenced) throw new AppError("not_found", "No such request.");
   // The request settled it first: a completed or failed record is not the operator's.
   releasable(fenced, verb);
@@ -71,11 +77,16 @@ export function releasable(row: UsageRecord, verb: "released" | "captured"): voi
  * `completed` for a capture) with the operator and the reason, and the audit event, in
  * one transaction; 409 when the record changed since it was read.
  */
-export async function recordDecision(
-  ctx: ManagedAiContext,
-  row: UsageRecord,
-  d: { verb: "released" | "captured"; holdId: string | null; finalUnits: bigint; refunded: bigint; actor: string; reason: string },
-): Promise<void> {
+export async function recordDecision({
+  ctx,
+  input: { row, decision: d },
+}: {
+  ctx: ManagedAiContext;
+  input: {
+    row: UsageRecord;
+    decision: { verb: "released" | "captured"; holdId: string | null; finalUnits: bigint; refunded: bigint; actor: string; reason: string };
+  };
+}): Promise<void> {
   let touched: string | null = null;
   await ctx.transact(async (tx, emit) => {
     const changed = await tx.usageRecord.updateMany({
@@ -116,10 +127,10 @@ export async function releaseUsage({
   input: z.input<typeof ReleaseUsageInput>;
 }): Promise<{ id: string; status: "failed"; refunded: bigint }> {
   const q = parseInput(ReleaseUsageInput, input);
-  const row = await decidable(ctx, q.id, "released");
+  const row = await decidable({ ctx, input: { id: q.id, verb: "released" } });
 
   let refunded = 0n;
-  const hold = await findHold(ctx, row);
+  const hold = await findHold({ ctx, input: { row } });
   // The ledger's note holds the operator's whole reason (up to the 240 characters the
   // contract allows); the operation id void:<id> already says what the void is.
   if (hold) {
@@ -130,11 +141,18 @@ export async function releaseUsage({
       // Settled in the ledger while the record was not told (a crash after capture).
       const settled = voided.hold;
       if (settled.status === "captured") {
-        await moveRecord(ctx, row, hold.holdId, {
-          status: "completed",
-          errorCode: row.errorCode,
-          finalUnits: BigInt(settled.captured_units),
-          refundedUnits: null,
+        await moveRecord({
+          ctx,
+          input: {
+            row,
+            holdId: hold.holdId,
+            next: {
+              status: "completed",
+              errorCode: row.errorCode,
+              finalUnits: BigInt(settled.captured_units),
+              refundedUnits: null,
+            },
+          },
         });
         throw new AppError("conflict", "The request was already settled (completed) in the ledger; nothing to release.");
       }
@@ -142,6 +160,9 @@ export async function releaseUsage({
     }
   }
 
-  await recordDecision(ctx, row, { verb: "released", holdId: hold?.holdId ?? null, finalUnits: 0n, refunded, actor: q.actor, reason: q.reason });
+  await recordDecision({
+    ctx,
+    input: { row, decision: { verb: "released", holdId: hold?.holdId ?? null, finalUnits: 0n, refunded, actor: q.actor, reason: q.reason } },
+  });
   return { id: row.id, status: "failed", refunded };
 }
