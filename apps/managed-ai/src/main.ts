@@ -1,7 +1,7 @@
 import { AiMetrics } from "./metrics/ai-metrics.js";
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
-import { Broadcast, LogRelay, poolStatements } from "@gateway/events";
+import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
@@ -51,14 +51,11 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
     const sql = poolStatements(pool, relay);
     // The usage records' events are the records' rows, tailed by transaction id (view
     // usage_record_events, docs/decisions/0205); everything else goes through the outbox.
-    const recordEvents = new LogRelay({
-      pool,
+    const recordEvents = new Relay({
+      from: tailedLog({ pool, log: "usage_record_events", checkpoint: "usage_record_events", order: "transaction" }),
       js: publisher,
       subjects,
       source: "managed-ai",
-      log: "usage_record_events",
-      checkpoint: "usage_record_events",
-      order: "transaction",
       logger,
       registry,
       ...relayTiming(env),

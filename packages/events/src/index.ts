@@ -24,8 +24,8 @@ export {
   type Statements,
   type Transact,
 } from "./outbox.js";
-export { OutboxRelay, type RelayOptions } from "./relay.js";
-export { LOG_RELAY_SETTINGS, LogRelay, logRelaySelect, type LogRelayOptions } from "./log-relay.js";
+export { outboxTable, Relay, type RelayOptions, type RelaySource } from "./relay.js";
+export { LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } from "./tailed-log.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
 export { subjectsFor, type Subjects } from "./subjects.js";
