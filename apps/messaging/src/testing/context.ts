@@ -11,6 +11,7 @@ import type { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
 import type { AppContext } from "../domain/app-context.js";
 import { createPrisma, type Tx } from "../db.js";
+import { withFeed } from "../domain/feed/project.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -117,7 +118,7 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
   const logger = createLogger({ service: "messaging-test", level: "silent" });
   const ctx: AppContext = {
     prisma,
-    transact: createTransact<Tx>((fn) => prisma.$transaction(fn)),
+    transact: withFeed(createTransact<Tx>((fn) => prisma.$transaction(fn))),
     logger,
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     egress: egressPolicy({ allowPrivateTargets: true }),
