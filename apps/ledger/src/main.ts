@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
-import { LogRelay } from "@gateway/events";
+import { Relay, tailedLog } from "@gateway/events";
 import { ledgerV1 } from "@gateway/protos";
 import { relayTiming, startGrpcService } from "@gateway/runtime";
 import { prismaFor } from "./db.js";
@@ -23,13 +23,11 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
     // The ledger's events are its transfers (view ledger_events): tailed, not copied
     // into an outbox (docs/decisions/0161). The runtime's outbox relay keeps draining
     // outbox rows written before the migration.
-    const relay = new LogRelay({
-      pool,
+    const relay = new Relay({
+      from: tailedLog({ pool, log: "ledger_events", checkpoint: "ledger_events" }),
       js: publisher,
       subjects,
       source: "ledger",
-      log: "ledger_events",
-      checkpoint: "ledger_events",
       logger,
       registry,
       ...relayTiming(env),

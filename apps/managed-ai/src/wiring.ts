@@ -1,4 +1,4 @@
-import { Broadcast, LogRelay, poolStatements } from "@gateway/events";
+import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events";
 import { createClient } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
@@ -45,14 +45,11 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
   const sql = poolStatements(pool, relay);
   // The usage records' events are the records' rows, tailed by transaction id (view
   // usage_record_events, docs/decisions/0205); everything else goes through the outbox.
-  const recordEvents = new LogRelay({
-    pool,
+  const recordEvents = new Relay({
+    from: tailedLog({ pool, log: "usage_record_events", checkpoint: "usage_record_events", order: "transaction" }),
     js: publisher,
     subjects,
     source: "managed-ai",
-    log: "usage_record_events",
-    checkpoint: "usage_record_events",
-    order: "transaction",
     logger,
     registry,
     ...relayTiming(env),

@@ -9,7 +9,7 @@ import type { MessagingContext, Tx } from "./db.js";
 import type { MessagingEnv } from "./env.js";
 import type { PrismaClient } from "./generated/prisma/client.js";
 import { appHandlers } from "./grpc/apps.js";
-import { recoverPushMessages } from "./domain/push/recover.js";
+import { pushRecoveryLoop } from "./domain/push/recover.js";
 import { startReplyWorker } from "./socialops/reply-worker.js";
 
 /**
@@ -68,33 +68,14 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
 
   // Interrupted push messages are looked for when the oldest one still sending would become
   // interrupted, at least PUSH_RECOVERY_AFTER_MS apart while none is sending, never closer
-  // than PUSH_RECOVERY_INTERVAL_MS (docs/decisions/0110, 0200).
-  let recovering: Promise<unknown> = Promise.resolve();
-  let recovery: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const recoverLater = (at: number) => {
-    if (stopped) return;
-    recovery = setTimeout(recover, Math.max(env.PUSH_RECOVERY_INTERVAL_MS, at - Date.now()));
-    recovery.unref();
-  };
-  const recover = () => {
-    recovering = recoverPushMessages({ ctx, input: { olderThanMs: env.PUSH_RECOVERY_AFTER_MS } }).then(
-      (r) => recoverLater(r.nextAt),
-      (err: unknown) => {
-        logger.warn({ err }, "push recovery failed");
-        recoverLater(Date.now());
-      },
-    );
-  };
-  recoverLater(Date.now());
+  // than PUSH_RECOVERY_INTERVAL_MS (docs/decisions/0110, 0200, 0225).
+  const recovery = pushRecoveryLoop(ctx, { afterMs: env.PUSH_RECOVERY_AFTER_MS, intervalMs: env.PUSH_RECOVERY_INTERVAL_MS });
+  recovery.start();
   const worker = await startReplyWorker({ ctx, js: infra.js, jsm: infra.jsm, subjects: infra.subjects, logger });
 
   // Before the broker and the database close; the gRPC server (added first later) still drains before this.
   shutdown.addFirst("push and socialops", async () => {
-    stopped = true;
-    clearTimeout(recovery);
-    await worker.stop();
-    await recovering;
+    await Promise.all([worker.stop(), recovery.stop()]);
     ledger.close();
     managedAi.close();
     await closeAgents();

@@ -2,7 +2,7 @@ import { Broadcast } from "@gateway/events";
 import { checkUrl, egressPolicy } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";
 import type { Infrastructure } from "@gateway/runtime";
-import type { Tx } from "./db.js";
+import type { HubTransact, Tx } from "./db.js";
 import type { PrismaClient } from "./generated/prisma/client.js";
 import { formatOnlyFileRefs } from "./domain/files/file-refs.js";
 import type { HubContext } from "./domain/hub-context.js";
@@ -14,8 +14,8 @@ export type WidgetSessionInvalidation = { session_ids: string[] };
 export const WIDGET_SESSIONS_BROADCAST = "widget-sessions";
 
 /** The bot, widget and conversation hub: its context and its webhook dispatcher (stopped on shutdown). */
-export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, Tx>): HubContext {
-  const { prisma, transact, nats, subjects, logger, shutdown } = infra;
+export function startHub(env: MessagingEnv, infra: Infrastructure<PrismaClient, Tx>, transact: HubTransact): HubContext {
+  const { prisma, nats, subjects, logger, shutdown } = infra;
   const keyring = parseKeyring(env.ENCRYPTION_KEYS);
   // Conversation webhooks take https only (plain http and private addresses with ALLOW_PRIVATE_TARGETS, for local testing).
   const policy = egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS, requireHttps: true });

@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import { createPool, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
-import { connectNats, ensureStream, JetStreamPublisher, LogRelay, OutboxRelay, pgTransactions, subjectsFor } from "../dist/index.js";
+import { connectNats, ensureStream, JetStreamPublisher, outboxTable, pgTransactions, Relay, subjectsFor, tailedLog } from "../dist/index.js";
 
 const lowRate = Number(process.argv[2] ?? 10);
 const highRate = Number(process.argv[3] ?? 300);
@@ -53,8 +53,8 @@ const counted = {
   },
 };
 const relay = byTransaction
-  ? new LogRelay({ ...timing, pool: counted, js: publisher, subjects, log: "rows_events", checkpoint: "rows", order: "transaction" })
-  : new OutboxRelay({ ...timing, runTx: pgTransactions(counted, { synchronousCommit: false }), js: publisher, subjects });
+  ? new Relay({ ...timing, from: tailedLog({ pool: counted, log: "rows_events", checkpoint: "rows", order: "transaction" }), js: publisher, subjects })
+  : new Relay({ ...timing, from: outboxTable({ runTx: pgTransactions(counted, { synchronousCommit: false }) }), js: publisher, subjects });
 const insert = byTransaction
   ? "INSERT INTO rows (id, payload) VALUES ($1, $2::jsonb)"
   : "INSERT INTO outbox_events (id, type, payload) VALUES ($1, 'ledger.credited', $2::jsonb)";

@@ -46,6 +46,21 @@ const offerState = z.object({
   version: z.number().int(),
 });
 
+/** A conversation hub change: which conversation (the feed row's data is the resource). */
+const conversationRef = z.object({ tenant_id: z.string(), conversation_id: z.string() });
+const participantRef = z.object({ tenant_id: z.string(), conversation_id: z.string(), participant_id: z.string() });
+/** `chat_id`: the chat of a `bot_chat` channel (after the change), else null. */
+const channelRef = z.object({ tenant_id: z.string(), conversation_id: z.string(), channel_id: z.string(), chat_id: z.string().nullable() });
+/** A bot chat's message: `conversation_id` is the chat's conversation (its message is on that feed too), or null. */
+const messageRef = z.object({
+  tenant_id: z.string(),
+  chat_id: z.string(),
+  conversation_id: z.string().nullable(),
+  message_id: z.string(),
+  author: z.string(),
+  kind: z.string(),
+});
+
 /**
  * Every domain event: its type (also the tail of its NATS subject) and payload
  * schema. Payloads never carry secrets, prompts or answers. Publishing validates
@@ -378,6 +393,44 @@ export const EVENT_CATALOG = {
   }),
   // Bot, widget and conversation hub (messaging). Ids only: never message text, tokens or secrets.
   "bot.created": z.object({ bot_id: z.string(), tenant_id: z.string() }),
+  // The kinds of the widget feed and the conversation feed (CONTRACT.md 11, docs/decisions/0124):
+  // each change is this one event, and the feeds are its projection (docs/decisions/0225). The
+  // event says which (ids); the feed row's `data` is the resource after the change, written in
+  // the same transaction and never published. `chat_id` and `conversation_id` are the row's.
+  "chat.created": z.object({ tenant_id: z.string(), chat_id: z.string(), conversation_id: z.string().nullable() }),
+  "session.created": z.object({ tenant_id: z.string(), session_id: z.string(), chat_id: z.string(), conversation_id: z.string().nullable() }),
+  /** A widget session's refresh token was rotated (not on the feed). */
+  "session.refreshed": z.object({ tenant_id: z.string(), session_id: z.string(), chat_id: z.string(), conversation_id: z.string().nullable() }),
+  /** Ended: revoked, its refresh token used twice, or its chat ended (on the feed as the chat's `end` action, not as this). */
+  "session.revoked": z.object({
+    tenant_id: z.string(),
+    session_id: z.string(),
+    chat_id: z.string(),
+    conversation_id: z.string().nullable(),
+    reason: z.enum(["revoked", "refresh_reuse", "chat_ended"]),
+  }),
+  "conversation.created": conversationRef,
+  "conversation.updated": conversationRef,
+  "participant.added": participantRef,
+  "participant.updated": participantRef,
+  "participant.removed": participantRef,
+  "channel.added": channelRef,
+  "channel.updated": channelRef,
+  "channel.removed": channelRef,
+  /** A widget session was opened in a conversation (its chat a channel, its visitor a participant). */
+  "widget_session.created": z.object({ tenant_id: z.string(), conversation_id: z.string(), session_id: z.string(), chat_id: z.string() }),
+  "message.created": messageRef,
+  "message.updated": messageRef,
+  "message.deleted": messageRef,
+  "chat.action": z.object({
+    tenant_id: z.string(),
+    chat_id: z.string(),
+    conversation_id: z.string().nullable(),
+    action: z.string(),
+    author: z.string(),
+  }),
+  // Retired (issue 39): the feed's kinds above replaced them. No longer emitted; kept so that
+  // events already in the stream are still read.
   "bot.message_changed": z.object({
     tenant_id: z.string(),
     chat_id: z.string(),

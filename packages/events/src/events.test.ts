@@ -12,7 +12,8 @@ import {
   enqueueEvent,
   ensureStream,
   InvalidEventError,
-  OutboxRelay,
+  outboxTable,
+  Relay,
   pgTransactions,
   startConsumer,
   subjectsFor,
@@ -90,7 +91,7 @@ async function sideEffects(): Promise<string[]> {
   return (await pool.query<{ event_id: string }>("SELECT event_id FROM side_effects ORDER BY event_id")).rows.map((r) => r.event_id);
 }
 
-let relay: OutboxRelay;
+let relay: Relay;
 
 beforeAll(async () => {
   await ensureDatabase(SERVER, dbName);
@@ -106,7 +107,7 @@ beforeAll(async () => {
   jsm = await nc.jetstreamManager();
   await ensureStream(jsm, subjects);
   await ensureStream(jsm, subjects); // idempotent
-  relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
+  relay = new Relay({ from: outboxTable({ runTx }), js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
   relay.start();
 });
 
@@ -294,7 +295,16 @@ describe("outbox and consumer", () => {
 
   it("a relay with a linger publishes the commits kicked within it as one batch, without waiting for its poll", async () => {
     const registry = new Registry();
-    const lingering = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, registry, pollMs: 60_000, lingerMs: 300 });
+    const lingering = new Relay({
+      from: outboxTable({ runTx }),
+      js: nc.jetstream(),
+      subjects,
+      source: "events-test",
+      logger,
+      registry,
+      pollMs: 60_000,
+      lingerMs: 300,
+    });
     await relay.stop(); // the polling relay of the other tests would take the rows first
     lingering.start();
     const c = await consumer();
@@ -314,7 +324,7 @@ describe("outbox and consumer", () => {
     } finally {
       await c.stop();
       await lingering.stop();
-      relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
+      relay = new Relay({ from: outboxTable({ runTx }), js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
       relay.start();
     }
   });
@@ -322,8 +332,8 @@ describe("outbox and consumer", () => {
   it("publishes a batch in seq order as numbers (99 before 100), not as the text pg returns", async () => {
     await relay.stop();
     const order: string[] = [];
-    const recording = new OutboxRelay({
-      runTx: pgTransactions(pool, { synchronousCommit: false }),
+    const recording = new Relay({
+      from: outboxTable({ runTx: pgTransactions(pool, { synchronousCommit: false }) }),
       js: { publish: async (_subject: string, _data: Uint8Array, opts: { msgID: string }) => void order.push(opts.msgID) } as never,
       subjects,
       source: "events-test",
@@ -338,15 +348,15 @@ describe("outbox and consumer", () => {
       expect(await recording.flush()).toBe(3);
       expect(order).toEqual(["evt_order_99", "evt_order_100", "evt_order_101"]);
     } finally {
-      relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
+      relay = new Relay({ from: outboxTable({ runTx }), js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
       relay.start();
     }
   });
 
   it("keeps the rows of a batch whose publish failed, and publishes them later", async () => {
     await relay.stop();
-    const failing = new OutboxRelay({
-      runTx: pgTransactions(pool, { synchronousCommit: false }),
+    const failing = new Relay({
+      from: outboxTable({ runTx: pgTransactions(pool, { synchronousCommit: false }) }),
       js: { publish: async () => Promise.reject(new Error("NATS is down")) } as never,
       subjects,
       source: "events-test",
@@ -358,7 +368,7 @@ describe("outbox and consumer", () => {
       await expect(failing.flush()).rejects.toThrow("NATS is down");
       expect((await pool.query("SELECT id FROM outbox_events")).rows).toEqual([{ id: "evt_unpublished_110" }]);
     } finally {
-      relay = new OutboxRelay({ runTx, js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
+      relay = new Relay({ from: outboxTable({ runTx }), js: nc.jetstream(), subjects, source: "events-test", logger, pollMs: 50 });
       relay.start();
     }
     const c = await consumer();

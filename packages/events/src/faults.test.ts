@@ -12,12 +12,13 @@ import {
   connectNats,
   ensureStream,
   JetStreamPublisher,
-  LogRelay,
-  OutboxRelay,
+  outboxTable,
+  Relay,
   pgTransactions,
   startCheckpointConsumer,
   startConsumer,
   subjectsFor,
+  tailedLog,
   type JsPublish,
   type RunningConsumer,
   type Subjects,
@@ -207,8 +208,6 @@ afterAll(async () => {
 const payload = (i: number) =>
   JSON.stringify({ tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" });
 
-type Relay = { start(): void; kick(): void; stop(): Promise<void> };
-
 /** One relay under test: how its events are committed, and the relay over a pool and a publisher. */
 type RelayKind = {
   name: string;
@@ -224,7 +223,7 @@ const relayOptions = { source: "faults-test", logger, pollMs: 50, lingerMs: 5, b
 
 const kinds: RelayKind[] = [
   {
-    name: "OutboxRelay",
+    name: "Relay from the outbox",
     async prepare(tag) {
       await direct.query("DELETE FROM outbox_events");
       let i = 0;
@@ -237,12 +236,13 @@ const kinds: RelayKind[] = [
           ]);
           return ids;
         },
-        relay: (pool, js, subjects) => new OutboxRelay({ ...relayOptions, runTx: pgTransactions(pool, { synchronousCommit: false }), js, subjects }),
+        relay: (pool, js, subjects) =>
+          new Relay({ ...relayOptions, from: outboxTable({ runTx: pgTransactions(pool, { synchronousCommit: false }) }), js, subjects }),
       };
     },
   },
   {
-    name: "LogRelay",
+    name: "Relay from a tailed log",
     async prepare(tag) {
       const log = `log_${tag}`;
       await direct.query(
@@ -270,12 +270,12 @@ const kinds: RelayKind[] = [
           }
           return ids;
         },
-        relay: (pool, js, subjects) => new LogRelay({ ...relayOptions, pool, js, subjects, log: `${log}_events`, checkpoint: log }),
+        relay: (pool, js, subjects) => new Relay({ ...relayOptions, from: tailedLog({ pool, log: `${log}_events`, checkpoint: log }), js, subjects }),
       };
     },
   },
   {
-    name: "LogRelay, rows positioned by their transaction's id",
+    name: "Relay from a tailed log, rows positioned by their transaction's id",
     async prepare(tag) {
       const log = `txlog_${tag}`;
       await direct.query(
@@ -294,7 +294,8 @@ const kinds: RelayKind[] = [
           await direct.query(`INSERT INTO ${log} (id, payload) SELECT id, $2::jsonb FROM unnest($1::text[]) AS id`, [ids, payload(i)]);
           return ids;
         },
-        relay: (pool, js, subjects) => new LogRelay({ ...relayOptions, pool, js, subjects, log: `${log}_events`, checkpoint: log, order: "transaction" }),
+        relay: (pool, js, subjects) =>
+          new Relay({ ...relayOptions, from: tailedLog({ pool, log: `${log}_events`, checkpoint: log, order: "transaction" }), js, subjects }),
       };
     },
   },

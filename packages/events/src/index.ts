@@ -1,5 +1,6 @@
-export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
-export type { EventData, EventEnvelope, EventType } from "./catalog.js";
+// The contract part (catalog, envelopes, subjects), also `@gateway/events/contract`.
+export * from "./contract.js";
+// The runtime part: outbox, relay, consumers, work queue, the loop they run on.
 export { redeliveryDelayMs, startConsumer, type ConsumerOptions, type EventHandler, type RunningConsumer } from "./consumer.js";
 export {
   connectNats,
@@ -24,11 +25,11 @@ export {
   type Statements,
   type Transact,
 } from "./outbox.js";
-export { OutboxRelay, type RelayOptions } from "./relay.js";
-export { LOG_RELAY_SETTINGS, LogRelay, logRelaySelect, type LogRelayOptions } from "./log-relay.js";
+export { outboxTable, Relay, type RelayOptions, type RelaySource } from "./relay.js";
+export { LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } from "./tailed-log.js";
+export { startWorkQueue, type WorkOutcome, type WorkQueueOptions } from "./work-queue.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
-export { subjectsFor, type Subjects } from "./subjects.js";
 export { publishEnvelope, publishEvent } from "./publish.js";
 export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
 export { pgTransactions, type PoolLike } from "./pg.js";

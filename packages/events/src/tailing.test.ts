@@ -7,7 +7,8 @@ import { createLogger } from "@gateway/logger";
 import {
   connectNats,
   ensureStream,
-  LogRelay,
+  Relay,
+  tailedLog,
   pgTransactions,
   publishEnvelope,
   startCheckpointConsumer,
@@ -93,14 +94,13 @@ async function newLog(): Promise<string> {
   return log;
 }
 
-const relayFor = (log: string, subjects: ReturnType<typeof subjectsFor>, extra: Partial<ConstructorParameters<typeof LogRelay>[0]> = {}) =>
-  new LogRelay({
-    pool,
+type RelayExtra = Partial<Omit<ConstructorParameters<typeof Relay>[0], "from">> & { pool?: PoolLike; order?: "commit" | "transaction" };
+const relayFor = (log: string, subjects: ReturnType<typeof subjectsFor>, { pool: from = pool, order, ...extra }: RelayExtra = {}) =>
+  new Relay({
+    from: tailedLog({ pool: from, log: `${log}_events`, checkpoint: log, ...(order ? { order } : {}) }),
     js: nc.jetstream(),
     subjects,
     source: "tailing-test",
-    log: `${log}_events`,
-    checkpoint: log,
     logger,
     pollMs: 50,
     lingerMs: 5,
@@ -132,7 +132,7 @@ afterAll(async () => {
   await dropDatabase(SERVER, dbName);
 });
 
-describe("LogRelay", () => {
+describe("Relay from a tailed log", () => {
   it("publishes every row of a log once and in order while writers commit concurrently, slowly and out of step", async () => {
     const log = await newLog();
     const subjects = await newStream();
@@ -207,7 +207,7 @@ describe("LogRelay", () => {
   });
 });
 
-describe("LogRelay, rows positioned by their transaction's id (order: transaction)", () => {
+describe("Relay from a tailed log, rows positioned by their transaction's id (order: transaction)", () => {
   /** A log whose seq is the writing transaction's id, as the usage records' is. */
   async function newTxLog(): Promise<string> {
     const log = `txlog_${++n}`;

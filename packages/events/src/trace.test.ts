@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind } from "@gateway/telemetry";
 import { recordSpans } from "@gateway/telemetry/testing";
-import { connectNats, ensureStream, OutboxRelay, publishEvent, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
+import { connectNats, ensureStream, outboxTable, publishEvent, Relay, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
 
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const subjects = subjectsFor(`tr${randomBytes(4).toString("hex")}`);
@@ -95,7 +95,7 @@ it("a relay round that published is a root producer span; the consumer's batch c
       }) as SqlExecutor["$queryRawUnsafe"],
       $executeRawUnsafe: (async () => 0) as SqlExecutor["$executeRawUnsafe"],
     } as SqlExecutor);
-  const relay = new OutboxRelay({ runTx: outbox, js: nc.jetstream(), subjects, source: "test", logger, pollMs: 60_000 });
+  const relay = new Relay({ from: outboxTable({ runTx: outbox }), js: nc.jetstream(), subjects, source: "test", logger, pollMs: 60_000 });
   const consumer = await startConsumer({
     js: nc.jetstream(),
     jsm,

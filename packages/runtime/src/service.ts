@@ -6,7 +6,8 @@ import {
   ensureStream,
   JetStreamPublisher,
   pgTransactions,
-  OutboxRelay,
+  outboxTable,
+  Relay,
   startCheckpointConsumer,
   startConsumer,
   subjectsFor,
@@ -68,7 +69,7 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
   pool: pg.Pool;
   runTx: TxRunner<Tx>;
   transact: Transact<Tx>;
-  relay: OutboxRelay;
+  relay: Relay;
   nats: NatsConnection;
   js: JetStreamClient;
   /** Publishes events to JetStream without nats.js's per-request Error (the relays use it; docs/benchmarks/optimizations.md, session 22). */
@@ -165,8 +166,8 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     await ensureStream(jsm, subjects);
     const publisher = new JetStreamPublisher(nats);
 
-    const relay = new OutboxRelay({
-      runTx: pgTransactions(pool, { synchronousCommit: false }),
+    const relay = new Relay({
+      from: outboxTable({ runTx: pgTransactions(pool, { synchronousCommit: false }) }),
       js: publisher,
       subjects,
       source: service,

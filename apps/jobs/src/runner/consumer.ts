@@ -1,8 +1,6 @@
-import { AckPolicy, DeliverPolicy, nanos, type JsMsg } from "nats";
-import { CONSUME_EXPIRES_MS, parseEnvelope, redeliveryDelayMs, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
-import { newId } from "@gateway/ids";
-import { runWithContext, type Logger } from "@gateway/logger";
-import { Counter, type Registry } from "@gateway/metrics";
+import { startWorkQueue, type JetStreamClient, type JetStreamManager, type RunningConsumer, type Subjects } from "@gateway/events";
+import type { Logger } from "@gateway/logger";
+import type { Registry } from "@gateway/metrics";
 import type { StepOutcome } from "./advance-lease.js";
 
 export type JobRunnerOptions = {
@@ -19,97 +17,30 @@ export type JobRunnerOptions = {
   step: (input: { jobId: string; status: string; touch: () => void }) => Promise<StepOutcome>;
 };
 
-export type JobRunner = { stop(): Promise<void> };
+export type JobRunner = RunningConsumer;
 
 /**
- * The job queue (docs/decisions/0103): a durable JetStream consumer of the
- * `job.status_changed` events the outbox publishes. A message is acknowledged
- * only after its step's state is committed; a step that must wait (the chain
- * has not shown the delegation yet) is nak'ed with a delay, so the wait itself
- * is kept by JetStream and survives restarts; a failing step is nak'ed with
- * backoff. Messages are never given up on (max_deliver unlimited): a job ends
- * by its own deadline, not by a delivery count.
+ * The job queue (docs/decisions/0103): the events kit's work queue (docs/decisions/0225) of
+ * the `job.status_changed` events the outbox publishes. A message is acknowledged only after
+ * its step's state is committed; a step that must wait (the chain has not shown the
+ * delegation yet) is nak'ed with a delay, so the wait itself is kept by JetStream and
+ * survives restarts; a failing step is nak'ed with backoff. Messages are never given up on
+ * (no bound on deliveries): a job ends by its own deadline, not by a delivery count. A step
+ * repeated for a status the job has left does nothing (the job's row dedupes).
  */
-export async function startJobRunner(options: JobRunnerOptions): Promise<JobRunner> {
-  const { js, jsm, subjects } = options;
-  const durable = options.durable ?? "jobs-runner";
-  const log = options.logger.child({ component: "job-runner" });
-  const steps = options.registry
-    ? new Counter({
-        name: "job_steps_total",
-        help: "Job steps run from the queue, by outcome (done, later, failed).",
-        labelNames: ["outcome"],
-        registers: [options.registry],
-      })
-    : undefined;
-  const ackWait = nanos(options.ackWaitMs ?? 30_000);
-  const filter = subjects.subject("job.status_changed");
-  try {
-    await jsm.consumers.add(subjects.stream, {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: ackWait,
-      max_deliver: -1,
-      filter_subject: filter,
-    });
-  } catch (err) {
-    if (!/already (exists|in use)/i.test(String((err as Error).message))) throw err;
-    await jsm.consumers.update(subjects.stream, durable, { ack_wait: ackWait, max_deliver: -1, filter_subject: filter });
-  }
-  const consumer = await js.consumers.get(subjects.stream, durable);
-  const messages = await consumer.consume({ max_messages: options.concurrency, expires: CONSUME_EXPIRES_MS });
-  const decoder = new TextDecoder();
-  const active = new Set<Promise<void>>();
-  let stopping = false;
-
-  async function handle(msg: JsMsg): Promise<void> {
-    let event: ReturnType<typeof parseEnvelope>;
-    try {
-      event = parseEnvelope(JSON.parse(decoder.decode(msg.data)));
-    } catch (err) {
-      log.error({ err: String(err), subject: msg.subject }, "malformed job event dropped");
-      msg.term();
-      return;
-    }
-    if (event.type !== "job.status_changed") {
-      msg.ack();
-      return;
-    }
-    const data = event.data as { job_id: string; to: string };
-    await runWithContext({ requestId: event.request_id ?? newId("req") }, async () => {
-      try {
-        const outcome = await options.step({ jobId: data.job_id, status: data.to, touch: () => msg.working() });
-        if (outcome.kind === "done") msg.ack();
-        else msg.nak(outcome.delayMs);
-        steps?.inc({ outcome: outcome.kind });
-      } catch (err) {
-        const attempt = msg.info.deliveryCount;
-        steps?.inc({ outcome: "failed" });
-        log.warn({ err, job_id: data.job_id, status: data.to, attempt }, "job step failed; will be retried");
-        msg.nak(redeliveryDelayMs(attempt));
-      }
-    });
-  }
-
-  const loop = (async () => {
-    for await (const msg of messages) {
-      if (stopping) {
-        msg.nak();
-        continue;
-      }
-      const task = handle(msg).finally(() => active.delete(task));
-      active.add(task);
-      while (active.size >= options.concurrency) await Promise.race(active);
-    }
-  })().catch((err: unknown) => log.error({ err }, "job runner stream ended"));
-
-  return {
-    async stop() {
-      stopping = true;
-      await messages.close();
-      await loop;
-      await Promise.all(active);
-    },
-  };
+export function startJobRunner(options: JobRunnerOptions): Promise<JobRunner> {
+  return startWorkQueue({
+    js: options.js,
+    jsm: options.jsm,
+    subjects: options.subjects,
+    durable: options.durable ?? "jobs-runner",
+    type: "job.status_changed",
+    concurrency: options.concurrency,
+    ...(options.ackWaitMs !== undefined ? { ackWaitMs: options.ackWaitMs } : {}),
+    logger: options.logger.child({ component: "job-runner" }),
+    ...(options.registry ? { registry: options.registry } : {}),
+    metric: { name: "job_steps_total", help: "Job steps run from the queue, by outcome (done, later, failed)." },
+    describe: (event) => ({ job_id: event.data.job_id, status: event.data.to }),
+    work: (event, { touch }) => options.step({ jobId: event.data.job_id, status: event.data.to, touch }),
+  });
 }

@@ -15,7 +15,7 @@ export type LedgerContext = {
    */
   pool: pg.Pool;
   /**
-   * The relay that publishes the journal's rows as events (LogRelay over the view
+   * The relay that publishes the journal's rows as events (a Relay from the tailed view
    * ledger_events, decision 0161), woken after a movement committed. No outbox rows.
    */
   relay: { kick(): void };

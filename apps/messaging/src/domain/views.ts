@@ -62,30 +62,3 @@ export function conversationData(c: Conversation) {
     updated_at: c.updatedAt.toISOString(),
   };
 }
-
-/** Feed event kinds (docs/decisions/0124). */
-export const WIDGET_EVENT_TYPES = [
-  "chat.created",
-  "session.created",
-  "session.revoked",
-  "message.created",
-  "message.updated",
-  "message.deleted",
-  "chat.action",
-] as const;
-
-export const CONVERSATION_EVENT_TYPES = [
-  "conversation.created",
-  "conversation.updated",
-  "participant.added",
-  "participant.updated",
-  "participant.removed",
-  "channel.added",
-  "channel.updated",
-  "channel.removed",
-  "widget_session.created",
-  "message.created",
-  "message.updated",
-  "message.deleted",
-] as const;
-export type ConversationEventType = (typeof CONVERSATION_EVENT_TYPES)[number];

@@ -11,6 +11,7 @@ import { parseKeyring } from "@gateway/secrets";
 import type { AppContext } from "../domain/app-context.js";
 import { createPrisma, type Tx } from "../db.js";
 import { freshDatabase } from "@gateway/testkit";
+import { withFeed } from "../domain/feed/project.js";
 
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
@@ -109,7 +110,7 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
   const logger = createLogger({ service: "messaging-test", level: "silent" });
   const ctx: AppContext = {
     prisma,
-    transact: createTransact<Tx>((fn) => prisma.$transaction(fn)),
+    transact: withFeed(createTransact<Tx>((fn) => prisma.$transaction(fn))),
     logger,
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     egress: egressPolicy({ allowPrivateTargets: true }),

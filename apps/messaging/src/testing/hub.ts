@@ -8,6 +8,7 @@ import { createPrisma, type Tx } from "../db.js";
 import { formatOnlyFileRefs } from "../domain/files/file-refs.js";
 import type { HubContext } from "../domain/hub-context.js";
 import { freshDatabase } from "@gateway/testkit";
+import { withFeed } from "../domain/feed/project.js";
 
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
@@ -16,7 +17,7 @@ export type TestHub = {
   /** Session ids announced as revoked (what the edges would hear). */
   announced: string[];
   kicks: () => number;
-  outbox(): Promise<{ type: string; payload: Record<string, unknown> }[]>;
+  outbox(): Promise<{ id: string; type: string; payload: Record<string, unknown> }[]>;
   close(): Promise<void>;
 };
 
@@ -29,7 +30,7 @@ export async function createTestHub(overrides: Partial<HubContext> = {}): Promis
   let kicks = 0;
   const ctx: HubContext = {
     prisma,
-    transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
+    transact: withFeed(createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 }))),
     logger: createLogger({ service: "messaging", level: "silent" }),
     keyring: parseKeyring(`k1:${randomBytes(32).toString("base64")}`),
     widgetRefreshTtlSeconds: 3_600,
@@ -51,7 +52,7 @@ export async function createTestHub(overrides: Partial<HubContext> = {}): Promis
     announced,
     kicks: () => kicks,
     outbox: async () =>
-      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
+      (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ id: e.id, type: e.type, payload: e.payload as Record<string, unknown> })),
     async close() {
       await prisma.$disconnect();
       await db.drop();

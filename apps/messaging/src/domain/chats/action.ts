@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { appendFeedEvent } from "../feed/append.js";
+import { feedEventId } from "../feed/project.js";
 import type { HubContext } from "../hub-context.js";
 import { findChat } from "./list.js";
 
@@ -20,19 +20,21 @@ export async function chatAction({ ctx, input }: { ctx: HubContext; input: { ten
       ended = active.map((s) => s.id);
       await tx.widgetSession.updateMany({ where: { id: { in: ended } }, data: { revokedAt: new Date(), revokedReason: "chat_ended" } });
       for (const id of ended) {
-        await emit("bot.widget_session_changed", { tenant_id: chat.tenantId, session_id: id, chat_id: chat.id, change: "revoked", reason: "chat_ended" });
+        await emit("session.revoked", {
+          tenant_id: chat.tenantId,
+          session_id: id,
+          chat_id: chat.id,
+          conversation_id: chat.conversationId,
+          reason: "chat_ended",
+        });
       }
     }
-    await emit("bot.chat_action", { tenant_id: chat.tenantId, chat_id: chat.id, action: input.action, author: input.author });
-    const event = await appendFeedEvent(tx, {
-      stream: "widget",
-      tenantId: chat.tenantId,
-      type: "chat.action",
-      chatId: chat.id,
-      conversationId: chat.conversationId,
-      data: { chat_id: chat.id, action: input.action, author: input.author },
-    });
-    return { eventId: event.id, revoked: ended };
+    const event = await emit(
+      "chat.action",
+      { tenant_id: chat.tenantId, chat_id: chat.id, conversation_id: chat.conversationId, action: input.action, author: input.author },
+      { view: { chat_id: chat.id, action: input.action, author: input.author } },
+    );
+    return { eventId: feedEventId(event, "widget"), revoked: ended };
   });
   if (revoked.length > 0) await ctx.announceRevoked(revoked);
   return { chatId: chat.id, action: input.action, eventId };

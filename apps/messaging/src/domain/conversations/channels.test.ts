@@ -54,12 +54,13 @@ describe("channels", () => {
     ]);
     expect(events[2]!.data).toMatchObject({ id: channel.id, ref: second, previous: { type: "bot_chat", ref: first } });
     const outbox = (await hub.outbox()).filter((e) => e.payload.conversation_id === id);
-    expect(outbox.map((e) => [e.payload.change, e.payload.channel_id])).toEqual([
-      ["created", null],
-      ["channel_added", channel.id],
-      ["updated", channel.id],
-      ["updated", channel.id],
-      ["updated", channel.id],
+    expect(outbox.map((e) => [e.type, e.payload.channel_id ?? null])).toEqual([
+      ["conversation.created", null],
+      ["channel.added", channel.id],
+      ["channel.updated", channel.id],
+      ["message.created", null],
+      ["channel.updated", channel.id],
+      ["channel.removed", channel.id],
     ]);
   });
 

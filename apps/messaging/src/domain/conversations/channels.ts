@@ -3,7 +3,6 @@ import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { Tx } from "../../db.js";
 import type { ConversationChannel } from "../../generated/prisma/client.js";
-import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
 import { channelData } from "../views.js";
 import { lockConversation } from "./find.js";
@@ -68,21 +67,11 @@ export async function addChannel({ ctx, input }: { ctx: HubContext; input: Chann
         data: { id: newId("chn"), tenantId: input.tenantId, conversationId: input.conversationId, type: input.type, ref: input.ref },
       });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", {
-        tenant_id: input.tenantId,
-        conversation_id: input.conversationId,
-        change: "channel_added",
-        participant_id: null,
-        channel_id: created.id,
-      });
-      await appendFeedEvent(tx, {
-        stream: "conversation",
-        tenantId: input.tenantId,
-        type: "channel.added",
-        chatId: input.type === "bot_chat" ? input.ref : null,
-        conversationId: input.conversationId,
-        data: channelData(created),
-      });
+      await emit(
+        "channel.added",
+        { tenant_id: input.tenantId, conversation_id: input.conversationId, channel_id: created.id, chat_id: input.type === "bot_chat" ? input.ref : null },
+        { view: channelData(created) },
+      );
       return created;
     }),
   );
@@ -93,9 +82,7 @@ export async function addChannel({ ctx, input }: { ctx: HubContext; input: Chann
 /**
  * Points a channel at another reference (and, when `type` is given, another kind).
  * A `bot_chat` channel's old chat leaves the conversation and the new one joins it,
- * under the same rules as attaching. The channel keeps its id. The bus event is
- * `conversation.changed` with change `updated` and the channel's id (the event
- * catalog has no channel-specific change yet, docs/decisions/0195).
+ * under the same rules as attaching. The channel keeps its id.
  */
 export async function updateChannel({
   ctx,
@@ -115,21 +102,11 @@ export async function updateChannel({
       if (type === "bot_chat") await attachChat(tx, { ...input, type });
       const updated = await tx.conversationChannel.update({ where: { id: current.id }, data: { type, ref: input.ref } });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", {
-        tenant_id: input.tenantId,
-        conversation_id: input.conversationId,
-        change: "updated",
-        participant_id: null,
-        channel_id: current.id,
-      });
-      await appendFeedEvent(tx, {
-        stream: "conversation",
-        tenantId: input.tenantId,
-        type: "channel.updated",
-        chatId: type === "bot_chat" ? input.ref : null,
-        conversationId: input.conversationId,
-        data: { ...channelData(updated), previous: { type: current.type, ref: current.ref } },
-      });
+      await emit(
+        "channel.updated",
+        { tenant_id: input.tenantId, conversation_id: input.conversationId, channel_id: current.id, chat_id: type === "bot_chat" ? input.ref : null },
+        { view: { ...channelData(updated), previous: { type: current.type, ref: current.ref } } },
+      );
       return updated;
     }),
   );
@@ -145,21 +122,11 @@ export async function removeChannel({ ctx, input }: { ctx: HubContext; input: { 
     await detachChat(tx, current);
     await tx.conversationChannel.delete({ where: { id: current.id } });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: input.conversationId,
-      change: "updated",
-      participant_id: null,
-      channel_id: current.id,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "channel.removed",
-      chatId: current.type === "bot_chat" ? current.ref : null,
-      conversationId: input.conversationId,
-      data: channelData(current),
-    });
+    await emit(
+      "channel.removed",
+      { tenant_id: input.tenantId, conversation_id: input.conversationId, channel_id: current.id, chat_id: current.type === "bot_chat" ? current.ref : null },
+      { view: channelData(current) },
+    );
   });
   ctx.kickWebhooks();
 }

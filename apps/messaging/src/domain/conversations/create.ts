@@ -1,7 +1,6 @@
 import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { Prisma } from "../../generated/prisma/client.js";
-import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
 import { conversationData, participantData } from "../views.js";
 import { getConversation, type ConversationDetail } from "./find.js";
@@ -34,20 +33,7 @@ export async function createConversation({
     const conversation = await tx.conversation.create({
       data: { id: newId("conv"), tenantId: input.tenantId, subject: input.subject || null, status: "open", metadata, version: 1 },
     });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: conversation.id,
-      change: "created",
-      participant_id: null,
-      channel_id: null,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "conversation.created",
-      conversationId: conversation.id,
-      data: conversationData(conversation),
-    });
+    await emit("conversation.created", { tenant_id: input.tenantId, conversation_id: conversation.id }, { view: conversationData(conversation) });
     for (const p of participants) {
       const participant = await tx.conversationParticipant.create({
         data: {
@@ -60,20 +46,11 @@ export async function createConversation({
           role: p.role,
         },
       });
-      await emit("conversation.changed", {
-        tenant_id: input.tenantId,
-        conversation_id: conversation.id,
-        change: "participant_added",
-        participant_id: participant.id,
-        channel_id: null,
-      });
-      await appendFeedEvent(tx, {
-        stream: "conversation",
-        tenantId: input.tenantId,
-        type: "participant.added",
-        conversationId: conversation.id,
-        data: participantData(participant),
-      });
+      await emit(
+        "participant.added",
+        { tenant_id: input.tenantId, conversation_id: conversation.id, participant_id: participant.id },
+        { view: participantData(participant) },
+      );
     }
     return conversation.id;
   });

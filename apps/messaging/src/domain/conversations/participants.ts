@@ -2,7 +2,6 @@ import { isUniqueViolation } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
 import { EXTERNAL_ID_PATTERN } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
-import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
 import { participantData } from "../views.js";
 import { lockConversation } from "./find.js";
@@ -41,20 +40,11 @@ export async function addParticipant({ ctx, input }: { ctx: HubContext; input: {
         },
       });
       await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-      await emit("conversation.changed", {
-        tenant_id: input.tenantId,
-        conversation_id: input.conversationId,
-        change: "participant_added",
-        participant_id: created.id,
-        channel_id: null,
-      });
-      await appendFeedEvent(tx, {
-        stream: "conversation",
-        tenantId: input.tenantId,
-        type: "participant.added",
-        conversationId: input.conversationId,
-        data: participantData(created),
-      });
+      await emit(
+        "participant.added",
+        { tenant_id: input.tenantId, conversation_id: input.conversationId, participant_id: created.id },
+        { view: participantData(created) },
+      );
       return created;
     });
     ctx.kickWebhooks();
@@ -84,20 +74,11 @@ export async function updateParticipant({
       data: { ...(input.role ? { role: input.role } : {}), ...(input.displayName !== undefined ? { displayName: input.displayName || null } : {}) },
     });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: input.conversationId,
-      change: "participant_updated",
-      participant_id: current.id,
-      channel_id: null,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "participant.updated",
-      conversationId: input.conversationId,
-      data: participantData(updated),
-    });
+    await emit(
+      "participant.updated",
+      { tenant_id: input.tenantId, conversation_id: input.conversationId, participant_id: current.id },
+      { view: participantData(updated) },
+    );
     return updated;
   });
   ctx.kickWebhooks();
@@ -111,20 +92,11 @@ export async function removeParticipant({ ctx, input }: { ctx: HubContext; input
     if (!current) throw new AppError("not_found", "No such participant in this conversation.");
     await tx.conversationParticipant.delete({ where: { id: current.id } });
     await tx.conversation.update({ where: { id: input.conversationId }, data: { lastActivityAt: new Date() } });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: input.conversationId,
-      change: "participant_removed",
-      participant_id: current.id,
-      channel_id: null,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "participant.removed",
-      conversationId: input.conversationId,
-      data: participantData(current),
-    });
+    await emit(
+      "participant.removed",
+      { tenant_id: input.tenantId, conversation_id: input.conversationId, participant_id: current.id },
+      { view: participantData(current) },
+    );
   });
   ctx.kickWebhooks();
 }

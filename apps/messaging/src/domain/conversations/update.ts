@@ -1,5 +1,4 @@
 import { AppError } from "@gateway/errors";
-import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
 import { conversationData } from "../views.js";
 import { CONVERSATION_STATUSES, parseMetadata } from "./create.js";
@@ -36,14 +35,7 @@ export async function updateConversation({
         lastActivityAt: new Date(),
       },
     });
-    await emit("conversation.changed", { tenant_id: input.tenantId, conversation_id: current.id, change: "updated", participant_id: null, channel_id: null });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "conversation.updated",
-      conversationId: current.id,
-      data: conversationData(updated),
-    });
+    await emit("conversation.updated", { tenant_id: input.tenantId, conversation_id: current.id }, { view: conversationData(updated) });
   });
   ctx.kickWebhooks();
   return getConversation({ ctx, input: { tenantId: input.tenantId, id: input.id } });

@@ -1,4 +1,3 @@
-import { newId } from "@gateway/ids";
 import type { Tx } from "../../db.js";
 
 export type FeedStream = "widget" | "conversation";
@@ -9,6 +8,8 @@ export function streamKey(stream: FeedStream, tenantId: string): string {
 }
 
 export type FeedEventInput = {
+  /** The row's id (`feedEventId`: derived from the event it projects). */
+  id: string;
   stream: FeedStream;
   tenantId: string;
   type: string;
@@ -18,7 +19,8 @@ export type FeedEventInput = {
 };
 
 /**
- * Appends an event to a tenant's feed inside the caller's transaction.
+ * Appends an event to a tenant's feed inside the caller's transaction (the projection of a
+ * catalog event, `projectToFeed`: nothing else writes the feed).
  *
  * The position comes from the stream's counter row, incremented in the same
  * statement: the row stays locked until the transaction ends, so a second
@@ -32,7 +34,7 @@ export type FeedEventInput = {
  * tenant that wants the event type, in the same statement.
  */
 export async function appendFeedEvent(tx: Tx, event: FeedEventInput): Promise<{ id: string; position: bigint }> {
-  const id = newId("fev");
+  const { id } = event;
   const rows = await tx.$queryRawUnsafe<{ position: bigint }[]>(
     `WITH pos AS (
        INSERT INTO event_streams (stream, last_position) VALUES ($1, 1)

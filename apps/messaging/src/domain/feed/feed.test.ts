@@ -1,3 +1,4 @@
+import { newId } from "@gateway/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestHub, type TestHub } from "../../testing/hub.js";
 import { appendFeedEvent } from "./append.js";
@@ -24,7 +25,7 @@ describe("feed positions", () => {
     const appended = deferred();
     // Writer A appends and holds its transaction open.
     const a = hub.ctx.prisma.$transaction(async (tx) => {
-      const event = await appendFeedEvent(tx, { stream: "widget", tenantId, type: "chat.action", data: { n: "a" } });
+      const event = await appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId, type: "chat.action", data: { n: "a" } });
       appended.resolve();
       await gate.promise;
       return event;
@@ -33,7 +34,7 @@ describe("feed positions", () => {
     // Writer B starts after A took position 1 and must wait for it.
     let bDone = false;
     const b = hub.ctx.prisma
-      .$transaction((tx) => appendFeedEvent(tx, { stream: "widget", tenantId, type: "chat.action", data: { n: "b" } }))
+      .$transaction((tx) => appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId, type: "chat.action", data: { n: "b" } }))
       .then((e) => {
         bDone = true;
         return e;
@@ -57,11 +58,11 @@ describe("feed positions", () => {
     const tenantId = "ten_rollback";
     await expect(
       hub.ctx.prisma.$transaction(async (tx) => {
-        await appendFeedEvent(tx, { stream: "widget", tenantId, type: "chat.action", data: {} });
+        await appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId, type: "chat.action", data: {} });
         throw new Error("abort");
       }),
     ).rejects.toThrow("abort");
-    await hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { stream: "widget", tenantId, type: "chat.action", data: {} }));
+    await hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId, type: "chat.action", data: {} }));
     expect((await read(tenantId)).events.map((e) => e.cursor)).toEqual(["1"]);
   });
 
@@ -69,11 +70,15 @@ describe("feed positions", () => {
     const tenantId = "ten_many";
     await Promise.all(
       Array.from({ length: 60 }, (_, i) =>
-        hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { stream: "widget", tenantId, type: "message.created", chatId: `chat_${i % 3}`, data: { i } })),
+        hub.ctx.prisma.$transaction((tx) =>
+          appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId, type: "message.created", chatId: `chat_${i % 3}`, data: { i } }),
+        ),
       ),
     );
-    await hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { stream: "conversation", tenantId, type: "conversation.created", data: {} }));
-    await hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { stream: "widget", tenantId: "ten_else", type: "chat.action", data: {} }));
+    await hub.ctx.prisma.$transaction((tx) =>
+      appendFeedEvent(tx, { id: newId("fev"), stream: "conversation", tenantId, type: "conversation.created", data: {} }),
+    );
+    await hub.ctx.prisma.$transaction((tx) => appendFeedEvent(tx, { id: newId("fev"), stream: "widget", tenantId: "ten_else", type: "chat.action", data: {} }));
     const all = (await read(tenantId, "", 100)).events;
     expect(all.map((e) => e.cursor)).toEqual(Array.from({ length: 60 }, (_, i) => String(i + 1)));
     for (let c = 0; c <= 60; c++) {

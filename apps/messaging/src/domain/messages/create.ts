@@ -1,9 +1,8 @@
 import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { Tx } from "../../db.js";
+import type { HubEmit, Tx } from "../../db.js";
 import type { BotChat, BotMessage } from "../../generated/prisma/client.js";
 import { findChat } from "../chats/list.js";
-import { appendFeedEvent } from "../feed/append.js";
 import { assertFileIdFormat } from "../files/file-refs.js";
 import type { HubContext } from "../hub-context.js";
 import { messageData } from "../views.js";
@@ -21,17 +20,32 @@ export type CreateMessageInput = {
 };
 
 /**
- * Records the feed events of a message change: on the tenant's widget feed
- * (the chat's visitor sees it) and, when the chat is a channel of a
- * conversation, on the conversation feed (which also queues webhooks).
+ * The event of a message change: on the tenant's widget feed (the chat's visitor sees it)
+ * and, when the chat is a channel of a conversation, on the conversation feed (which also
+ * queues webhooks), whose activity it is.
  */
-export async function messageChanged(tx: Tx, chat: BotChat, message: BotMessage, type: "message.created" | "message.updated" | "message.deleted") {
-  const data = messageData(message);
+export async function messageChanged(
+  tx: Tx,
+  emit: HubEmit,
+  chat: BotChat,
+  message: BotMessage,
+  type: "message.created" | "message.updated" | "message.deleted",
+) {
   if (chat.conversationId) {
     await tx.conversation.updateMany({ where: { id: chat.conversationId, tenantId: chat.tenantId }, data: { lastActivityAt: new Date() } });
-    await appendFeedEvent(tx, { stream: "conversation", tenantId: chat.tenantId, type, chatId: chat.id, conversationId: chat.conversationId, data });
   }
-  await appendFeedEvent(tx, { stream: "widget", tenantId: chat.tenantId, type, chatId: chat.id, conversationId: chat.conversationId, data });
+  await emit(
+    type,
+    {
+      tenant_id: chat.tenantId,
+      chat_id: chat.id,
+      conversation_id: chat.conversationId,
+      message_id: message.id,
+      author: message.author,
+      kind: message.kind,
+    },
+    { view: messageData(message) },
+  );
 }
 
 /** A text message, or a file message (a file id of the files service, with an optional caption). */
@@ -63,15 +77,7 @@ export async function createMessage({ ctx, input }: { ctx: HubContext; input: Cr
       },
     });
     await tx.botChat.update({ where: { id: chat.id }, data: { lastMessageAt: created.createdAt } });
-    await emit("bot.message_changed", {
-      tenant_id: chat.tenantId,
-      chat_id: chat.id,
-      message_id: created.id,
-      change: "created",
-      author: created.author,
-      kind: created.kind,
-    });
-    await messageChanged(tx, chat, created, "message.created");
+    await messageChanged(tx, emit, chat, created, "message.created");
     return created;
   });
   if (chat.conversationId) ctx.kickWebhooks();

@@ -20,15 +20,7 @@ export async function updateMessage({ ctx, input }: { ctx: HubContext; input: { 
     const changed = await tx.botMessage.updateMany({ where: { id: current.id, deletedAt: null }, data: { text: input.text, editedAt: new Date() } });
     if (changed.count === 0) throw new AppError("conflict", "The message was deleted.");
     const message = await tx.botMessage.findUniqueOrThrow({ where: { id: current.id } });
-    await emit("bot.message_changed", {
-      tenant_id: chat.tenantId,
-      chat_id: chat.id,
-      message_id: message.id,
-      change: "edited",
-      author: message.author,
-      kind: message.kind,
-    });
-    await messageChanged(tx, chat, message, "message.updated");
+    await messageChanged(tx, emit, chat, message, "message.updated");
     return message;
   });
   if (chat.conversationId) ctx.kickWebhooks();
@@ -44,15 +36,7 @@ export async function deleteMessage({ ctx, input }: { ctx: HubContext; input: { 
     const changed = await tx.botMessage.updateMany({ where: { id: current.id, deletedAt: null }, data: { deletedAt: new Date(), text: null, fileId: null } });
     const message = await tx.botMessage.findUniqueOrThrow({ where: { id: current.id } });
     if (changed.count === 0) return message;
-    await emit("bot.message_changed", {
-      tenant_id: chat.tenantId,
-      chat_id: chat.id,
-      message_id: message.id,
-      change: "deleted",
-      author: message.author,
-      kind: message.kind,
-    });
-    await messageChanged(tx, chat, message, "message.deleted");
+    await messageChanged(tx, emit, chat, message, "message.deleted");
     return message;
   });
   if (chat.conversationId) ctx.kickWebhooks();

@@ -1,3 +1,4 @@
+import { BatchLoop } from "@gateway/events";
 import type { AppContext } from "../app-context.js";
 import { settlePush } from "./settle.js";
 
@@ -49,4 +50,30 @@ export async function recoverPushMessages({
   const next = sending[stale.length];
   const nextAt = settled < stale.length || stale.length === limit ? now : next ? next.updatedAt.getTime() + input.olderThanMs : now + input.olderThanMs;
   return { settled, nextAt };
+}
+
+/**
+ * The recovery's schedule, on the loop every relay and delivery queue of the gateway runs
+ * on (`BatchLoop`, the engine of `DeliveryLoop`; docs/decisions/0203, 0225): a look when the
+ * oldest message still `sending` becomes interrupted (`nextAt`, announced with `wakeBy`),
+ * never sooner than `intervalMs` after the previous look, `afterMs` apart while none is
+ * sending; a look that fails backs off as every loop's does. Nothing here is re-sent
+ * (decision 0110), so it claims no delivery and posts nothing: it only settles.
+ */
+export function pushRecoveryLoop(ctx: AppContext, options: { afterMs: number; intervalMs: number }): BatchLoop {
+  const loop: BatchLoop = new BatchLoop({
+    round: async () => {
+      const { settled, nextAt } = await recoverPushMessages({ ctx, input: { olderThanMs: options.afterMs } });
+      loop.wakeBy(Math.max(Date.now() + options.intervalMs, nextAt));
+      return settled;
+    },
+    // Rounds are spaced by `wakeBy` alone: no second look at once, whatever a look settled.
+    batchSize: Number.POSITIVE_INFINITY,
+    pollMs: Math.max(options.afterMs, options.intervalMs),
+    lingerMs: 0,
+    flushOnStop: false,
+    log: ctx.logger.child({ component: "push-recovery" }),
+    messages: { failed: "push recovery failed; retrying", finalFlushFailed: "push recovery failed" },
+  });
+  return loop;
 }

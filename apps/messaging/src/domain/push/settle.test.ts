@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reserveOperation } from "@gateway/ledger-client";
 import { createTestContext, type TestContext } from "../../testing/context.js";
-import { recoverPushMessages } from "./recover.js";
+import { pushRecoveryLoop, recoverPushMessages } from "./recover.js";
 import { settlePush } from "./settle.js";
 
 let t: TestContext;
@@ -91,5 +91,30 @@ describe("when to look for interrupted messages again", () => {
     expect(idle.settled).toBe(0);
     expect(idle.nextAt).toBeGreaterThanOrEqual(before + 60_000);
     expect(idle.nextAt).toBeLessThanOrEqual(Date.now() + 60_000);
+  });
+});
+
+describe("the recovery loop", () => {
+  it("settles a message when it becomes interrupted, not at the next poll a minute later", async () => {
+    await recoverPushMessages({ ctx: t.ctx, input: { olderThanMs: 60_000 } }); // whatever the tests above left
+    t.ledger.balances.set("ten_l", 100n);
+    const held = await t.ctx.ledger.reserve({ operation_id: reserveOperation("push_l"), tenant_id: "ten_l", units: "5", expires_at: "", reason: "" });
+    await message("push_l", "ten_l", [null], held.hold_id);
+    // Interrupted in half a second; the loop's poll (PUSH_RECOVERY_AFTER_MS) is a minute.
+    await t.ctx.prisma.pushMessage.update({ where: { id: "push_l" }, data: { updatedAt: new Date(Date.now() - 59_500) } });
+    const loop = pushRecoveryLoop(t.ctx, { afterMs: 60_000, intervalMs: 200 });
+    loop.start();
+    try {
+      const until = Date.now() + 15_000;
+      let status = "sending";
+      while (status === "sending" && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await t.ctx.prisma.pushMessage.findUniqueOrThrow({ where: { id: "push_l" } })).status;
+      }
+      expect(status).toBe("failed");
+      expect(loop.nextPollMs).toBe(60_000);
+    } finally {
+      await loop.stop();
+    }
   });
 });

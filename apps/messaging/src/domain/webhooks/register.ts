@@ -5,7 +5,7 @@ import { encodeCursor } from "@gateway/contract-schemas";
 import { parseCursor } from "../feed/list.js";
 import { streamKey } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
-import { CONVERSATION_EVENT_TYPES } from "../views.js";
+import { CONVERSATION_EVENT_TYPES } from "../feed/project.js";
 
 /** The associated data of a webhook's secret: a sealed secret copied onto another webhook does not open. */
 export function webhookSecretContext(webhookId: string): string {

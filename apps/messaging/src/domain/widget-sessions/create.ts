@@ -1,11 +1,9 @@
 import { isUniqueViolation } from "@gateway/db-kit";
-import type { Emit } from "@gateway/events";
 import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { Tx } from "../../db.js";
-import { appendFeedEvent } from "../feed/append.js";
+import type { HubEmit, Tx } from "../../db.js";
 import type { HubContext } from "../hub-context.js";
-import { chatData, participantData } from "../views.js";
+import { channelData, chatData, participantData } from "../views.js";
 import { newWidgetRefreshToken } from "./tokens.js";
 
 export type WidgetGrant = {
@@ -78,25 +76,13 @@ export async function createWidgetSession({ ctx, input }: { ctx: HubContext; inp
         },
       });
       const refresh = await issueRefreshToken(tx, sessionId, ctx.widgetRefreshTtlSeconds);
-      await emit("bot.widget_session_changed", { tenant_id: input.tenantId, session_id: sessionId, chat_id: chat.id, change: "created", reason: null });
       if (input.conversationId) await joinConversation(tx, emit, input, chat.id, sessionId);
-      if (fresh)
-        await appendFeedEvent(tx, {
-          stream: "widget",
-          tenantId: input.tenantId,
-          type: "chat.created",
-          chatId: chat.id,
-          conversationId: chat.conversationId,
-          data: chatData(chat),
-        });
-      await appendFeedEvent(tx, {
-        stream: "widget",
-        tenantId: input.tenantId,
-        type: "session.created",
-        chatId: chat.id,
-        conversationId: chat.conversationId,
-        data: { session_id: sessionId, chat_id: chat.id, visitor_id: input.visitorId },
-      });
+      if (fresh) await emit("chat.created", { tenant_id: input.tenantId, chat_id: chat.id, conversation_id: chat.conversationId }, { view: chatData(chat) });
+      await emit(
+        "session.created",
+        { tenant_id: input.tenantId, session_id: sessionId, chat_id: chat.id, conversation_id: chat.conversationId },
+        { view: { session_id: sessionId, chat_id: chat.id, visitor_id: input.visitorId } },
+      );
       return {
         sessionId,
         chatId: chat.id,
@@ -121,28 +107,18 @@ export async function createWidgetSession({ ctx, input }: { ctx: HubContext; inp
   }
 }
 
-async function joinConversation(tx: Tx, emit: Emit, input: CreateWidgetSessionInput, chatId: string, sessionId: string) {
+async function joinConversation(tx: Tx, emit: HubEmit, input: CreateWidgetSessionInput, chatId: string, sessionId: string) {
   const conversationId = input.conversationId;
   const channel = await tx.conversationChannel.findUnique({ where: { tenantId_type_ref: { tenantId: input.tenantId, type: "bot_chat", ref: chatId } } });
   if (!channel) {
     const created = await tx.conversationChannel.create({
       data: { id: newId("chn"), tenantId: input.tenantId, conversationId, type: "bot_chat", ref: chatId },
     });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: conversationId,
-      change: "channel_added",
-      participant_id: null,
-      channel_id: created.id,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "channel.added",
-      chatId,
-      conversationId,
-      data: { id: created.id, conversation_id: conversationId, type: "bot_chat", ref: chatId, created_at: created.createdAt.toISOString() },
-    });
+    await emit(
+      "channel.added",
+      { tenant_id: input.tenantId, conversation_id: conversationId, channel_id: created.id, chat_id: chatId },
+      { view: channelData(created) },
+    );
   }
   const existing = await tx.conversationParticipant.findUnique({
     where: { conversationId_kind_externalId: { conversationId, kind: "visitor", externalId: input.visitorId } },
@@ -159,28 +135,16 @@ async function joinConversation(tx: Tx, emit: Emit, input: CreateWidgetSessionIn
         role: "member",
       },
     });
-    await emit("conversation.changed", {
-      tenant_id: input.tenantId,
-      conversation_id: conversationId,
-      change: "participant_added",
-      participant_id: participant.id,
-      channel_id: null,
-    });
-    await appendFeedEvent(tx, {
-      stream: "conversation",
-      tenantId: input.tenantId,
-      type: "participant.added",
-      conversationId,
-      data: participantData(participant),
-    });
+    await emit(
+      "participant.added",
+      { tenant_id: input.tenantId, conversation_id: conversationId, participant_id: participant.id },
+      { view: participantData(participant) },
+    );
   }
   await tx.conversation.update({ where: { id: conversationId }, data: { lastActivityAt: new Date() } });
-  await appendFeedEvent(tx, {
-    stream: "conversation",
-    tenantId: input.tenantId,
-    type: "widget_session.created",
-    chatId,
-    conversationId,
-    data: { session_id: sessionId, chat_id: chatId, visitor_id: input.visitorId, conversation_id: conversationId },
-  });
+  await emit(
+    "widget_session.created",
+    { tenant_id: input.tenantId, conversation_id: conversationId, session_id: sessionId, chat_id: chatId },
+    { view: { session_id: sessionId, chat_id: chatId, visitor_id: input.visitorId, conversation_id: conversationId } },
+  );
 }

@@ -1,6 +1,5 @@
-import type { Tx } from "../../db.js";
+import type { HubEmit } from "../../db.js";
 import type { WidgetSession } from "../../generated/prisma/client.js";
-import { appendFeedEvent } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";
 import { issueRefreshToken, type WidgetGrant } from "./create.js";
 import { hashToken } from "./tokens.js";
@@ -28,14 +27,7 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
     if (session.revokedAt) return { kind: "invalid" };
     if (row.used_at) {
       await tx.widgetSession.update({ where: { id: session.id }, data: { revokedAt: new Date(), revokedReason: "refresh_reuse" } });
-      await emit("bot.widget_session_changed", {
-        tenant_id: session.tenantId,
-        session_id: session.id,
-        chat_id: session.chatId,
-        change: "revoked",
-        reason: "refresh_reuse",
-      });
-      await revokedFeedEvent(tx, session, "refresh_reuse");
+      await emitRevoked(emit, session, "refresh_reuse");
       return { kind: "reused", sessionId: session.id };
     }
     if (row.expires_at.getTime() <= Date.now()) return { kind: "invalid" };
@@ -43,12 +35,11 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
     // A new generation: the access token issued with the used refresh token stops working.
     const { generation } = await tx.widgetSession.update({ where: { id: session.id }, data: { generation: { increment: 1 } }, select: { generation: true } });
     const next = await issueRefreshToken(tx, session.id, ctx.widgetRefreshTtlSeconds);
-    await emit("bot.widget_session_changed", {
+    await emit("session.refreshed", {
       tenant_id: session.tenantId,
       session_id: session.id,
       chat_id: session.chatId,
-      change: "refreshed",
-      reason: null,
+      conversation_id: session.conversationId,
     });
     return {
       kind: "rotated",
@@ -70,13 +61,11 @@ export async function refreshWidgetSession({ ctx, input }: { ctx: HubContext; in
   return outcome;
 }
 
-export async function revokedFeedEvent(tx: Tx, session: WidgetSession, reason: string) {
-  await appendFeedEvent(tx, {
-    stream: "widget",
-    tenantId: session.tenantId,
-    type: "session.revoked",
-    chatId: session.chatId,
-    conversationId: session.conversationId,
-    data: { session_id: session.id, chat_id: session.chatId, reason },
-  });
+/** A session ended by a revocation or a reused refresh token (on the widget feed). */
+export async function emitRevoked(emit: HubEmit, session: WidgetSession, reason: "revoked" | "refresh_reuse") {
+  await emit(
+    "session.revoked",
+    { tenant_id: session.tenantId, session_id: session.id, chat_id: session.chatId, conversation_id: session.conversationId, reason },
+    { view: { session_id: session.id, chat_id: session.chatId, reason } },
+  );
 }

@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import type { HubContext } from "../hub-context.js";
-import { revokedFeedEvent } from "./refresh.js";
+import { emitRevoked } from "./refresh.js";
 
 export const REVOKE_REASONS = ["revoked", "refresh_reuse", "chat_ended"] as const;
 
@@ -14,14 +14,7 @@ export async function revokeWidgetSession({ ctx, input }: { ctx: HubContext; inp
       data: { revokedAt: new Date(), revokedReason: "revoked" },
     });
     if (changed.count === 0) return false;
-    await emit("bot.widget_session_changed", {
-      tenant_id: session.tenantId,
-      session_id: session.id,
-      chat_id: session.chatId,
-      change: "revoked",
-      reason: "revoked",
-    });
-    await revokedFeedEvent(tx, session, "revoked");
+    await emitRevoked(emit, session, "revoked");
     return true;
   });
   await ctx.announceRevoked([input.sessionId]);

@@ -45,8 +45,8 @@ describe("widget sessions", () => {
     expect((await getWidgetSession({ ctx: hub.ctx, input: { sessionId: first.sessionId } })).revokedReason).toBe("refresh_reuse");
     // The rotated token of a revoked session is dead too.
     expect(await refreshWidgetSession({ ctx: hub.ctx, input: { refreshToken: r1.grant.refreshToken } })).toEqual({ kind: "invalid" });
-    const types = (await hub.outbox()).filter((e) => e.payload.session_id === first.sessionId).map((e) => `${e.type}:${e.payload.change as string}`);
-    expect(types).toEqual(["bot.widget_session_changed:created", "bot.widget_session_changed:refreshed", "bot.widget_session_changed:revoked"]);
+    const types = (await hub.outbox()).filter((e) => e.payload.session_id === first.sessionId).map((e) => `${e.type}:${(e.payload.reason as string) ?? ""}`);
+    expect(types).toEqual(["session.created:", "session.refreshed:", "session.revoked:refresh_reuse"]);
   });
 
   it("of concurrent uses of one token exactly one rotates", async () => {
