@@ -1,7 +1,12 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateData, type EventType, type Statements } from "@gateway/events";
 import { createTestContext, type TestContext } from "../testing/context.js";
-import { UsageRecordWriter, usageRecordEventId, type RecordToOpen } from "./usage-records.js";
+import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+
+/** The id the view usage_record_events derives for a record's event (migration 20261126010000), written out here. */
+const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
+  `evt_${createHash("md5").update(`${recordId}:${kind}`).digest("hex").slice(0, 26).toUpperCase()}`;
 
 let t: TestContext;
 beforeAll(async () => {

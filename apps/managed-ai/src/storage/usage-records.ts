@@ -1,16 +1,6 @@
-import { createHash } from "node:crypto";
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events";
 import type { Logger } from "@gateway/logger";
-
-/**
- * The id of a record's event as the log `usage_record_events` gives it (the migration
- * 20261126010000_usage_record_events computes the same): derived, so that a copy written
- * elsewhere (a refused request's, through the outbox) is the same event, dropped twice over.
- */
-export function usageRecordEventId(recordId: string, kind: "reserved" | "settled"): string {
-  return `evt_${createHash("md5").update(`${recordId}:${kind}`).digest("hex").slice(0, 26).toUpperCase()}`;
-}
 
 /**
  * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
@@ -270,8 +260,22 @@ export async function toSettlementFailed(tx: InTx, id: string): Promise<boolean>
   return changed > 0;
 }
 
-/** A request the ledger refused: its `reserved` record and its Idempotency-Key claim go (true when the record was there). */
+/**
+ * A request the ledger refused: its `reserved` record and its Idempotency-Key claim go
+ * (true when the record was there). The record's `request_reserved` event goes into the
+ * outbox first, copied from the log that tails the records (view usage_record_events:
+ * its id, payload and time are the view's, the one place they are derived), because the
+ * relay that tails the records may not have read the row before it goes; if it did, the
+ * second copy is dropped as a duplicate.
+ */
 export async function deleteRefused(tx: InTx, r: { id: string; tenantId: string; apiKeyId: string | null; idempotencyKey: string | null }): Promise<boolean> {
+  await tx.$executeRawUnsafe(
+    `INSERT INTO outbox_events (id, type, payload, request_id, created_at)
+     SELECT l.id, l.type, l.payload, l.request_id, l.created_at FROM usage_record_events l
+     WHERE l.request_id = $1 AND l.type = 'managed_ai.request_reserved'
+       AND EXISTS (SELECT 1 FROM usage_records u WHERE u.id = $1 AND u.status = 'reserved')`,
+    r.id,
+  );
   const gone = await tx.$executeRawUnsafe(`DELETE FROM usage_records WHERE id = $1 AND status = 'reserved'`, r.id);
   if (gone === 0) return false;
   if (r.apiKeyId && r.idempotencyKey)

@@ -1,10 +1,14 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import type { Priced } from "./plan.js";
 import { openReservation, settleCompleted, usageOf } from "./settlement.js";
-import { usageRecordEventId } from "../../storage/usage-records.js";
+
+/** The id the view usage_record_events derives for a record's event (migration 20261126010000), written out here. */
+const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
+  `evt_${createHash("md5").update(`${recordId}:${kind}`).digest("hex").slice(0, 26).toUpperCase()}`;
 
 /**
  * settleCompleted on a real database with a ledger whose capture the test

@@ -6,7 +6,7 @@ import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve, type Carved } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { deleteRefused, toSettlementFailed, usageRecordEventId } from "../../storage/usage-records.js";
+import { deleteRefused, toSettlementFailed } from "../../storage/usage-records.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -104,21 +104,7 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
 async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
   await ctx.transact(async (tx, emit) => {
     if (!(await deleteRefused(tx, { id: input.requestId, tenantId: plan.tenantId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey }))) return;
-    // In this order: the relay publishes in the outbox's order.
-    await emit(
-      "managed_ai.request_reserved",
-      {
-        request_id: input.requestId,
-        tenant_id: plan.tenantId,
-        key_id: input.apiKeyId,
-        service_alias: plan.serviceAlias,
-        model_alias: plan.modelAlias,
-        price_id: plan.priceId,
-        reserved_units: plan.reservedUnits.toString(),
-        stream: input.stream,
-      },
-      { id: usageRecordEventId(input.requestId, "reserved"), requestId: input.requestId },
-    );
+    // After the reserved event deleteRefused copied: the relay publishes in the outbox's order.
     await emit("managed_ai.request_refused", { request_id: input.requestId, tenant_id: plan.tenantId, key_id: input.apiKeyId, reason: "insufficient_balance" });
   });
 }
