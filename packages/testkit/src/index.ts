@@ -22,3 +22,4 @@ export {
 export { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from "./callback-receiver.js";
 export { downloadRaw, pattern, patternSha, uploadRaw, type DownloadResult, type UploadOptions, type UploadResult } from "./transfer.js";
 export { startLedger, type LedgerService } from "./ledger.js";
+export { freshDatabase, type FreshDatabase } from "./database.js";

@@ -1,14 +1,13 @@
-import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact, isEventType, validateData } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
 import { createPrisma } from "../db.js";
 import type { FilesContext, FilesLimits, Tx } from "../domain/context.js";
 import { LocalStore } from "../storage/local.js";
+import { freshDatabase } from "@gateway/testkit";
 
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -26,15 +25,8 @@ export type TestFiles = {
 
 /** The files domain on a fresh database (gw_test_files_<random>) and a temporary local store. */
 export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<TestFiles> {
-  const name = `gw_test_files_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER_URL,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const pool = createPool(url, { poolSize: 10 });
+  const db = await freshDatabase({ prefix: "gw_test_files", prismaDir: PRISMA_DIR, serverUrl: SERVER_URL });
+  const pool = db.pool;
   const prisma = createPrisma(pool);
   const dir = await mkdtemp(join(tmpdir(), "files-test-"));
   const transact = createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 }));
@@ -74,8 +66,7 @@ export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<
     },
     async close() {
       await prisma.$disconnect();
-      await pool.end().catch(() => undefined);
-      await dropDatabase(SERVER_URL, name);
+      await db.drop();
       await rm(dir, { recursive: true, force: true });
     },
   };

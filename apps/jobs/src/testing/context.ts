@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { parseKeyring } from "@gateway/secrets";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
 import { createTransact } from "@gateway/events";
 import { newId } from "@gateway/ids";
@@ -14,8 +13,8 @@ import { createPrisma } from "../db.js";
 import type { JobsContext, Tx } from "../domain/context.js";
 import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
 import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
+import { freshDatabase } from "@gateway/testkit";
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
 type Hold = { holdId: string; tenantId: string; units: bigint; status: "open" | "captured" | "voided" };
@@ -153,15 +152,8 @@ export const TEST_KEYS = `t1:${randomBytes(32).toString("base64")}`;
 
 /** A jobs context on its own freshly migrated database (dropped by `close`), with fake third parties and ledger. */
 export async function createTestContext(overrides: Partial<JobsContext> = {}): Promise<TestContext> {
-  const name = `gw_test_jobs_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const pool = createPool(url, { poolSize: 10 });
+  const db = await freshDatabase({ prefix: "gw_test_jobs", prismaDir: PRISMA_DIR });
+  const pool = db.pool;
   const prisma = createPrisma(pool);
   const ledger = new FakeLedger();
   const provider = new FakeProvider();
@@ -197,8 +189,7 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
       (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
     async close() {
       await prisma.$disconnect();
-      await pool.end().catch(() => undefined);
-      await dropDatabase(SERVER, name);
+      await db.drop();
     },
   };
 }

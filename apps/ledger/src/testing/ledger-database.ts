@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { validateData, isEventType } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
-import { createDatabase } from "../db.js";
+import { prismaFor } from "../db.js";
 import type { LedgerContext } from "../domain/context.js";
 import { poolMovements } from "../domain/movement-queue.js";
+import { freshDatabase } from "@gateway/testkit";
 
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 export const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -27,15 +26,9 @@ export type TestLedger = {
  * view ledger_events); the ledger's wake-ups of the relay are counted.
  */
 export async function openTestLedger(options: { poolSize?: number } = {}): Promise<TestLedger> {
-  const name = `gw_test_ledger_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER_URL,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const { prisma, pool } = createDatabase(url, options.poolSize ?? 10);
+  const db = await freshDatabase({ prefix: "gw_test_ledger", prismaDir: PRISMA_DIR, serverUrl: SERVER_URL, poolSize: options.poolSize ?? 10 });
+  const { pool } = db;
+  const prisma = prismaFor(pool);
   const sql = <T>(text: string, ...values: unknown[]) => prisma.$queryRawUnsafe<T[]>(text, ...values);
   let kicks = 0;
   const relay = {
@@ -60,7 +53,7 @@ export async function openTestLedger(options: { poolSize?: number } = {}): Promi
     },
     async close() {
       await prisma.$disconnect();
-      await dropDatabase(SERVER_URL, name);
+      await db.drop();
     },
   };
 }

@@ -1,7 +1,6 @@
 import { egressPolicy } from "@gateway/outbound";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact } from "@gateway/events";
 import { AppError } from "@gateway/errors";
 import type { Client } from "@gateway/grpc-kit";
@@ -11,8 +10,8 @@ import type { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
 import type { AppContext } from "../domain/app-context.js";
 import { createPrisma, type Tx } from "../db.js";
+import { freshDatabase } from "@gateway/testkit";
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
 type Hold = { hold_id: string; tenant_id: string; units: bigint; status: "open" | "captured" | "voided"; captured: bigint };
@@ -103,15 +102,8 @@ export type TestContext = {
 
 /** A push/SocialOps context on its own freshly migrated database (dropped by `close`), with a fake ledger. */
 export async function createTestContext(overrides: Partial<AppContext> = {}): Promise<TestContext> {
-  const name = `gw_test_msg_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const pool = createPool(url, { poolSize: 20 });
+  const db = await freshDatabase({ prefix: "gw_test_msg", prismaDir: PRISMA_DIR, poolSize: 20 });
+  const pool = db.pool;
   const prisma = createPrisma(pool);
   const ledger = new FakeLedger();
   const logger = createLogger({ service: "messaging-test", level: "silent" });
@@ -142,7 +134,7 @@ export async function createTestContext(overrides: Partial<AppContext> = {}): Pr
     },
     async close() {
       await prisma.$disconnect();
-      await dropDatabase(SERVER, name);
+      await db.drop();
     },
   };
 }

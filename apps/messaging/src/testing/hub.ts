@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
 import { checkUrl, egressPolicy } from "@gateway/outbound";
@@ -8,8 +7,8 @@ import { parseKeyring } from "@gateway/secrets";
 import { createPrisma, type Tx } from "../db.js";
 import { formatOnlyFileRefs } from "../domain/files/file-refs.js";
 import type { HubContext } from "../domain/hub-context.js";
+import { freshDatabase } from "@gateway/testkit";
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
 export type TestHub = {
@@ -23,15 +22,8 @@ export type TestHub = {
 
 /** A hub context on its own freshly migrated database (dropped by `close`): real PostgreSQL, transactions and outbox. */
 export async function createTestHub(overrides: Partial<HubContext> = {}): Promise<TestHub> {
-  const name = `gw_test_msg_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const pool = createPool(url, { poolSize: 12 });
+  const db = await freshDatabase({ prefix: "gw_test_msg", prismaDir: PRISMA_DIR, poolSize: 12 });
+  const pool = db.pool;
   const prisma = createPrisma(pool);
   const announced: string[] = [];
   let kicks = 0;
@@ -62,7 +54,7 @@ export async function createTestHub(overrides: Partial<HubContext> = {}): Promis
       (await prisma.outboxEvent.findMany({ orderBy: { seq: "asc" } })).map((e) => ({ type: e.type, payload: e.payload as Record<string, unknown> })),
     async close() {
       await prisma.$disconnect();
-      await dropDatabase(SERVER, name);
+      await db.drop();
     },
   };
 }

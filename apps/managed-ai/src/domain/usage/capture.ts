@@ -3,7 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { holdsOf } from "./hold.js";
-import { moveRecord } from "./move.js";
+import { followLedger, moveRecord } from "./move.js";
 import { decidable, findHold, recordDecision } from "./release.js";
 
 export const CaptureUsageInput = z.object({ actor: Actor, id: ResourceId, units: NonNegativeUnits, reason: z.string().trim().min(1).max(240) });
@@ -67,31 +67,12 @@ export async function captureUsage({
       // capture:<id> was sent before with other parameters, or the hold was voided.
       const settled = captured.hold;
       if (settled.status === "voided") {
-        await moveRecord({
-          ctx,
-          input: {
-            row,
-            holdId: hold.holdId,
-            next: { status: "failed", errorCode: row.errorCode, finalUnits: 0n, refundedUnits: BigInt(settled.released_units) },
-          },
-        });
+        await followLedger({ ctx, input: { row, holdId: hold.holdId, hold: settled } });
         throw new AppError("conflict", "The request's hold was already released in the ledger; nothing to capture.");
       }
       if (settled.status !== "captured") throw captured.error;
       if (BigInt(settled.captured_units) !== q.units) {
-        await moveRecord({
-          ctx,
-          input: {
-            row,
-            holdId: hold.holdId,
-            next: {
-              status: "completed",
-              errorCode: row.errorCode,
-              finalUnits: BigInt(settled.captured_units),
-              refundedUnits: null,
-            },
-          },
-        });
+        await followLedger({ ctx, input: { row, holdId: hold.holdId, hold: settled } });
         throw new AppError("conflict", `The request was already captured in the ledger with ${settled.captured_units} units; nothing else to capture.`);
       }
       refunded = BigInt(settled.released_units);

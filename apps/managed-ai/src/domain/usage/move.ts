@@ -46,6 +46,25 @@ export async function moveRecord({
   return moved;
 }
 
+/**
+ * A hold the ledger settled otherwise than an operator decides (a capture that reached
+ * it before, with other units; a crash after a capture or a void): the record follows
+ * what the ledger holds, with its event.
+ */
+export async function followLedger({
+  ctx,
+  input: { row, holdId, hold },
+}: {
+  ctx: Pick<ManagedAiContext, "transact" | "allotments">;
+  input: { row: UsageRecord; holdId: string; hold: { status: string; captured_units: string; released_units: string } };
+}): Promise<void> {
+  const next: Move =
+    hold.status === "captured"
+      ? { status: "completed", errorCode: row.errorCode, finalUnits: BigInt(hold.captured_units), refundedUnits: null }
+      : { status: "failed", errorCode: row.errorCode, finalUnits: 0n, refundedUnits: BigInt(hold.released_units) };
+  await moveRecord({ ctx, input: { row, holdId, next } });
+}
+
 /** The code of a record an operator took over from its running request (it stays in review until decided). */
 export const HOLD_EXPIRED = "hold_expired";
 

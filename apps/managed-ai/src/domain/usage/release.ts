@@ -5,7 +5,7 @@ import type { UsageRecord } from "../../generated/prisma/client.js";
 import { carvedHold } from "../allotments/carve.js";
 import { recountIn } from "../../storage/usage-records.js";
 import { holdsOf, recordHold } from "./hold.js";
-import { fenceForOperator, moveRecord } from "./move.js";
+import { fenceForOperator, followLedger, moveRecord } from "./move.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason: z.string().trim().min(1).max(240) });
@@ -141,19 +141,7 @@ export async function releaseUsage({
       // Settled in the ledger while the record was not told (a crash after capture).
       const settled = voided.hold;
       if (settled.status === "captured") {
-        await moveRecord({
-          ctx,
-          input: {
-            row,
-            holdId: hold.holdId,
-            next: {
-              status: "completed",
-              errorCode: row.errorCode,
-              finalUnits: BigInt(settled.captured_units),
-              refundedUnits: null,
-            },
-          },
-        });
+        await followLedger({ ctx, input: { row, holdId: hold.holdId, hold: settled } });
         throw new AppError("conflict", "The request was already settled (completed) in the ledger; nothing to release.");
       }
       refunded = BigInt(settled.released_units);
