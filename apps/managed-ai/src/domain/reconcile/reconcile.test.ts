@@ -138,8 +138,12 @@ describe("reconcileUsage", () => {
 });
 
 describe("the check of settled records (a completed record written in parallel with its capture)", () => {
-  // The migration starts the check at its own time; these records were settled after a deploy an hour ago.
-  beforeAll(() => ctx.sql.query("UPDATE reconciler_checkpoints SET settled_at = now() - interval '1 hour', record_id = '' WHERE name = 'captures'", []));
+  // The migration starts the check at its own time; these records were settled after a deploy an hour ago, and
+  // those the reconciler completed above, before it (else, on a slow machine, they come of age during these tests).
+  beforeAll(async () => {
+    await ctx.sql.query("UPDATE usage_records SET settled_at = now() - interval '2 hours' WHERE settled_at IS NOT NULL", []);
+    await ctx.sql.query("UPDATE reconciler_checkpoints SET settled_at = now() - interval '1 hour', record_id = '' WHERE name = 'captures'", []);
+  });
 
   /** A completed record for `finalUnits`, settled that long ago, over a hold the ledger holds as `then` left it. */
   async function completed(finalUnits: bigint, settledSecondsAgo: number, then?: "capture" | "void", capturedUnits = 0n) {
