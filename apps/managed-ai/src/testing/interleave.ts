@@ -1,4 +1,7 @@
-import type { LedgerCalls } from "@gateway/ledger-client";
+import { createClient } from "@gateway/grpc-kit";
+import { LedgerCalls } from "@gateway/ledger-client";
+import { createLogger } from "@gateway/logger";
+import { ledgerV1 } from "@gateway/protos";
 
 /**
  * A point where a test holds one side of an interleaving: `reached` resolves when the
@@ -71,4 +74,44 @@ export function pausingLedger(
       return (value as (...a: unknown[]) => unknown).bind(target);
     },
   });
+}
+
+export type SwitchableLedger = {
+  /** The door to hand a context. */
+  calls: LedgerCalls;
+  /** While true, every call (movement or read) finds the ledger unreachable. */
+  down(on: boolean): void;
+  /** Calls of this `LedgerCalls` method (`holds` is GetHolds, `capture` a capture, …) sent to the real ledger so far. */
+  sent(method: keyof LedgerCalls): number;
+  close(): void;
+};
+
+/**
+ * The ledger door with a switch, for "the ledger is down": while down, every call
+ * goes to a ledger that is not there (a client of a port nothing listens on, so the
+ * errors are those of an unreachable ledger, as grpc-kit gives them); otherwise to
+ * `calls`, counted by method.
+ */
+export function switchableLedger(calls: LedgerCalls): SwitchableLedger {
+  const gone = createClient(ledgerV1, "127.0.0.1:1", { deadlineMs: 5_000, name: "ledger (down)" });
+  const away = new LedgerCalls(gone, createLogger({ service: "managed-ai-test", level: "silent" }), { batching: false });
+  const counts = new Map<PropertyKey, number>();
+  let down = false;
+  const door = new Proxy(calls, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (down) return (Reflect.get(away, prop) as (...a: unknown[]) => unknown).apply(away, args);
+        counts.set(prop, (counts.get(prop) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    calls: door,
+    down: (on) => (down = on),
+    sent: (method) => counts.get(method) ?? 0,
+    close: () => gone.close(),
+  };
 }

@@ -3,7 +3,8 @@ import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
-import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
+import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import { until } from "../../testing/wait.js";
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
 import { reconcileUsage } from "../reconcile/reconcile.js";
@@ -12,21 +13,25 @@ import { Allotments } from "../../storage/allotments.js";
 import { closeAllotments } from "./close.js";
 
 /**
- * Allotments on a real database with an in-memory ledger that behaves like the
- * real one (posts, releases, reserves from an allotment, voids): requests claim
- * from the tenant's allotment in their record's statement, charges are posted
- * per request, 402 stays the ledger's own refusal, and closing posts whatever a
- * crash kept from its batch before it gives the rest back.
+ * Allotments on a real database against the real ledger (a process of its own:
+ * posts, releases, reserves from an allotment, voids): requests claim from the
+ * tenant's allotment in their record's statement, charges are posted per request,
+ * 402 stays the ledger's own refusal, and closing posts whatever a crash kept from
+ * its batch before it gives the rest back. Balances are the tenant's accounts as the
+ * journal keeps them (an open allotment's units all held).
  */
+let L: TestLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
-let ledger: MemoryLedger;
 beforeAll(async () => {
-  ledger = memoryLedger();
-  t = await createTestContext({ ledgerCalls: ledger.calls }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
+  L = await startTestLedger();
+  t = await createTestContext({ ledgerCalls: L.calls }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
   ctx = t.ctx;
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  await L?.close();
 });
-afterAll(() => t?.close());
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
 const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
@@ -49,14 +54,17 @@ const open = (plan: Priced) => openReservation(ctx, plan, { requestId: `req_al_$
 const usage = (tokens: number) => usageOf({ prompt_tokens: tokens, completion_tokens: 0 })!;
 const allotmentOf = async (tenantId: string, state = "open") => ctx.prisma.allotment.findFirst({ where: { tenantId, state } });
 /** Lets the background opening of an allotment finish. */
-const settle = async (tenantId: string) => {
-  for (let i = 0; i < 100 && !(await allotmentOf(tenantId)); i++) await new Promise((r) => setTimeout(r, 10));
-};
-const posts = () => ledger.operations().filter((o) => o.startsWith("post:"));
+const settle = (tenantId: string) => until(`${tenantId}'s allotment opens`, async () => (await allotmentOf(tenantId)) !== null);
+/** The tenant's movements (operation ids) in the ledger. */
+const operations = (tenantId: string) => L.operations(tenantId);
+/** The charges posted from the tenant's allotments. */
+const posts = async (tenantId: string) => (await L.movements(tenantId)).filter((m) => m.kind === "post");
+const hold = async (holdId: string) => (await L.holdView(holdId))!;
+const invariant = async (tenantId: string) => (await L.invariant(tenantId)).ok;
 
 describe("allotments", () => {
   it("a tenant's first request holds for itself and opens an allotment; the next ones claim from it, each charge posted on its own", async () => {
-    ledger.credit("ten_a", 100_000n);
+    await L.credit("ten_a", 100_000n);
     const first = await open(planFor("ten_a", 1_000n));
     expect(first.holdId).not.toBeNull();
     expect(first.allotment).toBeNull();
@@ -65,26 +73,25 @@ describe("allotments", () => {
     const a = (await allotmentOf("ten_a"))!;
     // A quarter of what was available after the first hold (99,000).
     expect(a.units).toBe(24_750n);
-    const before = ledger.operations().length;
+    const before = (await operations("ten_a")).length;
     const opened: Opened[] = [];
     for (let i = 0; i < 5; i++) opened.push(await open(planFor("ten_a", 1_000n)));
-    // No ledger call for the five reservations.
-    expect(ledger.operations().length).toBe(before);
+    // No movement in the ledger for the five reservations.
+    expect(await operations("ten_a")).toHaveLength(before);
     expect(opened.every((o) => o.allotment?.id === a.id && o.holdId === null)).toBe(true);
     expect((await allotmentOf("ten_a"))!.claimed).toBe(5_000n);
     for (const [i, o] of opened.entries()) await settleCompleted(ctx, o, planFor("ten_a", 1_000n), usage(100 + i));
     // Each completed record keeps only its charge claimed.
     expect((await allotmentOf("ten_a"))!.claimed).toBe(100n + 101n + 102n + 103n + 104n);
     await ctx.allotments.drain();
-    expect(posts().length).toBe(5);
-    const hold = ledger.holds.get(a.holdId!)!;
-    expect(hold.captured).toBe(510n);
-    expect(ledger.reports.get(a.holdId!)?.claimed).toBe(510n);
-    expect(ledger.invariant("ten_a")).toBe(true);
+    expect(await posts("ten_a")).toHaveLength(5);
+    expect(await hold(a.holdId!)).toMatchObject({ status: "open", captured: 510n });
+    await until("the allotment's claim is reported", async () => (await L.claimed(a.holdId!)) === 510n);
+    expect(await invariant("ten_a")).toBe(true);
   });
 
   it("a failed request gives its whole claim back; a request in review is carved out into a hold of its own", async () => {
-    ledger.credit("ten_b", 100_000n);
+    await L.credit("ten_b", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_b", 1_000n)), planFor("ten_b", 1_000n), usage(10));
     await settle("ten_b");
     const failed = await open(planFor("ten_b", 1_000n));
@@ -97,23 +104,21 @@ describe("allotments", () => {
     expect(a.carved).toBe(1_000n);
     const record = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: review.id } });
     expect(record.status).toBe("review");
-    const carved = ledger.holds.get(record.holdId!)!;
-    expect(carved.units).toBe(1_000n);
-    expect(carved.allotment).toBe(false);
+    expect(await hold(record.holdId!)).toMatchObject({ status: "open", units: 1_000n, allotment: false });
     // The allotment gave the reservation up in the same step.
-    expect(ledger.holds.get(a.holdId!)!.released).toBe(1_000n);
-    expect(ledger.invariant("ten_b")).toBe(true);
+    expect((await hold(a.holdId!)).released).toBe(1_000n);
+    expect(await invariant("ten_b")).toBe(true);
     // An operator releases it: the carved hold is voided, the allotment's count unchanged.
     const released = await releaseUsage({ ctx, input: { actor: "user:usr_op", id: review.id, reason: "no usage" } });
     expect(released).toEqual({ id: review.id, status: "failed", refunded: 1_000n });
-    expect(carved.status).toBe("voided");
+    expect(await hold(record.holdId!)).toMatchObject({ status: "voided" });
     const after = (await allotmentOf("ten_b"))!;
     expect([after.claimed, after.carved]).toEqual([0n, 1_000n]);
-    expect(ledger.invariant("ten_b")).toBe(true);
+    expect(await invariant("ten_b")).toBe(true);
   });
 
   it("a request the allotment cannot cover gets the allotment's rest back first, so only the ledger refuses, and only when the money is not there", async () => {
-    ledger.credit("ten_c", 10_000n);
+    await L.credit("ten_c", 10_000n);
     await settleCompleted(ctx, await open(planFor("ten_c", 400n)), planFor("ten_c", 400n), usage(0));
     await settle("ten_c");
     const a = (await allotmentOf("ten_c"))!;
@@ -125,24 +130,24 @@ describe("allotments", () => {
     expect(big.allotment).toBeNull();
     expect(big.holdId).not.toBeNull();
     expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: a.id } })).state).toBe("closing");
-    expect(ledger.balance("ten_c").available).toBe(0n);
+    expect((await L.account("ten_c")).available).toBe(0n);
     // Nothing is left anywhere: the ledger refuses (402).
     const refused = await open(planFor("ten_c", 1n)).catch((err: unknown) => err);
     expect(isAppError(refused) && refused.code).toBe("insufficient_balance");
     await settleCompleted(ctx, inAllotment, planFor("ten_c", 2_000n), usage(1_500));
     await settleCompleted(ctx, big, planFor("ten_c", 8_000n), usage(8_000));
     await ctx.allotments.drain();
-    expect(ledger.invariant("ten_c")).toBe(true);
+    expect(await invariant("ten_c")).toBe(true);
     // Closing gives back what the finished request left unused.
     const report = await closeAllotments({ ctx, input: { idleSeconds: 3_600, maxAgeSeconds: 3_600 } });
     expect(report.closed).toBeGreaterThanOrEqual(1);
-    expect(ledger.holds.get(a.holdId!)!.status).toBe("voided");
-    expect(ledger.balance("ten_c")).toEqual({ available: 500n, held: 0n });
-    expect(ledger.invariant("ten_c")).toBe(true);
+    expect((await hold(a.holdId!)).status).toBe("voided");
+    expect(await L.account("ten_c")).toEqual({ available: 500n, held: 0n });
+    expect(await invariant("ten_c")).toBe(true);
   });
 
   it("what finished requests leave unused in a closing allotment is given back before a refusal stands", async () => {
-    ledger.credit("ten_f", 10_000n);
+    await L.credit("ten_f", 10_000n);
     await settleCompleted(ctx, await open(planFor("ten_f", 400n)), planFor("ten_f", 400n), usage(0));
     await settle("ten_f");
     const a = (await allotmentOf("ten_f"))!; // a quarter of 9,600: 2,400
@@ -155,14 +160,14 @@ describe("allotments", () => {
     // 1,000 available in the ledger, 1,900 unused in the allotment: 2,500 fits only with both.
     const fits = await open(planFor("ten_f", 2_500n));
     expect(fits.holdId).not.toBeNull();
-    expect(ledger.operations().some((o) => o.startsWith(`freeze:${a.id}:`))).toBe(true);
+    expect((await operations("ten_f")).some((o) => o.startsWith(`freeze:${a.id}:`))).toBe(true);
     await ctx.allotments.drain();
-    expect(ledger.balance("ten_f").available).toBe(400n);
-    expect(ledger.invariant("ten_f")).toBe(true);
+    expect((await L.account("ten_f")).available).toBe(400n);
+    expect(await invariant("ten_f")).toBe(true);
   });
 
   it("concurrent requests never claim more than the allotment holds, and the journal equals the records after closing", async () => {
-    ledger.credit("ten_d", 40_000n);
+    await L.credit("ten_d", 40_000n);
     await settleCompleted(ctx, await open(planFor("ten_d", 100n)), planFor("ten_d", 100n), usage(1));
     await settle("ten_d");
     const a = (await allotmentOf("ten_d"))!;
@@ -189,14 +194,14 @@ describe("allotments", () => {
     await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     const records = await ctx.prisma.usageRecord.findMany({ where: { tenantId: "ten_d" } });
     const charged = records.reduce((sum, r) => sum + (r.status === "completed" ? (r.finalUnits ?? 0n) : 0n), 0n);
-    const journal = [...ledger.holds.values()].filter((h) => h.tenantId === "ten_d").reduce((sum, h) => sum + h.captured, 0n);
+    const journal = (await L.holdsOf("ten_d")).reduce((sum, h) => sum + h.captured, 0n);
     expect(journal).toBe(charged);
-    expect(ledger.balance("ten_d")).toEqual({ available: 40_000n - charged, held: 0n });
-    expect(ledger.invariant("ten_d")).toBe(true);
+    expect(await L.account("ten_d")).toEqual({ available: 40_000n - charged, held: 0n });
+    expect(await invariant("ten_d")).toBe(true);
   });
 
   it("a call that outlives the reconciler's patience: its carved hold is captured, never a post from the allotment", async () => {
-    ledger.credit("ten_g", 100_000n);
+    await L.credit("ten_g", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_g", 1_000n)), planFor("ten_g", 1_000n), usage(10));
     await settle("ten_g");
     const slow = await open(planFor("ten_g", 1_000n));
@@ -212,17 +217,19 @@ describe("allotments", () => {
     // Then the provider answers: the claim is carved out (the reconciler's own carve) and the charge captured from it.
     await settleCompleted(ctx, slow, planFor("ten_g", 1_000n), usage(300));
     await ctx.allotments.drain();
-    const carvedId = ledger.holdOf(slow.id)!.id;
-    expect(ledger.operations()).not.toContain(`post:${slow.id}`);
-    expect(ledger.holds.get(carvedId)).toMatchObject({ status: "captured", captured: 300n });
+    const carvedId = (await L.holdOf(slow.id))!.holdId;
+    // Under post:<id> the ledger keeps the carve's release of the claim (which refuses any later post of it), never a post.
+    expect(await L.transfer(`post:${slow.id}`)).toMatchObject({ kind: "release", units: 1_000n });
+    expect((await posts("ten_g")).map((m) => m.operationId)).not.toContain(`post:${slow.id}`);
+    expect(await hold(carvedId)).toMatchObject({ status: "captured", captured: 300n });
     // The reconciler's next pass finishes the record from the ledger.
     await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
     expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: slow.id } })).toMatchObject({ status: "completed", finalUnits: 300n });
-    expect(ledger.invariant("ten_g")).toBe(true);
+    expect(await invariant("ten_g")).toBe(true);
   });
 
   it("a completion the database lost after its charge was posted: the reconciler completes the record from the ledger's post", async () => {
-    ledger.credit("ten_h", 100_000n);
+    await L.credit("ten_h", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_h", 1_000n)), planFor("ten_h", 1_000n), usage(10));
     await settle("ten_h");
     const call = await open(planFor("ten_h", 1_000n));
@@ -237,13 +244,13 @@ describe("allotments", () => {
     const report = await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
     expect(report.completed).toBe(1);
     expect(await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({ status: "completed", finalUnits: 56n, holdId: null });
-    expect(ledger.holdOf(call.id)).toBeUndefined();
+    expect(await L.holdOf(call.id)).toBeNull();
     expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: call.allotment!.id } })).claimed).toBe(56n); // the first call held for itself
-    expect(ledger.invariant("ten_h")).toBe(true);
+    expect(await invariant("ten_h")).toBe(true);
   });
 
   it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
-    ledger.credit("ten_e", 100_000n);
+    await L.credit("ten_e", 100_000n);
     await settleCompleted(ctx, await open(planFor("ten_e", 1_000n)), planFor("ten_e", 1_000n), usage(10));
     await settle("ten_e");
     const a = (await allotmentOf("ten_e"))!;
@@ -274,16 +281,15 @@ describe("allotments", () => {
     await reconcileUsage({ ctx, input: { reservedAfterSeconds: 60 } });
     const orphan = await ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: "req_dies_inflight" } });
     expect(orphan.status).toBe("review");
-    expect(ledger.holds.get(orphan.holdId!)?.units).toBe(1_000n);
+    expect((await hold(orphan.holdId!)).units).toBe(1_000n);
     const first = await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     expect(first.reposted).toBe(1);
     const second = await closeAllotments({ ctx, input: { idleSeconds: 1, maxAgeSeconds: 3_600 } });
     expect(second.closed).toBe(1);
-    expect(ledger.operations()).toContain("post:req_dies_done");
-    expect(ledger.holds.get(a.holdId!)!.captured).toBe(700n);
-    expect(ledger.holds.get(a.holdId!)!.status).toBe("voided");
+    expect(await posts("ten_e")).toContainEqual(expect.objectContaining({ operationId: "post:req_dies_done", units: 700n }));
+    expect(await hold(a.holdId!)).toMatchObject({ status: "voided", captured: 700n });
     // 10 + 700 charged, 1,000 held for the operator, the rest available.
-    expect(ledger.balance("ten_e")).toEqual({ available: 100_000n - 710n - 1_000n, held: 1_000n });
-    expect(ledger.invariant("ten_e")).toBe(true);
+    expect(await L.account("ten_e")).toEqual({ available: 100_000n - 710n - 1_000n, held: 1_000n });
+    expect(await invariant("ten_e")).toBe(true);
   });
 });

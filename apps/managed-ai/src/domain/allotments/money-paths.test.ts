@@ -4,6 +4,7 @@ import type { ManagedAiContext } from "../context.js";
 import { createTestContext, replicaOf, type TestContext } from "../../testing/context.js";
 import { gate, pausingLedger } from "../../testing/interleave.js";
 import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import { until } from "../../testing/wait.js";
 import type { UsageRecordWriter } from "../../storage/usage-records.js";
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
@@ -54,15 +55,6 @@ const open = (c: ManagedAiContext, plan: Priced) =>
 const usage = (tokens: bigint) => usageOf({ prompt_tokens: Number(tokens), completion_tokens: 0 })!;
 const record = (id: string) => ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id } });
 const allotment = (tenantId: string, states = ["open"]) => ctx.prisma.allotment.findFirst({ where: { tenantId, state: { in: states } } });
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return Date.now() - started;
-}
 
 /** A tenant with `units`, whose first request (a hold of its own) opened its allotment: a quarter of what was available after that hold. */
 async function fundedTenant(name: string, units = 100_000n): Promise<{ tenantId: string; allotment: NonNullable<Awaited<ReturnType<typeof allotment>>> }> {

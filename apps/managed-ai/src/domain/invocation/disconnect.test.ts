@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens, embeddingTokens, promptTokens, replyFor, startMockProvider, truncateToTokens, type MockProvider } from "@gateway/mock-provider";
 import { ProviderClient } from "../../providers/openai.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
-import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
+import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import { until } from "../../testing/wait.js";
 import { putInstance } from "../instances/put.js";
 import { putModel } from "../models/put.js";
 import { publishPrice } from "../prices/publish.js";
@@ -14,7 +15,7 @@ import { invokeChatStream, type StreamMessage } from "./invoke-stream.js";
 /*
  * CONTRACT.md section 6 (docs/decisions/0177): a client that disconnects after
  * the reservation stops the relay, not the metering. Real PostgreSQL, the mock
- * provider on a real socket, a ledger in memory with balances.
+ * provider on a real socket, the real ledger (a process of its own).
  */
 
 const KEY = "sk-unit-meter-key";
@@ -26,14 +27,14 @@ const PRICE = { input: 150_000_007n, output: 600_000_011n };
 
 let t: TestContext;
 let provider: MockProvider;
-let ledger: MemoryLedger;
+let L: TestLedger;
 
 beforeAll(async () => {
   provider = await startMockProvider({ apiKey: KEY });
-  ledger = memoryLedger();
+  L = await startTestLedger();
   t = await createTestContext({
     provider: new ProviderClient({ headersMs: 5_000, idleMs: 5_000 }, { allowPrivate: true }),
-    ledgerCalls: ledger.calls,
+    ledgerCalls: L.calls,
   });
   const ctx = t.ctx;
   await putUpstream({ ctx, input: { id: "mock", provider: "openai", base_url: provider.url, api_key: KEY, actor } });
@@ -57,11 +58,12 @@ beforeAll(async () => {
       api_key: KEY,
     },
   });
-  ledger.credit(TENANT, CREDIT);
-});
+  await L.credit(TENANT, CREDIT);
+}, 120_000);
 afterAll(async () => {
   await t?.close();
   await provider?.close();
+  await L?.close();
 });
 beforeEach(() => provider.reset());
 
@@ -86,12 +88,21 @@ function input(alias: string, body: Record<string, unknown>, signal: AbortSignal
   };
 }
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 2));
-  }
+/**
+ * The client leaves while the provider works on the call: once the provider has it
+ * (so after the reservation, which the ledger holds), before the call has ended
+ * (the provider's delay outlasts this check by far: both run in this process).
+ */
+async function leaveDuringCall(client: AbortController, pending: Promise<unknown>, requestId: string): Promise<void> {
+  let ended = false;
+  void pending.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  await until("the provider has the call", () => provider.requests.length === 1);
+  expect(ended, "the call had ended before its client left").toBe(false);
+  client.abort();
+  expect(await L.holdOf(requestId)).not.toBeNull();
 }
 
 const record = async (id: string) =>
@@ -110,7 +121,7 @@ async function expectBooks(): Promise<void> {
   );
   const charged = BigInt(row?.charged ?? "0");
   const held = BigInt(row?.held ?? "0");
-  expect(ledger.balance(TENANT)).toEqual({ available: CREDIT - charged - held, held });
+  expect(await L.balance(TENANT)).toEqual({ available: CREDIT - charged - held, reserved: held });
 }
 
 /** A stream whose client leaves after `afterData` data messages: later sends fail as grpc-kit's do on a cancelled call. */
@@ -134,28 +145,28 @@ describe("a JSON chat whose client leaves after the reservation", () => {
     const client = new AbortController();
     const req = input("chat", { messages, max_tokens: 50 }, client.signal);
     const pending = invokeChat({ ctx: t.ctx, input: req });
-    await until(() => ledger.holdOf(req.requestId) !== undefined);
-    client.abort();
+    await leaveDuringCall(client, pending, req.requestId);
     const result = await pending;
 
     const expected = chatCost(50);
     expect(result.finalUnits).toBe(expected);
     expect(await record(req.requestId)).toMatchObject({ status: "completed", error_code: null, final_units: expected.toString() });
-    expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
+    expect(await L.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
     expect(provider.requests).toHaveLength(1);
     await expectBooks();
   });
 
   it("goes to review with its hold when the request's deadline cuts the provider call", async () => {
-    provider.set({ delayMs: 1_000 });
+    provider.set({ delayMs: 10_000 });
     const client = new AbortController();
-    const req = input("chat", { messages, max_tokens: 50 }, client.signal, new Date(Date.now() + 300));
+    const req = input("chat", { messages, max_tokens: 50 }, client.signal, new Date(Date.now() + 1_500));
     const pending = invokeChat({ ctx: t.ctx, input: req }).catch((err: unknown) => err);
-    await until(() => ledger.holdOf(req.requestId) !== undefined);
+    // Gone once the reservation is taken; the deadline cuts the call (or, on a slow machine, found it passed).
+    await until("the reservation is in the ledger", async () => (await L.holdOf(req.requestId)) !== null);
     client.abort();
     expect(await pending).toMatchObject({ code: "unavailable" });
     expect(await record(req.requestId)).toMatchObject({ status: "review", error_code: "deadline_exceeded", final_units: null });
-    expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "open" });
+    expect(await L.holdOf(req.requestId)).toMatchObject({ status: "open" });
     await expectBooks();
   });
 });
@@ -167,14 +178,13 @@ describe("embeddings whose client leaves after the reservation", () => {
     const client = new AbortController();
     const req = input("chat", { input: texts }, client.signal);
     const pending = invokeEmbeddings({ ctx: t.ctx, input: req });
-    await until(() => ledger.holdOf(req.requestId) !== undefined);
-    client.abort();
+    await leaveDuringCall(client, pending, req.requestId);
     const result = await pending;
 
     const expected = cost(BigInt(texts.reduce((sum, s) => sum + embeddingTokens(s), 0)), 0n);
     expect(result.finalUnits).toBe(expected);
     expect(await record(req.requestId)).toMatchObject({ status: "completed", final_units: expected.toString() });
-    expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
+    expect(await L.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
     await expectBooks();
   });
 });
@@ -191,7 +201,7 @@ describe("a stream whose client leaves", () => {
 
       const expected = chatCost(40);
       expect(await record(req.requestId), `after ${afterData}`).toMatchObject({ status: "completed", error_code: null, final_units: expected.toString() });
-      expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
+      expect(await L.holdOf(req.requestId)).toMatchObject({ status: "captured", captured: expected });
       // Sends stopped once the client was gone: at most the one that found out.
       expect(leaving.sent.filter((m) => "data" in m)).toHaveLength(afterData);
       expect(leaving.failedSends()).toBeLessThanOrEqual(1);
@@ -206,7 +216,7 @@ describe("a stream whose client leaves", () => {
     const req = input("chat", { messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } }, client.signal);
     await invokeChatStream({ ctx: t.ctx, input: req, send: leavingClient(client, 1).send });
     expect(await record(req.requestId)).toMatchObject({ status: "review", error_code: "usage_unavailable", final_units: null });
-    expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "open" });
+    expect(await L.holdOf(req.requestId)).toMatchObject({ status: "open" });
     await expectBooks();
   });
 
@@ -216,7 +226,7 @@ describe("a stream whose client leaves", () => {
     const req = input("chat", { messages, max_tokens: 60, stream: true }, client.signal, new Date(Date.now() + 250));
     await invokeChatStream({ ctx: t.ctx, input: req, send: leavingClient(client, 1).send });
     expect(await record(req.requestId)).toMatchObject({ status: "review", error_code: "deadline_exceeded", final_units: null });
-    expect(ledger.holdOf(req.requestId)).toMatchObject({ status: "open" });
+    expect(await L.holdOf(req.requestId)).toMatchObject({ status: "open" });
     await expectBooks();
   });
 
@@ -228,7 +238,7 @@ describe("a stream whose client leaves", () => {
     expect(provider.abandoned).toEqual([]);
     const row = await record(req.requestId);
     expect(row).toMatchObject({ status: "completed", hold_id: null, reserved_units: "0" });
-    expect(ledger.holdOf(req.requestId)).toBeUndefined();
+    expect(await L.holdOf(req.requestId)).toBeNull();
     await expectBooks();
   });
 });

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
+import { gate, pausingLedger, switchableLedger, type SwitchableLedger } from "../../testing/interleave.js";
+import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import { until } from "../../testing/wait.js";
 import type { Priced } from "./plan.js";
 import { openReservation, settleCompleted, usageOf } from "./settlement.js";
 
@@ -11,45 +13,55 @@ const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
   `evt_${createHash("md5").update(`${recordId}:${kind}`).digest("hex").slice(0, 26).toUpperCase()}`;
 
 /**
- * settleCompleted on a real database with a ledger whose capture the test
- * controls: the record's end state and the capture are sent at once
+ * settleCompleted on a real database against the real ledger (a process of its
+ * own), behind a door that can hold a capture, take the ledger away, or count the
+ * calls: the record's end state and the capture are sent at once
  * (docs/decisions/0164), and a failed capture leaves the record in review.
  */
-type Capture = { operation_id: string; hold_id: string; units: string; reason: string };
-let captureImpl: (req: Capture) => Promise<unknown> = async () => ({});
-const captures: Capture[] = [];
+const TENANT = "ten_1";
 
+let L: TestLedger;
+let door: SwitchableLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
-  const ledgerCalls = {
-    reserve: async () => {
-      throw new AppError("insufficient_balance", "The available balance does not cover this hold.");
-    },
-    capture: (req: Capture) => {
-      captures.push(req);
-      return captureImpl(req);
-    },
-  };
-  t = await createTestContext({ ledgerCalls: ledgerCalls as never });
+  L = await startTestLedger();
+  door = switchableLedger(L.calls);
+  t = await createTestContext({ ledgerCalls: door.calls });
   ctx = t.ctx;
+  await L.credit(TENANT, 1_000_000n);
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  door?.close();
+  await L?.close();
 });
-afterAll(() => t?.close());
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
-const plan = { tenantId: "ten_1", reservedUnits: 100n, discountBps: 0, price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n } } as Priced;
+const plan = { tenantId: TENANT, reservedUnits: 100n, discountBps: 0, price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n } } as Priced;
 const usage = usageOf({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 })!;
 
 let n = 0;
-async function reservedRecord(): Promise<string> {
+/** A `reserved` record and, unless free, its hold in the ledger (reserve:<id> of 100 units). */
+async function reservedRecord(options: { free?: boolean } = {}): Promise<{ id: string; holdId: string | null }> {
   const id = `req_settle${++n}${Date.now()}`;
+  const expires = new Date(Date.now() + 3_600_000);
+  const hold = options.free
+    ? null
+    : await L.calls.reserve({
+        operation_id: `reserve:${id}`,
+        tenant_id: TENANT,
+        units: "100",
+        expires_at: expires.toISOString(),
+        reason: `managed request ${id}`,
+      });
   await ctx.sql.query(
     `INSERT INTO usage_records (id, tenant_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream, input_tokens_bound,
-       output_tokens_cap, reserved_units, hold_expires_at, updated_at)
-     VALUES ($1, 'ten_1', 'ai', 'small', 'price_1', 'up_1', 0, 'reserved', false, 10, 10, 100, now() + interval '1 hour', now())`,
-    [id],
+       output_tokens_cap, reserved_units, hold_id, hold_expires_at, updated_at)
+     VALUES ($1, $2, 'ai', 'small', 'price_1', 'up_1', 0, 'reserved', false, 10, 10, $3, $4, $5, now())`,
+    [id, TENANT, options.free ? 0 : 100, hold?.hold_id ?? null, expires],
   );
-  return id;
+  return { id, holdId: hold?.hold_id ?? null };
 }
 const status = async (id: string) =>
   (
@@ -61,30 +73,41 @@ const status = async (id: string) =>
 
 describe("settleCompleted", () => {
   it("writes the record's end state while the capture is under way, and answers once both are done", async () => {
-    const id = await reservedRecord();
-    // The capture answers only once the record says completed: were the two sent one after
-    // the other (capture first), this would never finish.
-    captureImpl = async () => {
-      const until = Date.now() + 5_000;
-      while ((await status(id)).status !== "completed") {
-        if (Date.now() > until) throw new Error("the record was not written while the capture was under way");
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      return {};
-    };
-    expect(await settleCompleted(ctx, { id, holdId: "hold_1", tenantId: "ten_1", apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
-    expect(captures.at(-1)).toEqual({ operation_id: `capture:${id}`, hold_id: "hold_1", units: "19", reason: `managed request ${id}` });
+    const { id, holdId } = await reservedRecord();
+    // The capture is held before it is sent until the record says completed: were the two
+    // sent one after the other (capture first), the record would never get there.
+    const g = gate();
+    const held = { ...ctx, ledgerCalls: pausingLedger(ctx.ledgerCalls, (m, q) => m === "capture" && q.operation_id === `capture:${id}`, { gate: g }) };
+    const settled = settleCompleted(held, { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage);
+    await g.reached;
+    try {
+      await until("the record is written while the capture is under way", async () => (await status(id)).status === "completed");
+    } finally {
+      g.open();
+    }
+    expect(await settled).toBe(19n);
+    expect((await L.movements(TENANT)).find((m) => m.operationId === `capture:${id}`)).toEqual({
+      operationId: `capture:${id}`,
+      kind: "capture",
+      units: 19n,
+      holdId,
+      reason: `managed request ${id}`,
+    });
+    expect(await L.holdView(holdId!)).toMatchObject({ status: "captured", captured: 19n, released: 81n });
     expect(await status(id)).toMatchObject({ status: "completed", error_code: null, final_units: "19" });
     const events = (await t.outbox()).filter((e) => e.payload.request_id === id);
     expect(events.map((e) => [e.type, e.payload.status])).toEqual([["managed_ai.request_settled", "completed"]]);
   });
 
   it("moves the record to review with its usage when the capture fails, as if it had failed first", async () => {
-    const id = await reservedRecord();
-    captureImpl = async () => {
-      throw new AppError("unavailable", "ledger is unavailable; try again later.");
-    };
-    expect(await settleCompleted(ctx, { id, holdId: "hold_2", tenantId: "ten_1", apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
+    const { id, holdId } = await reservedRecord();
+    door.down(true);
+    try {
+      expect(await settleCompleted(ctx, { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
+    } finally {
+      door.down(false);
+    }
+    expect(await L.holdView(holdId!)).toMatchObject({ status: "open" });
     const row = await status(id);
     expect(row).toMatchObject({ status: "review", error_code: "settlement_failed", final_units: null, settled_at: null });
     expect(JSON.parse(row.usage_json!)).toMatchObject({ prompt_tokens: 12, completion_tokens: 7 });
@@ -97,17 +120,19 @@ describe("settleCompleted", () => {
   });
 
   it("charges a free request (no hold) without calling the ledger", async () => {
-    const id = await reservedRecord();
-    const before = captures.length;
+    const { id } = await reservedRecord({ free: true });
+    const before = door.sent("capture");
+    const movements = (await L.movements(TENANT)).length;
     expect(
       await settleCompleted(
         ctx,
-        { id, holdId: null, tenantId: "ten_1", apiKeyId: null, allotment: null },
+        { id, holdId: null, tenantId: TENANT, apiKeyId: null, allotment: null },
         { ...plan, reservedUnits: 0n },
         usageOf({ prompt_tokens: 0, completion_tokens: 0 })!,
       ),
     ).toBe(0n);
-    expect(captures.length).toBe(before);
+    expect(door.sent("capture")).toBe(before);
+    expect(await L.movements(TENANT)).toHaveLength(movements);
     expect(await status(id)).toMatchObject({ status: "completed", final_units: "0" });
   });
 });
@@ -115,8 +140,10 @@ describe("settleCompleted", () => {
 describe("openReservation refused by the ledger", () => {
   it("takes the record and its key claim back, and writes the record's reserved event (under its log's id) and the refusal", async () => {
     const id = `req_refused${Date.now()}`;
+    // A tenant the ledger holds nothing for: its reservation is refused.
     const refusedPlan = {
       ...plan,
+      tenantId: "ten_broke",
       mode: "managed",
       serviceAlias: "ai",
       modelAlias: "small",

@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
-import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
+import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
 import { captureUsage } from "./capture.js";
 import { releaseUsage } from "./release.js";
 
 /**
  * Operator capture on a real database (its conditional update and outbox row)
- * against a ledger in memory with balances: the same records as release, units
- * up to the reservation, capture:<id> taken at most once.
+ * against the real ledger (a process of its own): the same records as release,
+ * units up to the reservation, capture:<id> taken at most once.
  */
 
 const TENANT = "ten_capture";
@@ -18,29 +18,44 @@ const actor = "user:op1";
 
 let t: TestContext;
 let ctx: ManagedAiContext;
-let ledger: MemoryLedger;
+let L: TestLedger;
 
 beforeAll(async () => {
-  ledger = memoryLedger();
-  t = await createTestContext({ ledgerCalls: ledger.calls });
+  L = await startTestLedger();
+  t = await createTestContext({ ledgerCalls: L.calls });
   ctx = t.ctx;
-  ledger.credit(TENANT, CREDIT);
+  await L.credit(TENANT, CREDIT);
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  await L?.close();
 });
-afterAll(() => t?.close());
+
+/** The tenant's balance (no allotments here: what its accounts hold). */
+const balance = async () => {
+  const b = await L.balance(TENANT);
+  return { available: b.available, held: b.reserved };
+};
+/** The hold a record's request took (reserve:<id>). */
+const holdOf = async (id: string) => (await L.holdOf(id))!;
 
 let seq = 0;
-/** A record as a request leaves it (its hold taken as the request takes it, under reserve:<id>). */
+/**
+ * A record as a request leaves it (its hold taken as the request takes it, under
+ * reserve:<id>). `expired`: its hold's expiry has passed since (the ledger takes no
+ * reservation already past, so the record's expiry is the one that has passed).
+ */
 async function record(
   status: "review" | "reserved" | "completed",
   options: { reserved?: bigint; expired?: boolean; errorCode?: string | null; withHold?: boolean } = {},
 ) {
   const id = `req_cap${++seq}${Date.now()}`;
   const reserved = options.reserved ?? 1_000n;
-  const expires = new Date(Date.now() + (options.expired ? -1_000 : 3_600_000));
+  const expires = new Date(Date.now() + 3_600_000);
   const hold =
     options.withHold === false
       ? null
-      : await ledger.calls.reserve({
+      : await L.calls.reserve({
           operation_id: `reserve:${id}`,
           tenant_id: TENANT,
           units: reserved.toString(),
@@ -51,7 +66,15 @@ async function record(
     `INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
        input_tokens_bound, output_tokens_cap, reserved_units, hold_id, error_code, hold_expires_at, created_at, updated_at)
      VALUES ($1, $2, NULL, 'ai', 'small', 'price_1', 'up_1', 0, $3, true, 10, 10, $4, $5, $6, $7, now(), now())`,
-    [id, TENANT, status, reserved.toString(), hold?.hold_id ?? null, options.errorCode === undefined ? "usage_unavailable" : options.errorCode, expires],
+    [
+      id,
+      TENANT,
+      status,
+      reserved.toString(),
+      hold?.hold_id ?? null,
+      options.errorCode === undefined ? "usage_unavailable" : options.errorCode,
+      options.expired ? new Date(Date.now() - 1_000) : expires,
+    ],
   );
   return id;
 }
@@ -80,12 +103,12 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
 
 describe("captureUsage", () => {
   it("charges the units on the hold, gives the rest back, completes the record and audits the reason", async () => {
-    const before = ledger.balance(TENANT);
+    const before = await balance();
     const id = await record("review");
     const result = await captureUsage({ ctx, input: { actor, id, units: "400", reason: "provider invoice shows 400 units of work" } });
     expect(result).toEqual({ id, status: "completed", finalUnits: 400n, refunded: 600n });
-    expect(ledger.holdOf(id)).toMatchObject({ status: "captured", captured: 400n, released: 600n });
-    expect(ledger.balance(TENANT)).toEqual({ available: before.available - 400n, held: before.held });
+    expect(await holdOf(id)).toMatchObject({ status: "captured", captured: 400n, released: 600n });
+    expect(await balance()).toEqual({ available: before.available - 400n, held: before.held });
     expect(await row(id)).toMatchObject({
       status: "completed",
       error_code: "usage_unavailable",
@@ -113,15 +136,15 @@ describe("captureUsage", () => {
   });
 
   it("refuses more units than the reservation (422 naming units) and changes nothing", async () => {
-    const before = ledger.balance(TENANT);
+    const before = await balance();
     const id = await record("review", { reserved: 500n });
     expect(await failure(captureUsage({ ctx, input: { actor, id, units: "501", reason: "too much" } }))).toMatchObject({
       code: "validation_failed",
       param: "units",
     });
     expect(await row(id)).toMatchObject({ status: "review", final_units: null });
-    expect(ledger.holdOf(id)).toMatchObject({ status: "open" });
-    expect(ledger.balance(TENANT)).toEqual({ available: before.available - 500n, held: before.held + 500n });
+    expect(await holdOf(id)).toMatchObject({ status: "open" });
+    expect(await balance()).toEqual({ available: before.available - 500n, held: before.held + 500n });
     // Malformed input is a 400, as for release.
     for (const input of [
       { actor, id, units: "-1", reason: "x" },
@@ -151,16 +174,16 @@ describe("captureUsage", () => {
     await captureUsage({ ctx, input: { actor, id: captured, units: "1", reason: "x" } });
     expect((await failure(releaseUsage({ ctx, input: { actor, id: captured, reason: "x" } }))).code).toBe("conflict");
     expect((await failure(captureUsage({ ctx, input: { actor, id: captured, units: "1", reason: "x" } }))).code).toBe("conflict");
-    for (const id of [live, done]) expect(ledger.holdOf(id)).toMatchObject({ status: "open" });
+    for (const id of [live, done]) expect(await holdOf(id)).toMatchObject({ status: "open" });
   });
 
   it("charges once when retried after a crash that left the ledger captured and the record in review", async () => {
     const id = await record("review");
-    const holdId = ledger.holdOf(id)!.id;
+    const holdId = (await holdOf(id)).holdId;
     // The first attempt reached the ledger, then the process died before the record was written.
-    await ledger.client.Capture({ operation_id: `capture:${id}`, hold_id: holdId, units: "300", reason: "invoice" });
-    const after = ledger.balance(TENANT);
-    const operations = ledger.operations().length;
+    await L.client.Capture({ operation_id: `capture:${id}`, hold_id: holdId, units: "300", reason: "invoice" });
+    const after = await balance();
+    const operations = (await L.operations(TENANT)).length;
 
     // The same request again: the ledger replays it.
     expect(await captureUsage({ ctx, input: { actor, id, units: "300", reason: "invoice" } })).toEqual({
@@ -169,38 +192,38 @@ describe("captureUsage", () => {
       finalUnits: 300n,
       refunded: 700n,
     });
-    expect(ledger.balance(TENANT)).toEqual(after);
-    expect(ledger.operations()).toHaveLength(operations);
+    expect(await balance()).toEqual(after);
+    expect(await L.operations(TENANT)).toHaveLength(operations);
     expect(await row(id)).toMatchObject({ status: "completed", final_units: "300" });
 
     // Retried with another reason: found on the hold, still charged once.
     const other = await record("review");
-    await ledger.client.Capture({ operation_id: `capture:${other}`, hold_id: ledger.holdOf(other)!.id, units: "300", reason: "first wording" });
-    const before = ledger.balance(TENANT);
+    await L.client.Capture({ operation_id: `capture:${other}`, hold_id: (await holdOf(other)).holdId, units: "300", reason: "first wording" });
+    const before = await balance();
     expect(await captureUsage({ ctx, input: { actor, id: other, units: "300", reason: "second wording" } })).toMatchObject({
       finalUnits: 300n,
       refunded: 700n,
     });
-    expect(ledger.balance(TENANT)).toEqual(before);
+    expect(await balance()).toEqual(before);
 
     // Retried with other units: refused, and the record says what the ledger captured.
     const third = await record("review");
-    await ledger.client.Capture({ operation_id: `capture:${third}`, hold_id: ledger.holdOf(third)!.id, units: "100", reason: "first" });
-    const unchanged = ledger.balance(TENANT);
+    await L.client.Capture({ operation_id: `capture:${third}`, hold_id: (await holdOf(third)).holdId, units: "100", reason: "first" });
+    const unchanged = await balance();
     expect((await failure(captureUsage({ ctx, input: { actor, id: third, units: "300", reason: "first" } }))).code).toBe("conflict");
-    expect(ledger.balance(TENANT)).toEqual(unchanged);
+    expect(await balance()).toEqual(unchanged);
     expect(await row(third)).toMatchObject({ status: "completed", final_units: "100" });
   });
 
   it("charges nothing for a request whose reservation never reached the ledger", async () => {
     const id = await record("review", { withHold: false, errorCode: "ledger_unavailable" });
-    const before = ledger.balance(TENANT);
+    const before = await balance();
     expect(await failure(captureUsage({ ctx, input: { actor, id, units: "10", reason: "x" } }))).toMatchObject({
       code: "conflict",
       message: expect.stringMatching(/never obtained/),
     });
-    expect(ledger.balance(TENANT)).toEqual(before);
-    expect(ledger.holdOf(id)).toMatchObject({ status: "voided" });
+    expect(await balance()).toEqual(before);
+    expect(await holdOf(id)).toMatchObject({ status: "voided" });
     expect(await row(id)).toMatchObject({ status: "failed", final_units: "0", refunded_units: "0" });
   });
 });
