@@ -62,6 +62,8 @@ export class Allotments {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private retryMs = 0;
+  /** The last batch was full: what is queued now has waited already. */
+  private afterFull = false;
   private readonly opening = new Set<string>();
   private readonly freezing = new Map<string, Promise<void>>();
 
@@ -128,23 +130,33 @@ export class Allotments {
   }
 
   private schedule(): void {
-    if (this.timer || this.flushing) return;
-    // A backlog of a full batch or more goes at once, batch after batch, so that no report waits a linger per 450.
-    const backlog = this.charges.length >= MAX_BATCH || this.touched.size >= MAX_BATCH;
+    if (this.flushing) return;
+    // A backlog of a full batch or more goes at once, batch after batch (a linger already
+    // waiting is cut short), so that no report waits a linger per 450; so does what is left
+    // after a full batch (it was queued while that batch waited or was sent).
+    const backlog = this.charges.length >= MAX_BATCH || this.touched.size >= MAX_BATCH || this.afterFull;
+    if (this.timer) {
+      if (!backlog || this.retryMs > 0) return;
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     const delay = backlog && this.retryMs === 0 ? 0 : Math.max(this.options.lingerMs, this.retryMs);
     this.timer = setTimeout(() => {
       this.timer = null;
       this.flushing = this.flush()
-        .then(() => {
+        .then((full) => {
           this.retryMs = 0;
+          this.afterFull = full;
         })
         .catch((err: unknown) => {
+          this.afterFull = false;
           this.retryMs = Math.min(Math.max(this.retryMs * 2, 500), 30_000);
           this.deps.logger.warn({ err, charges: this.charges.length, retry_ms: this.retryMs }, "posting allotment charges failed; retrying");
         })
         .finally(() => {
           this.flushing = null;
           if (this.charges.length > 0 || this.touched.size > 0) this.schedule();
+          else this.afterFull = false;
         });
     }, delay);
     this.timer.unref?.();
@@ -158,7 +170,7 @@ export class Allotments {
    * logged and left to the reconciler's closing of its allotment, which posts
    * what is missing before it gives the rest back.
    */
-  private async flush(): Promise<void> {
+  private async flush(): Promise<boolean> {
     const charges = this.charges.splice(0, MAX_BATCH);
     const touched = [...this.touched].slice(0, MAX_BATCH);
     for (const id of touched) this.touched.delete(id);
@@ -171,7 +183,7 @@ export class Allotments {
               [touched],
               "allotments_reports",
             );
-      if (charges.length === 0 && rows.length === 0) return;
+      if (charges.length === 0 && rows.length === 0) return false;
       const reports = rows.map((r) => ({ holdId: r.hold_id, claimedUnits: r.claimed, version: r.version }));
       const refusals = await this.deps.ledgerCalls.postCharges(charges, reports);
       const refused: string[] = [];
@@ -186,6 +198,7 @@ export class Allotments {
         }
       });
       await this.chargesRefused(refused);
+      return charges.length === MAX_BATCH || touched.length === MAX_BATCH;
     } catch (err) {
       this.charges.unshift(...charges);
       for (const id of touched) this.touched.add(id);

