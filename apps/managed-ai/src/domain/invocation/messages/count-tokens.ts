@@ -1,11 +1,11 @@
 import type { ManagedAiContext } from "../../../db.js";
 import type { ChatRequest } from "../chat-request.js";
 import { chat, planCall, type CallKind } from "../plan.js";
-import { chatRequestOf, readMessagesBody } from "./to-chat.js";
+import { chatRequestOf, notTooDeep, readMessagesBody } from "./to-chat.js";
 
 /** count_tokens: a Messages body without `max_tokens`, translated and bounded as a call would be; no output, no ceilings. */
 const count: CallKind<unknown, ChatRequest> = {
-  read: (raw) => chatRequestOf(readMessagesBody(raw, { countTokens: true })),
+  read: (raw) => notTooDeep(() => chatRequestOf(readMessagesBody(raw, { countTokens: true }))),
   demand: (read, config) => ({ ...chat.demand(read, config), output: null }),
   ceilings: false,
 };

@@ -4,7 +4,8 @@ import { invokeChat, type InvokeInput, type InvokeResult } from "../invoke.js";
 import { invokeChatStream, type StreamMessage } from "../invoke-stream.js";
 import { messageId, messageOf } from "./answer.js";
 import { MessageEvents } from "./events.js";
-import { chatRequestOf, readMessagesBody } from "./to-chat.js";
+import type { MessagesBody } from "./schema.js";
+import { chatRequestOf, notTooDeep, readMessagesBody } from "./to-chat.js";
 
 /*
  * Anthropic's Messages API (CONTRACT.md 6c) in front of the chat call: the body is
@@ -22,16 +23,17 @@ function parseJson(body: Uint8Array): unknown {
   }
 }
 
-const chatInput = (input: InvokeInput, chat: Record<string, unknown>): InvokeInput => ({
+/** The chat call's input: the translated body, recorded as a Messages request. */
+const chatInput = (input: InvokeInput, body: MessagesBody): InvokeInput => ({
   ...input,
-  body: Buffer.from(JSON.stringify(chat)),
+  body: notTooDeep(() => Buffer.from(JSON.stringify(chatRequestOf(body)))),
   api: "messages",
 });
 
 /** A Messages request answered as one message. */
 export async function invokeMessages({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const body = readMessagesBody(parseJson(input.body));
-  const result = await invokeChat({ ctx, input: chatInput(input, chatRequestOf({ ...body, stream: false })) });
+  const result = await invokeChat({ ctx, input: chatInput(input, { ...body, stream: false }) });
   const answer = JSON.parse(result.body.toString("utf8")) as Record<string, unknown>;
   const message = messageOf(answer, { id: messageId(input.requestId), stopSequences: body.stop_sequences ?? [] });
   return { ...result, body: Buffer.from(JSON.stringify(message)) };
@@ -63,7 +65,7 @@ export async function invokeMessagesStream({
   };
   await invokeChatStream({
     ctx,
-    input: chatInput(input, chatRequestOf({ ...body, stream: true })),
+    input: chatInput(input, { ...body, stream: true }),
     send: async (message) => {
       try {
         if ("data" in message) await emit(events.chunk(JSON.parse(message.data) as Record<string, unknown>));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseChatRequest } from "../chat-request.js";
 import { chatInputBound, utf8Bytes } from "../tokens.js";
-import { chatRequestOf, readMessagesBody } from "./to-chat.js";
+import { chatRequestOf, notTooDeep, readMessagesBody } from "./to-chat.js";
 
 function refusal(body: unknown, options: { countTokens: true } | undefined = undefined): { code?: string; message?: string; param?: string } {
   try {
@@ -111,6 +111,22 @@ describe("readMessagesBody (CONTRACT.md 6c)", () => {
     expect(refusal({ model: "small", messages: [{ role: "user", content: "hi" }] })).toMatchObject({ param: "max_tokens" });
     expect(refusal({ model: "small", messages: [{ role: "user", content: "hi" }] }, { countTokens: true })).toEqual({});
     expect(refusal([1])).toMatchObject({ code: "invalid_request", message: "The body must be a JSON object." });
+  });
+
+  it("a tool input nested deeper than the stack is 400, not an internal error", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 50_000; i++) deep = { a: deep };
+    const body = readMessagesBody({
+      model: "small",
+      max_tokens: 5,
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: deep }] },
+      ],
+    });
+    expect(() => notTooDeep(() => JSON.stringify(chatRequestOf(body)))).toThrow(
+      expect.objectContaining({ code: "invalid_request", message: "The request is nested too deeply." }),
+    );
   });
 });
 

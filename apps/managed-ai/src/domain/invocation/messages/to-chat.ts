@@ -60,6 +60,16 @@ export function readMessagesBody(raw: unknown, options: { countTokens?: boolean 
   return parsed.data;
 }
 
+/** Runs a translation step; a body nested deeper than JSON.stringify can walk is 400, as on the chat route. */
+export function notTooDeep<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    if (err instanceof RangeError) throw invalid("The request is nested too deeply.");
+    throw err;
+  }
+}
+
 const textPart = (block: TextBlock): ChatPart => ({ type: "text", text: block.text });
 const imagePart = (block: ImageBlock): ChatPart => ({
   type: "image_url",
