@@ -5,7 +5,7 @@
 // exists: the balance is credited once, and each run adds a new demo key while the
 // earlier ones keep working (it says how many there are).
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
-  console.log(`Usage: pnpm seed        (or node scripts/seed.mjs), with the stack running
+  console.log(`Usage: ./scripts/seed.sh   (or pnpm seed, or node scripts/seed.mjs), with the stack running
 
 Creates demo data through the gateway's public API: the operator's session, the
 tenant demo@gateway.local with a USD 10 balance (credited once), the local mock

@@ -46,7 +46,7 @@ const serviceEnv = (name) => {
   if (urlVar && env[urlVar]) own.GRPC_PORT = env[urlVar].split(":").pop();
   return own;
 };
-// The demo provider (packages/mock-provider); `pnpm seed` registers it as an upstream.
+// The demo provider (packages/mock-provider); ./scripts/seed.sh registers it as an upstream.
 const mockPort = process.env.MOCK_PROVIDER_PORT ?? "8090";
 const mockKey = process.env.MOCK_PROVIDER_API_KEY ?? "sk-local-demo";
 // As in the Dockerfile: V8's memory reducer wakes an idle process every 8 s (docs/decisions/0200).
@@ -125,9 +125,9 @@ if (!stopping) {
     health   ${url}/health
     API      ${url}/openapi.json
     metrics  ${url}/metrics
-  mock AI    http://127.0.0.1:${mockPort}/v1 (OpenAI-compatible; pnpm seed registers it as an upstream)
+  mock AI    http://127.0.0.1:${mockPort}/v1 (OpenAI-compatible; ./scripts/seed.sh registers it as an upstream)
   operator   ${env.BOOTSTRAP_ADMIN_EMAIL} / ${env.BOOTSTRAP_ADMIN_PASSWORD === "change-me-admin-password" ? "change-me-admin-password" : "(from BOOTSTRAP_ADMIN_PASSWORD)"}
-  demo data  pnpm seed   (in another terminal)
+  demo data  ./scripts/seed.sh   (in another terminal; it finds the project's Node.js itself)
   logs       ${logDir}
   Ctrl-C stops everything.
 `);

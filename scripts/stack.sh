@@ -12,7 +12,7 @@ Sets this machine up (pnpm, PostgreSQL, NATS, Redis, dependencies, build; see
 scripts/setup.sh), then runs the edge, every gRPC service and the local mock AI
 provider until Ctrl-C, and prints the gateway's URL, the web console's URL and the
 operator sign-in. Ctrl-C drains in-flight work and stops every service once.
-Logs: .stack/logs/<service>.log. Then `pnpm seed` (another terminal) adds demo data.
+Logs: .stack/logs/<service>.log. Then ./scripts/seed.sh (another terminal) adds demo data.
 
 Options:
   --no-setup               skip the set-up (the tree is built and the servers run)

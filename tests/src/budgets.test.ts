@@ -187,12 +187,11 @@ describe("byok usage records", () => {
     const cost = answer.usage.prompt_tokens * 3 + answer.usage.completion_tokens * 7;
     expect(res.headers.get("x-service-final-cost")).toBe((cost / 10_000).toFixed(4));
 
-    const usage = await call<{ data: { id: string; mode: string; api_key_id: string; status: string; final_units: number; usage_json: string }[] }>(
-      stack.edgeUrl,
-      "GET",
-      "/console/services/managed-ai/usage",
-      { token: c.token },
-    );
+    // Never charged, so not among the managed records the list gives by default (CONTRACT.md section 13).
+    type Listed = { data: { id: string; mode: string; api_key_id: string; status: string; final_units: number; usage_json: string }[] };
+    const managed = await call<Listed>(stack.edgeUrl, "GET", "/console/services/managed-ai/usage", { token: c.token });
+    expect(managed.body.data.find((r) => r.id === requestId)).toBeUndefined();
+    const usage = await call<Listed>(stack.edgeUrl, "GET", "/console/services/managed-ai/usage?mode=byok", { token: c.token });
     const record = usage.body.data.find((r) => r.id === requestId);
     expect(record).toMatchObject({ mode: "byok", api_key_id: c.keyId, status: "completed", final_units: cost });
     expect(JSON.parse(record!.usage_json)).toMatchObject(answer.usage);

@@ -167,12 +167,14 @@ describe("the console", () => {
     await row.waitFor();
     expect(await row.locator(".badge").textContent()).toBe("completed");
     expect(await row.getByTestId("final-cost").textContent()).toBe(usdText(finalUnits));
+    // The totals count what was charged: completed managed records only.
+    expect(await page.getByTestId("charged-total").textContent()).toBe(usdText(finalUnits));
     // What is loaded exports as CSV, money in units as the API gives it.
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()]);
     expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d{2}-\d{2}\.csv$/);
     const csv = readFileSync((await download.path())!, "utf8").split("\r\n");
-    expect(csv[0]).toBe("request_id,created_at,instance,model,price_id,status,reserved_units,final_units,error_code");
-    expect(csv[1]).toMatch(new RegExp(`^${requestId},[^,]+,demo,demo-small,[^,]+,completed,\\d+,${finalUnits},$`));
+    expect(csv[0]).toBe("request_id,created_at,instance,model,price_id,mode,status,reserved_units,final_units,error_code");
+    expect(csv[1]).toMatch(new RegExp(`^${requestId},[^,]+,demo,demo-small,[^,]+,managed,completed,\\d+,${finalUnits},$`));
     await page.getByLabel("X-Request-ID", { exact: true }).fill(requestId);
     await page.getByRole("button", { name: "Look up" }).click();
     await page.getByTestId("request-view").waitFor();

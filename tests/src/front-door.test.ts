@@ -51,7 +51,7 @@ const mtimes = () => watched.map((f) => statSync(join(REPO_ROOT, f)).mtimeMs);
 describe("the README's commands", () => {
   it("include the ones a newcomer runs first", () => {
     const labels = commands.map((c) => c.label);
-    for (const expected of ["./scripts/stack.sh", "./scripts/test.sh", "pnpm seed", "pnpm bench"]) expect(labels).toContain(expected);
+    for (const expected of ["./scripts/stack.sh", "./scripts/test.sh", "./scripts/seed.sh", "pnpm seed", "pnpm bench"]) expect(labels).toContain(expected);
   });
 
   it.each(commands.map((c) => [c.label, c] as const))("%s --help prints its usage, exits 0 at once and changes nothing", async (_label, command) => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -90,6 +90,9 @@ describe("deployment files", () => {
         environment?: Record<string, string>;
         ports?: string[];
         networks?: string[];
+        profiles?: string[];
+        volumes?: string[];
+        image?: string;
       }
     >;
     networks: Record<string, { internal?: boolean } | null>;
@@ -133,29 +136,82 @@ describe("deployment files", () => {
     expect(text).not.toMatch(/change-me|POSTGRES_PASSWORD: postgres\b|postgres:postgres@/);
   });
 
+  /** The stack itself: every service but the monitoring profile's. */
+  const stackServices = () => Object.entries(compose.services).filter(([, def]) => !def.profiles?.includes("monitoring"));
+
   it("compose publishes only the edge, on loopback unless EDGE_BIND says otherwise; the rest sits on an internal network", () => {
-    const published = Object.entries(compose.services)
+    const published = stackServices()
       .filter(([, def]) => (def.ports ?? []).length > 0)
       .map(([name]) => name);
     expect(published).toEqual(["edge"]);
     expect(compose.services.edge!.ports).toEqual(["${EDGE_BIND:-127.0.0.1}:${EDGE_PORT:-8080}:8080"]);
     expect(compose.networks.backend?.internal).toBe(true);
-    for (const [name, def] of Object.entries(compose.services)) {
+    for (const [name, def] of stackServices()) {
       expect(def.networks, name).toContain("backend");
       if (name !== "edge") expect(def.networks, name).not.toContain("public");
     }
   });
 
+  it("compose's monitoring profile runs Prometheus on the services' metrics ports and Grafana with the dashboard, on loopback, with no credential", () => {
+    const monitoring = Object.entries(compose.services).filter(([, def]) => def.profiles?.includes("monitoring"));
+    expect(monitoring.map(([name]) => name).sort()).toEqual(["grafana", "prometheus"]);
+    const prometheus = compose.services.prometheus!;
+    const grafana = compose.services.grafana!;
+    expect(prometheus.ports ?? []).toEqual([]);
+    expect(prometheus.networks).toEqual(["backend", "monitoring"]);
+    expect(grafana.ports).toEqual(["${GRAFANA_BIND:-127.0.0.1}:${GRAFANA_PORT:-3000}:3000"]);
+    expect(grafana.networks).toEqual(["monitoring"]);
+    expect(grafana.environment).toMatchObject({ GF_AUTH_ANONYMOUS_ORG_ROLE: "Viewer", GF_AUTH_DISABLE_LOGIN_FORM: "true", GF_AUTH_BASIC_ENABLED: "false" });
+    // Prometheus scrapes each service's metrics port (the defaults of their env.ts) by its compose name.
+    const scrape = parse(readFileSync(join(REPO_ROOT, "deploy", "monitoring", "prometheus.yml"), "utf8")) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
+    const targets = scrape.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets));
+    expect(targets.sort()).toEqual(["edge:8080", "files:9105", "jobs:9103", "ledger:9101", "managed-ai:9102", "messaging:9104"]);
+    for (const mount of [...(prometheus.volumes ?? []), ...(grafana.volumes ?? [])].filter((v) => v.startsWith("./"))) {
+      expect(existsSync(join(REPO_ROOT, mount.split(":")[0]!)), mount).toBe(true);
+    }
+  });
+
+  it("the Grafana dashboard graphs spend, tokens, requests by status, overhead p50/p99 and the available balance from the contract's metric names", () => {
+    const dashboard = JSON.parse(readFileSync(join(REPO_ROOT, "deploy", "monitoring", "grafana", "dashboards", "ai-gateway.json"), "utf8")) as {
+      uid: string;
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
+    const NAMES = [
+      "gateway_ai_requests_total",
+      "gateway_ai_spend_units_total",
+      "gateway_ai_tokens_total",
+      "gateway_ai_overhead_seconds",
+      "gateway_ledger_available_units",
+    ];
+    for (const expr of exprs) {
+      const used = [...expr.matchAll(/\b(gateway_[a-z_]+)/g)].map((m) => m[1]!.replace(/_bucket$/, ""));
+      expect(used.length, expr).toBeGreaterThan(0);
+      for (const name of used) expect(NAMES, expr).toContain(name);
+    }
+    for (const name of NAMES)
+      expect(
+        exprs.some((e) => e.includes(name)),
+        name,
+      ).toBe(true);
+    expect(exprs.filter((e) => /histogram_quantile\(0\.5,/.test(e))).not.toEqual([]);
+    expect(exprs.filter((e) => /histogram_quantile\(0\.99,/.test(e))).not.toEqual([]);
+    expect(exprs.some((e) => e.includes("sum by (status)"))).toBe(true);
+    expect(exprs.some((e) => e.includes("sum by (model, kind)"))).toBe(true);
+  });
+
   it("docker-compose config refuses to render without the secrets, and renders with a generated set", () => {
     const dir = mkdtempSync(join(tmpdir(), "gw-compose-"));
-    const run = (envFile: string) => {
+    const run = (envFile: string, extra: string[] = []) => {
       // Debian's docker-compose, or the compose plugin of docker (scripts/test.sh installs one of them).
       for (const [file, args] of [
         ["docker-compose", []],
         ["docker", ["compose"]],
       ] as const) {
         try {
-          execFileSync(file, [...args, "--env-file", envFile, "config"], {
+          execFileSync(file, [...args, "--env-file", envFile, ...extra, "config"], {
             cwd: REPO_ROOT,
             env: { PATH: process.env.PATH ?? "" },
             stdio: "pipe",
@@ -181,6 +237,7 @@ describe("deployment files", () => {
       const generated = join(dir, "generated.env");
       writeFileSync(generated, execFileSync(join(REPO_ROOT, "scripts", "gen-secrets.sh"), { encoding: "utf8" }));
       expect(run(generated)).toEqual({ ok: true, stderr: "" });
+      expect(run(generated, ["--profile", "monitoring"])).toEqual({ ok: true, stderr: "" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -223,7 +280,7 @@ describe("deployment files", () => {
         .sort();
     expect(callers("edge", 8080)).toEqual(["*"]);
     expect(callers("ledger", 50051)).toEqual(["edge", "jobs", "managed-ai", "messaging"]);
-    expect(callers("managed-ai", 50052)).toEqual(["edge", "messaging"]);
+    expect(callers("managed-ai", 50052)).toEqual(["edge", "jobs", "messaging"]);
     for (const [service, port] of [
       ["jobs", 50053],
       ["messaging", 50054],

@@ -137,4 +137,36 @@ describe("the demo seed", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("the README's newcomer command works from a fresh terminal's clean shell, where pnpm is not on PATH", async () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    // What the README tells a newcomer to run in another terminal once the stack is up.
+    const command = /With the stack running, `([^`]+)` \(in another terminal\)/.exec(readme)?.[1];
+    expect(command).toBe("./scripts/seed.sh");
+    const stackSays = readFileSync(join(REPO_ROOT, "scripts", "stack.mjs"), "utf8");
+    expect(stackSays).toContain(`demo data  ${command}`);
+    // A new terminal: nothing of this process's environment, only the system's PATH.
+    const vars = {
+      GATEWAY_URL: stack.edgeUrl,
+      BOOTSTRAP_ADMIN_EMAIL: stack.admin.email,
+      BOOTSTRAP_ADMIN_PASSWORD: stack.admin.password,
+      MOCK_PROVIDER_URL: provider.url,
+    };
+    const exports = Object.entries(vars)
+      .map(([k, v]) => `export ${k}='${v}'`)
+      .join("; ");
+    const shell = (script: string) =>
+      run("env", ["-i", `HOME=${process.env.HOME ?? "/root"}`, "PATH=/usr/bin:/bin", "bash", "-c", script], { cwd: REPO_ROOT, timeout: 60_000 });
+    expect((await shell("command -v pnpm || echo none")).stdout.trim()).not.toContain(join(REPO_ROOT, ".tools"));
+    const { stdout } = await shell(`${exports}; ${command}`);
+    const key = keyOf(stdout)!;
+    expect(key).toMatch(/^gw_/);
+    expect(stdout).toContain(`${stack.edgeUrl}/app/`);
+    // The curl line it prints, run as printed, gets a metered completion.
+    const curl = /^\s*(curl -si .+)$/m.exec(stdout)?.[1];
+    expect(curl).toContain("X-API-Key:");
+    const answered = await shell(curl!);
+    expect(answered.stdout).toMatch(/^HTTP\/1\.1 200/);
+    expect(answered.stdout.toLowerCase()).toContain("x-service-final-cost:");
+  });
 });

@@ -68,6 +68,8 @@ describe.each([
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(out).toContain(`http://127.0.0.1:${port}/app/`);
+      // What it tells a newcomer to type next works in a fresh terminal (tests/src/seed.test.ts runs it so).
+      expect(out).toContain("demo data  ./scripts/seed.sh");
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 
       process.kill(-child.pid!, "SIGINT");

@@ -392,7 +392,7 @@ export type Api = {
       };
     };
   };
-  /** The tenant's live API keys, newest first, without secrets. */
+  /** The tenant's live API keys, newest first, without secrets: the newest 200, or a page at a time with `limit` and `cursor`. */
   "GET /console/keys": {
     body: never;
     response: {
@@ -421,6 +421,8 @@ export type Api = {
           resets_at: string;
         } | null;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** Create an API key with its policy. The plaintext key is in this answer only. */
@@ -589,6 +591,93 @@ export type Api = {
       };
     };
   };
+  /** The tenant's account webhooks, newest first, without secrets. */
+  "GET /console/webhooks": {
+    body: never;
+    response: {
+      data: {
+        id: string;
+        url: string;
+        events: ("budget.threshold" | "budget.reached" | "balance.low" | "key.expiring" | "ping")[];
+        description: string | null;
+        created_at: string;
+      }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
+    };
+  };
+  /** Register an account webhook (tenant admin): alerts as signed POSTs, retried like job callbacks. The secret is shown once. */
+  "POST /console/webhooks": {
+    body: {
+      /** HTTPS URL that receives the signed POSTs; loopback, private and link-local addresses are refused (as for job callbacks). */
+      url: string;
+      /** The events to send (a `ping` from the test route is always sent). */
+      events: ("budget.threshold" | "budget.reached" | "balance.low" | "key.expiring" | "ping")[];
+      description?: string;
+    };
+    response: {
+      data: {
+        id: string;
+        url: string;
+        events: ("budget.threshold" | "budget.reached" | "balance.low" | "key.expiring" | "ping")[];
+        description: string | null;
+        created_at: string;
+        /** Signs every delivery (X-Service-Signature: sha256=<hex HMAC-SHA256>); shown only here. */
+        secret: string;
+      };
+    };
+  };
+  /** Remove an account webhook and its deliveries. */
+  "DELETE /console/webhooks/{id}": {
+    body: never;
+    response: undefined;
+  };
+  /** Send a `ping` event to the webhook (202: queued; its delivery shows in the delivery log). */
+  "POST /console/webhooks/{id}/test": {
+    body: never;
+    response: {
+      data: {
+        event_id: string;
+      };
+    };
+  };
+  /** The webhook's delivery log, newest first: the latest 100, or a page at a time. */
+  "GET /console/webhooks/{id}/deliveries": {
+    body: never;
+    response: {
+      data: {
+        event_id: string;
+        event: "budget.threshold" | "budget.reached" | "balance.low" | "key.expiring" | "ping";
+        status: "pending" | "delivered" | "exhausted";
+        attempts: number;
+        last_status: number | null;
+        created_at: string;
+      }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
+    };
+  };
+  /** The tenant's balance alert threshold (null: no alert). */
+  "GET /console/alerts": {
+    body: never;
+    response: {
+      data: {
+        balance_low_units: number | null;
+      };
+    };
+  };
+  /** Set the balance alert threshold: `balance.low` is sent once each time the available balance falls below it (null turns it off). */
+  "PUT /console/alerts": {
+    body: {
+      /** `balance.low` goes to the account webhooks once each time the available balance falls below this (units of USD 0.0001); null: no alert. */
+      balance_low_units: number | null;
+    };
+    response: {
+      data: {
+        balance_low_units: number | null;
+      };
+    };
+  };
   /** The calling API key (never its secret). Passes the whole key policy, so it also tells whether a call would be admitted. */
   "GET /v1/key": {
     body: never;
@@ -602,7 +691,7 @@ export type Api = {
       };
     };
   };
-  /** The key's tenant's jobs, newest first. */
+  /** The key's tenant's jobs, newest first: the newest 100, or a page at a time with `limit` and `cursor`. */
   "GET /v1/jobs": {
     body: never;
     response: {
@@ -620,6 +709,8 @@ export type Api = {
         created_at: string;
         updated_at: string;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** One job of the key's tenant. */
@@ -806,7 +897,7 @@ export type Api = {
       };
     };
   };
-  /** The caller tenant's managed requests, newest first, 100 a page; `before` (the last id of a page) continues with older ones. */
+  /** The caller tenant's managed requests (`mode=byok`: bring-your-own-key ones, never charged; `mode=all`: both), newest first: the newest 100, or a page at a time with `limit` and `cursor`. */
   "GET /console/services/managed-ai/usage": {
     body: never;
     response: {
@@ -829,6 +920,8 @@ export type Api = {
         api: "chat_completions" | "messages" | "embeddings" | null;
         created_at: string;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** The latest 200 managed requests (settlements) of every tenant. */
@@ -974,7 +1067,7 @@ export type Api = {
       };
     };
   };
-  /** The key's tenant's files, newest first (scope file:read). */
+  /** The key's tenant's files, newest first (scope file:read): the newest 100, or a page at a time with `limit` and `cursor`. */
   "GET /v1/apps/file/list": {
     body: never;
     response: {
@@ -995,6 +1088,8 @@ export type Api = {
         download_url: string | null;
         share_url: string | null;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** Download a shared file by its token (public; counted; unknown, expired and exhausted answer 404). */
@@ -1152,9 +1247,11 @@ export type Api = {
         last_activity_at: string;
         created_at: string;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
-  /** The instance's threads, newest activity first. */
+  /** The instance's threads: the 100 with the newest activity; with `limit` or `cursor`, a page at a time, newest first by creation (so new activity never moves a thread between pages). */
   "GET /v1/apps/socialops/{alias}/threads": {
     body: never;
     response: {
@@ -1169,9 +1266,11 @@ export type Api = {
         last_activity_at: string;
         created_at: string;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
-  /** A thread's messages, oldest first; replies carry their delivery state. */
+  /** A thread's messages, oldest first (the first 500, or a page at a time with `limit` and `cursor`); replies carry their delivery state. */
   "GET /v1/apps/socialops/{alias}/threads/{thread_id}/messages": {
     body: never;
     response: {
@@ -1192,6 +1291,8 @@ export type Api = {
           delivered_at: string | null;
         } | null;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** Queue a reply (202); it is delivered asynchronously and its delivery state shows on the message. */
@@ -2158,7 +2259,7 @@ export type Api = {
       };
     };
   };
-  /** The key's tenant's energy leases, newest first. */
+  /** The key's tenant's energy leases, newest first: the newest 100, or a page at a time with `limit` and `cursor`. */
   "GET /v1/apps/tron/leases": {
     body: never;
     response: {
@@ -2177,6 +2278,8 @@ export type Api = {
         created_at: string;
         updated_at: string;
       }[];
+      /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
+      next_cursor?: string | null;
     };
   };
   /** One energy lease of the key's tenant. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { perDay, perModel, type UsageRecord } from "./charts.js";
+import { chargedTotals, perDay, perModel, type UsageRecord } from "./charts.js";
 
 const record = (created_at: string, model_alias: string, final_units: number | null, status: UsageRecord["status"] = "completed"): UsageRecord => ({
   id: `${created_at}-${model_alias}`,
@@ -43,5 +43,13 @@ describe("usage charts", () => {
   it("is empty without records", () => {
     expect(perDay([])).toEqual([]);
     expect(perModel([])).toEqual([]);
+  });
+
+  it("counts as spend only what was charged: completed managed records, never bring-your-own-key ones", () => {
+    const byok = { ...record("2026-11-22T11:00:00.000Z", "small", 999), mode: "byok" as const, id: "byok" };
+    const review = { ...record("2026-11-22T12:00:00.000Z", "small", 50, "review"), id: "review" };
+    const mixed = [...records, byok, review];
+    expect(chargedTotals(mixed)).toEqual({ units: 42, records: 3 });
+    expect(perModel(mixed).find((b) => b.label === "small")).toEqual({ label: "small", calls: 5, spendUnits: 12 });
   });
 });

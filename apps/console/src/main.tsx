@@ -1,6 +1,7 @@
 import { StrictMode, useEffect, useState, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import { api, type Me } from "./client.js";
+import { Alerts } from "./pages/alerts.js";
 import { Conversations } from "./pages/conversations.js";
 import { Files } from "./pages/files.js";
 import { Inbox } from "./pages/inbox.js";
@@ -33,6 +34,7 @@ const PAGES: Page[] = [
   { path: "usage", title: "Usage", render: () => <Usage /> },
   { path: "jobs", title: "Jobs and leases", render: () => <Jobs /> },
   { path: "files", title: "Files", render: () => <Files /> },
+  { path: "alerts", title: "Webhooks and alerts", render: () => <Alerts /> },
   { path: "ops/upstreams", title: "Upstreams", operator: true, render: (_, w) => <Upstreams canWrite={w} /> },
   { path: "ops/models", title: "Models and prices", operator: true, render: (_, w) => <Models canWrite={w} /> },
   { path: "ops/discounts", title: "Discounts", operator: true, render: (_, w) => <Discounts canWrite={w} /> },

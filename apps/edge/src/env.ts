@@ -97,6 +97,16 @@ export const EdgeEnv = z
     }),
     CONSOLE_UI: bool("Serve the web console (apps/console, built) under /app/; it uses only the public API.", true),
     EXPOSE_METRICS: bool("Serve GET /metrics on the public port (turn off when a sidecar scrapes elsewhere).", true),
+    KEY_EXPIRY_SCAN_MAX_MS: int(
+      "The longest wait between two scans for keys due a `key.expiring` notice (7 and 1 days before expires_at) when none falls due sooner: the bound within which a key made on a replica that is gone is noticed.",
+      3_600_000,
+      { min: 1_000, max: 86_400_000 },
+    ),
+    KEY_EXPIRY_CLOCK_OFFSET_MS: int(
+      "Moves the key expiry notices' clock by this much (testing only: a stack test drives the notices with it; refused in production).",
+      0,
+      { min: -31_536_000_000, max: 31_536_000_000 },
+    ),
     ...databaseEnvShape("gateway_edge"),
     ...natsEnvShape(),
   })
@@ -112,6 +122,9 @@ export const EdgeEnv = z
     }
     if (Boolean(cfg.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(cfg.BOOTSTRAP_ADMIN_PASSWORD)) {
       ctx.addIssue({ code: "custom", path: ["BOOTSTRAP_ADMIN_PASSWORD"], message: "set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither" });
+    }
+    if (cfg.NODE_ENV === "production" && cfg.KEY_EXPIRY_CLOCK_OFFSET_MS !== 0) {
+      ctx.addIssue({ code: "custom", path: ["KEY_EXPIRY_CLOCK_OFFSET_MS"], message: "is for testing and refused in production" });
     }
     if (cfg.AUTH_BACKOFF_MAX_SECONDS < cfg.AUTH_BACKOFF_BASE_SECONDS) {
       ctx.addIssue({ code: "custom", path: ["AUTH_BACKOFF_MAX_SECONDS"], message: "must be at least AUTH_BACKOFF_BASE_SECONDS" });

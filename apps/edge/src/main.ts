@@ -14,6 +14,7 @@ import { bootstrapPlatformAdmin } from "./domain/identity/platform-roles.js";
 import { SessionCache, type SessionInvalidation } from "./domain/identity/session-cache.js";
 import { authenticateKey } from "./domain/keys/authenticate-key.js";
 import { ClientIpResolver } from "./domain/keys/client-ip.js";
+import { KeyExpiryNotices } from "./domain/keys/expiry-notices.js";
 import type { KeysContext } from "./domain/keys/context.js";
 import { KeyStore, type KeyInvalidation } from "./domain/keys/key-store.js";
 import { KeyLimits } from "./domain/keys/limits.js";
@@ -83,6 +84,10 @@ const store = new KeyStore({
   logger,
 });
 store.listen();
+const expiryNotices = new KeyExpiryNotices(
+  { prisma, transact },
+  { logger: logger.child({ component: "key-expiry" }), now: () => Date.now() + env.KEY_EXPIRY_CLOCK_OFFSET_MS, maxWaitMs: env.KEY_EXPIRY_SCAN_MAX_MS },
+);
 const keys: KeysContext = {
   prisma,
   transact,
@@ -91,6 +96,7 @@ const keys: KeysContext = {
   clientIp: new ClientIpResolver(env.TRUSTED_PROXY_CIDRS, env.CLIENT_IP_HEADER),
   publish: (type, data) => publishEvent(publisher, subjects, "edge", type, data),
   logger,
+  expiryNotices,
 };
 // The decoy hash for unknown emails is made now, so the first such sign-in costs no extra scrypt run.
 await decoyHash();
@@ -124,6 +130,9 @@ await new Promise<void>((resolve, reject) => {
 });
 const address = server.address();
 logger.info({ url: `http://${env.HOST}:${typeof address === "object" && address ? address.port : env.PORT}` }, "edge listening");
+
+expiryNotices.start();
+shutdown.addFirst("key expiry notices", () => expiryNotices.stop());
 
 // Stop taking requests and drain them first; then the gRPC channels they used.
 shutdown.addFirst("grpc clients", async () => closeServices(services));

@@ -24,6 +24,16 @@ export type CallbackSettings = {
   timeoutMs: number;
 };
 
+/** Account webhooks and alerts (docs/decisions/0210): the balance they watch and the loops to wake. */
+export type AccountNotices = {
+  /** A tenant's available balance as the ledger's views show it (GetBalance: allotments included). */
+  availableUnits(tenantId: string): Promise<bigint>;
+  /** Deliveries were committed: the local webhook dispatcher looks now. */
+  kickDeliveries(): void;
+  /** Balance checks were asked for: the local checker looks now. */
+  kickBalanceChecks(): void;
+};
+
 /** What the domain verbs get: the database and, for leases, their collaborators. */
 export type JobsContext = {
   prisma: PrismaClient;
@@ -44,6 +54,7 @@ export type JobsContext = {
   callbacks: CallbackSettings;
   /** Tells the local callback dispatcher that deliveries were committed. */
   kickCallbacks: () => void;
+  accounts: AccountNotices;
 };
 
 /** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */

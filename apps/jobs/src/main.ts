@@ -6,8 +6,11 @@ import { createClient } from "@gateway/grpc-kit";
 import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import { jobsV1, ledgerV1, managedAiV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
+import { createAccountWebhookDispatcher } from "./account-webhooks/dispatcher.js";
+import { createBalanceChecks } from "./account-webhooks/balance-checks.js";
 import { createCallbackDispatcher } from "./callbacks/dispatcher.js";
 import { createPrisma, type JobsContext, type Tx } from "./db.js";
+import { noticeAccountEvents } from "./domain/account-webhooks/from-events.js";
 import { recordAuditEvents } from "./domain/audit/record.js";
 import { JobsEnv, loadEnv } from "./env.js";
 import { jobsHandlers } from "./grpc/jobs.js";
@@ -49,6 +52,16 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       serviceToken: env.SERVICE_TOKEN,
     });
     shutdown.add("managed-ai client", async () => managedAi.close());
+    const webhooks = createAccountWebhookDispatcher({
+      prisma,
+      keyring,
+      logger,
+      settings: callbacks,
+      pollMs: env.CALLBACK_POLL_MS,
+      maxPollMs: env.OUTBOX_POLL_MAX_MS,
+      registry,
+    });
+    let balanceChecks: { kick(): void } | undefined;
     const ctx: JobsContext = {
       prisma,
       transact,
@@ -74,17 +87,43 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       },
       callbacks,
       kickCallbacks: () => dispatcher.kick(),
+      accounts: {
+        availableUnits: async (tenantId) => BigInt((await ledger.GetBalance({ tenant_id: tenantId })).available_units),
+        kickDeliveries: () => webhooks.kick(),
+        kickBalanceChecks: () => balanceChecks?.kick(),
+      },
     };
+    const checks = createBalanceChecks(ctx, { pollMs: env.CALLBACK_POLL_MS, maxPollMs: env.OUTBOX_POLL_MAX_MS });
+    balanceChecks = checks;
     server.add(jobsV1, jobsHandlers(ctx));
     // Every event of every service, once, into the audit trail: read in stream order,
     // one checkpoint row instead of a processed_events row per event (decision 0162); three
     // round trips and one insert per batch, commits that do not wait for the disk, envelopes
     // checked for shape only (decision 0166: a lost commit is read again from the checkpoint).
-    await consume("jobs-audit-trail", [], (events, tx) => recordAuditEvents({ tx, events }), {
-      checkpoint: true,
-      synchronousCommit: false,
-      trustPayloads: true,
-    });
+    // The same batch's transaction queues what the events mean for account webhooks
+    // (budget crossings, key expiry notices) and marks balances to check (docs/decisions/0210);
+    // the loops that act on those rows are woken once it has committed.
+    let wake = { deliveries: false, checks: false };
+    await consume(
+      "jobs-audit-trail",
+      [],
+      async (events, tx) => {
+        const stored = await recordAuditEvents({ tx, events });
+        const noticed = await noticeAccountEvents({ tx, events });
+        wake = { deliveries: wake.deliveries || noticed.queued > 0, checks: wake.checks || noticed.checks > 0 };
+        return stored;
+      },
+      {
+        checkpoint: true,
+        synchronousCommit: false,
+        trustPayloads: true,
+        afterCommit: () => {
+          if (wake.deliveries) webhooks.kick();
+          if (wake.checks) checks.kick();
+          wake = { deliveries: false, checks: false };
+        },
+      },
+    );
     const runner = await startJobRunner({
       js,
       jsm,
@@ -96,10 +135,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       step: (input) => advanceLease({ ctx, input }),
     });
     dispatcher.start();
+    webhooks.start();
+    checks.start();
     // After the gRPC server has drained; before the database and NATS close (registered earlier, run later).
     shutdown.addFirst("ledger client", async () => ledger.close());
     shutdown.addFirst("callback connections", () => closeAgents());
     shutdown.addFirst("callback dispatcher", () => dispatcher.stop());
+    shutdown.addFirst("account webhooks", () => webhooks.stop());
+    shutdown.addFirst("balance checks", () => checks.stop());
     shutdown.addFirst("job runner", () => runner.stop());
   },
 });

@@ -1,4 +1,4 @@
-// Key rotation, last step: re-seal every job callback secret with the current key of
+// Key rotation, last step: re-seal every job callback and account webhook secret with the current key of
 // ENCRYPTION_KEYS (docs/decisions/0104). Run with the service's environment:
 // `pnpm --filter @gateway/jobs reencrypt-keys`, or in an image
 // `node apps/jobs/dist/reencrypt-keys.js`. Exits 1 when a secret could not be opened
@@ -6,6 +6,7 @@
 import { runCommand } from "@gateway/runtime";
 import { parseKeyring } from "@gateway/secrets";
 import { reencryptCallbackSecrets } from "./callbacks/reencrypt.js";
+import { reencryptWebhookSecrets } from "./domain/account-webhooks/reencrypt.js";
 import { createPrisma } from "./db.js";
 import { loadEnv } from "./env.js";
 
@@ -14,7 +15,7 @@ await runCommand({
   component: "reencrypt-keys",
   usage: `Usage: pnpm --filter @gateway/jobs reencrypt-keys
 
-Re-seals every job callback secret with the current (first) key of ENCRYPTION_KEYS,
+Re-seals every job callback and account webhook secret with the current (first) key of ENCRYPTION_KEYS,
 so older keys can be removed. Uses the service's environment (DATABASE_URL,
 DATABASE_NAME, ENCRYPTION_KEYS). Exits 1 when a secret could not be opened because
 its key is missing from ENCRYPTION_KEYS.`,
@@ -22,8 +23,9 @@ its key is missing from ENCRYPTION_KEYS.`,
   createPrisma,
   async run({ env, prisma, logger }) {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-    const result = await reencryptCallbackSecrets({ prisma, keyring, logger });
-    logger.info({ current_key_id: keyring.currentId, ...result }, "re-encryption finished");
-    return result.failed.length === 0;
+    const callbacks = await reencryptCallbackSecrets({ prisma, keyring, logger });
+    const webhooks = await reencryptWebhookSecrets({ prisma, keyring, logger });
+    logger.info({ current_key_id: keyring.currentId, callbacks, webhooks }, "re-encryption finished");
+    return callbacks.failed.length === 0 && webhooks.failed.length === 0;
   },
 });

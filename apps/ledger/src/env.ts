@@ -11,6 +11,10 @@ export const LedgerEnv = z.object({
     min: 1,
     max: 32,
   }),
+  METRICS_TENANT_LABEL: env.bool(
+    "`gateway_ledger_available_units` has one series per tenant (`tenant` label); false: one series, the sum over tenants (large fleets; docs/decisions/0211).",
+    true,
+  ),
 });
 export type LedgerEnv = z.output<typeof LedgerEnv>;
 

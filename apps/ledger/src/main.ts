@@ -8,6 +8,7 @@ import { prismaFor, type Tx } from "./db.js";
 import { LedgerEnv, loadEnv } from "./env.js";
 import { poolMovements } from "./domain/movement-queue.js";
 import { ledgerHandlers } from "./grpc/ledger.js";
+import { availableGauge } from "./metrics/available-gauge.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
@@ -47,5 +48,6 @@ await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
       onBatch: (size) => batchSize.observe(size),
     });
     server.add(ledgerV1, ledgerHandlers({ prisma, pool, relay, movements, logger }));
+    availableGauge({ registry, pool, perTenant: env.METRICS_TENANT_LABEL, logger });
   },
 });

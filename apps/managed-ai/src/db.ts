@@ -7,6 +7,7 @@ import type { LedgerCalls } from "@gateway/ledger-client";
 import type { UsageRecordWriter } from "./storage/usage-records.js";
 import type { ProviderClient } from "./providers/openai.js";
 import type { Keyring } from "./crypto/keyring.js";
+import type { AiMetrics } from "./metrics/ai-metrics.js";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
 
 export type Tx = Prisma.TransactionClient;
@@ -39,6 +40,8 @@ export type ManagedAiContext = {
   records: UsageRecordWriter;
   /** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
   allotments: Allotments;
+  /** The operations metrics of AI calls (docs/decisions/0211); absent: none kept. */
+  metrics?: AiMetrics;
 };
 
 /** The service's Prisma client, on the pool the runtime opened (shared with its plain-SQL paths). */

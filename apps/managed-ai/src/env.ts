@@ -14,6 +14,10 @@ export const ManagedAiEnv = z
     HOLD_TTL_SECONDS: int("A metered request's hold expires this long after its reservation; an operator may then release it.", 900, { min: 1 }),
     PROVIDER_TIMEOUT_MS: int("How long a provider may take to start answering a chat completion (status and headers).", 120_000, { min: 100 }),
     PROVIDER_IDLE_TIMEOUT_MS: int("How long a provider's answer may stall between two pieces (a stalled stream ends as interrupted).", 60_000, { min: 100 }),
+    METRICS_TENANT_LABEL: bool(
+      "The spend and token counters (`gateway_ai_spend_units_total`, `gateway_ai_tokens_total`) carry a `tenant` label; false: per model only (large fleets; docs/decisions/0211).",
+      true,
+    ),
     ALLOW_PRIVATE_TARGETS: bool(
       "Let bring-your-own-key base URLs reach loopback, private and link-local addresses (local testing only, refused in production; customer URLs are otherwise refused at write and at connect).",
       false,

@@ -1,3 +1,4 @@
+import { AiMetrics } from "./metrics/ai-metrics.js";
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { Broadcast, LogRelay, poolStatements } from "@gateway/events";
@@ -36,9 +37,12 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       registry,
       serviceToken: env.SERVICE_TOKEN,
     });
+    // The operations metrics of AI calls, on this service's metrics port only (docs/decisions/0211).
+    const metrics = new AiMetrics(registry, { tenantLabel: env.METRICS_TENANT_LABEL });
     const provider = new ProviderClient(
       { headersMs: env.PROVIDER_TIMEOUT_MS, idleMs: env.PROVIDER_IDLE_TIMEOUT_MS },
       egressPolicy({ allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS }),
+      { onCall: () => metrics.providerCall() },
     );
     // After the gRPC server has drained (it stops first): nothing calls these any more.
     shutdown.add("ledger client", async () => ledger.close());
@@ -103,6 +107,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       ledgerCalls,
       provider,
       holdTtlSeconds: env.HOLD_TTL_SECONDS,
+      metrics,
     };
     const inFlight = new InFlight();
     server.add(managedAiV1, managedAiHandlers(ctx, inFlight));

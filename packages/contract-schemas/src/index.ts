@@ -6,4 +6,4 @@ export { NonNegativeUnits, PositiveUnits, PositiveUnitsNumber, UNITS_MAX, UNITS_
 export { USD_DECIMAL_PATTERN, UsdDecimal, usdAmount } from "./usd.js";
 export { listLimit, listLimitQuery } from "./limits.js";
 export { CURSOR_MAX_LENGTH, Cursor, decodeCursor, encodeCursor } from "./cursor.js";
-export { cursorPageQuery } from "./pagination.js";
+export { cursorPageQuery, listPageQuery, PAGE_LIMIT_MAX, type Page, pageInput, pageOf, pageRequested, pageStart } from "./pagination.js";

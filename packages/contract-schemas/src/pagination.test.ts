@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cursorPageQuery } from "./pagination.js";
+import { z } from "zod";
+import { cursorPageQuery, listPageQuery, pageInput, pageOf, pageRequested, pageStart } from "./pagination.js";
 
 describe("cursorPageQuery", () => {
   const query = cursorPageQuery({ max: 100, item: "event" });
@@ -16,5 +17,38 @@ describe("cursorPageQuery", () => {
   it("documents both parameters", () => {
     expect(query.shape.limit.description).toBe("1..100, default 100.");
     expect(query.shape.cursor.description).toMatch(/an event's `cursor`/);
+  });
+});
+
+describe("listPageQuery and pages", () => {
+  const query = z.strictObject({ ...listPageQuery({ item: "keys", fallback: "the newest 200" }) });
+  it("takes limit 1..200 and a cursor", () => {
+    expect(query.parse({})).toEqual({});
+    expect(query.parse({ limit: "200", cursor: "7" })).toEqual({ limit: 200, cursor: "7" });
+    expect(query.safeParse({ limit: "201" }).success).toBe(false);
+    expect(query.safeParse({ limit: "0" }).success).toBe(false);
+    expect(query.shape.limit.description).toBe("1..200; without limit and cursor: the newest 200.");
+  });
+  it("tells a paged request from one as before", () => {
+    expect(pageRequested({})).toBe(false);
+    expect(pageRequested({ limit: 5 })).toBe(true);
+    expect(pageRequested({ cursor: "" })).toBe(true);
+  });
+  it("parses the service side: 0 is the list's cap, the cursor defaults to the start", () => {
+    const input = z.object(pageInput(500, 500));
+    expect(input.parse({})).toEqual({ limit: 500, cursor: "" });
+    expect(input.parse({ limit: 3, cursor: "9" })).toEqual({ limit: 3, cursor: "9" });
+    expect(input.safeParse({ limit: 501 }).success).toBe(false);
+  });
+  it("cuts a page and gives the next cursor only when more rows followed", () => {
+    const rows = [{ seq: 9n }, { seq: 7n }, { seq: 4n }];
+    expect(pageOf(rows, 2, (r) => r.seq)).toEqual({ items: rows.slice(0, 2), nextCursor: "7" });
+    expect(pageOf(rows, 3, (r) => r.seq)).toEqual({ items: rows, nextCursor: "" });
+    expect(pageOf([], 3, (r: { seq: bigint }) => r.seq)).toEqual({ items: [], nextCursor: "" });
+  });
+  it("refuses a cursor this format never gave", () => {
+    expect(pageStart("")).toBeNull();
+    expect(pageStart("12")).toBe(12n);
+    expect(() => pageStart("abc")).toThrow(/cursor must be/);
   });
 });

@@ -85,6 +85,24 @@ export const EVENT_CATALOG = {
     actor: z.string(),
   }),
   "key.quota_exceeded": z.object({ key_id: z.string(), tenant_id: z.string(), day: z.string(), daily_quota: z.number().int() }),
+  /**
+   * A key's expires_at is 7 days away (`days_left` 7) or 1 day away (1): once each, sent on to the
+   * tenant's account webhooks as `key.expiring` (CONTRACT.md section 13, docs/decisions/0210).
+   */
+  "key.expiring": z.object({
+    key_id: z.string(),
+    tenant_id: z.string(),
+    prefix: z.string(),
+    expires_at: z.string(),
+    days_left: z.union([z.literal(7), z.literal(1)]),
+  }),
+  /** A tenant registered or removed an account webhook (never its secret). */
+  "account.webhook_created": z.object({ tenant_id: z.string(), webhook_id: z.string(), events: z.array(z.string()), actor: z.string().nullable() }),
+  "account.webhook_deleted": z.object({ tenant_id: z.string(), webhook_id: z.string(), actor: z.string().nullable() }),
+  /** A tenant's balance alert threshold (null: none). */
+  "account.alerts_changed": z.object({ tenant_id: z.string(), balance_low_units: units.nullable(), actor: z.string().nullable() }),
+  /** The available balance fell below the tenant's threshold (once per crossing); sent to its account webhooks as `balance.low`. */
+  "account.balance_low": z.object({ tenant_id: z.string(), available_units: units, threshold_units: units }),
   "ledger.credited": z.object({
     tenant_id: z.string(),
     entry_id: z.string(),

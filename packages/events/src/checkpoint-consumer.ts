@@ -30,6 +30,11 @@ export type CheckpointConsumerOptions<Tx extends SqlExecutor, T extends EventTyp
    * that store events as published (the audit trail; producers validated them).
    */
   trustPayloads?: boolean;
+  /**
+   * Called after each batch's transaction committed (the handler's effects are visible):
+   * e.g. to wake a loop that works on rows the handler wrote.
+   */
+  afterCommit?: () => void;
 };
 
 const NAME = /^[A-Za-z0-9_-]{1,128}$/;
@@ -204,6 +209,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
     ).then((outcome): number | { rewind: number } => {
       if ("rewind" in outcome) return outcome;
       const { events, applied } = outcome;
+      if (events.length > 0) options.afterCommit?.();
       position = batch[batch.length - 1]!.seq;
       let processed = 0;
       const debug = log.isLevelEnabled("debug");

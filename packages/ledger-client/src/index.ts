@@ -12,3 +12,4 @@ export {
   voidOperation,
 } from "./operations.js";
 export { RECLAIM_ROUNDS, reserveReclaiming, type Reclaimed } from "./reclaim.js";
+export { HoldProtocol, stateOf, type HoldDecision, type HoldOutcome, type HoldSpec, type HoldState } from "./protocol.js";

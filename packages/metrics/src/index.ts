@@ -67,3 +67,4 @@ export async function startMetricsServer(registry: Registry, port: number, host:
       }),
   };
 }
+export { SeriesCounter, type Series } from "./series-counter.js";

@@ -88,7 +88,7 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
     durable: string,
     types: T[],
     handler: EventHandler<SqlExecutor, T>,
-    options?: { checkpoint?: boolean; synchronousCommit?: boolean; trustPayloads?: boolean },
+    options?: { checkpoint?: boolean; synchronousCommit?: boolean; trustPayloads?: boolean; afterCommit?: () => void },
   ): Promise<RunningConsumer>;
   /** Is the service's database answering? */
   databaseUp(): Promise<boolean>;
@@ -219,6 +219,7 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
               handler,
               lingerMs: env.CONSUMER_LINGER_MS,
               trustPayloads: options.trustPayloads ?? false,
+              ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
             })
           : await startConsumer({ js, jsm, subjects, durable, types, runTx: sqlTx, logger, registry, handler, lingerMs: env.CONSUMER_LINGER_MS });
         consumers.push(c);

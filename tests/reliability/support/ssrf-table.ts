@@ -139,6 +139,22 @@ export const SSRF_FIELDS: SsrfField[] = [
   },
   {
     method: "POST",
+    path: "/console/webhooks",
+    field: "url",
+    // HTTPS is required here as for job callbacks: an http target is also sent as https, so that
+    // the scheme rule alone is never what refuses a private address.
+    async send({ stack, customer }, url) {
+      const variants = url.startsWith("http://") ? [url, `https://${url.slice("http://".length)}`] : [url];
+      for (const target of variants) {
+        const res = await call(stack.edgeUrl, "POST", "/console/webhooks", { token: customer.token, body: { url: target, events: ["ping"] } });
+        const outcome: SsrfOutcome = refusedAtWrite(res);
+        if (!outcome.refused) return { ...outcome, detail: `${target}: ${outcome.detail}`, deferred: res.status === 201 && (await unresolvable(target)) };
+      }
+      return { refused: true, status: 400, detail: variants.join(", ") };
+    },
+  },
+  {
+    method: "POST",
     path: "/v1/conversations/webhooks",
     field: "url",
     async send({ stack, conversationKey }, url) {

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { bytes, intOrUndefined, when } from "../format.js";
+import { MoreButton, usePages } from "../list-pages.js";
 import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
 import type { DataOf, ItemOf } from "../api-types.js";
@@ -58,7 +59,7 @@ function QuotaStats({ quota }: { quota: StorageQuota }) {
 
 function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }) {
   const auth = { kind: "apiKey" as const, key: apiKey };
-  const files = useLoad(() => api.data<FileItem[]>("GET", "/v1/apps/file/list", { auth }), [apiKey]);
+  const files = usePages<FileItem>("/v1/apps/file/list", { limit: 50, key: (f) => f.id, auth }, [apiKey]);
   const [file, setFile] = useState<File | null>(null);
   const [expiresIn, setExpiresIn] = useState("");
   const [maxDownloads, setMaxDownloads] = useState("");
@@ -74,7 +75,7 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
       >
         <ErrorBox error={files.error} />
         <Table
-          rows={files.data ?? []}
+          rows={files.rows}
           rowKey={(f) => f.id}
           empty="No files."
           columns={[
@@ -88,6 +89,7 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
             ["Share", (f) => (f.share_url ? <a href={f.share_url}>share page</a> : "—")],
           ]}
         />
+        <MoreButton pages={files} label="Older files" />
       </Card>
       <Card title="Upload a file">
         <ActionForm

@@ -1,6 +1,6 @@
-import { api } from "../client.js";
 import { when } from "../format.js";
-import { Badge, Card, ErrorBox, Table, useLoad } from "../ui.js";
+import { MoreButton, usePages } from "../list-pages.js";
+import { Badge, Card, ErrorBox, Table } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
 import type { ItemOf } from "../api-types.js";
 
@@ -13,8 +13,8 @@ export function Jobs() {
 
 function JobLists({ apiKey }: { apiKey: string }) {
   const auth = { kind: "apiKey" as const, key: apiKey };
-  const jobs = useLoad(() => api.data<Job[]>("GET", "/v1/jobs", { auth }), [apiKey]);
-  const leases = useLoad(() => api.data<Lease[]>("GET", "/v1/apps/tron/leases", { auth }), [apiKey]);
+  const jobs = usePages<Job>("/v1/jobs", { limit: 50, key: (j) => j.id, auth }, [apiKey]);
+  const leases = usePages<Lease>("/v1/apps/tron/leases", { limit: 50, key: (l) => l.id, auth }, [apiKey]);
   return (
     <>
       <Card
@@ -27,7 +27,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
       >
         <ErrorBox error={jobs.error} />
         <Table
-          rows={jobs.data ?? []}
+          rows={jobs.rows}
           rowKey={(j) => j.id}
           empty="No jobs."
           columns={[
@@ -39,6 +39,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
             ["Updated", (j) => when(j.updated_at)],
           ]}
         />
+        <MoreButton pages={jobs} label="Older jobs" />
       </Card>
       <Card
         title="Energy leases"
@@ -50,7 +51,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
       >
         <ErrorBox error={leases.error} />
         <Table
-          rows={leases.data ?? []}
+          rows={leases.rows}
           rowKey={(l) => l.id}
           empty="No leases."
           columns={[
@@ -64,6 +65,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
             ["Created", (l) => when(l.created_at)],
           ]}
         />
+        <MoreButton pages={leases} label="Older leases" />
       </Card>
     </>
   );

@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, listOrUndefined, when } from "../format.js";
-import { ActionForm, BudgetFields, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
+import { MoreButton, usePages } from "../list-pages.js";
+import { ActionForm, BudgetFields, Card, ErrorBox, Field, SecretOnce, Table } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Key = ItemOf<"GET /console/keys">;
@@ -29,7 +30,7 @@ export const SCOPES = [
 const limit = (n: number | null) => (n === null ? "unlimited" : String(n));
 
 export function Keys() {
-  const keys = useLoad(() => api.data<Key[]>("GET", "/console/keys"));
+  const keys = usePages<Key>("/console/keys", { limit: 50, key: (k) => k.id });
   const [secret, setSecret] = useState<{ label: string; key: string } | null>(null);
   const [rowError, setRowError] = useState<unknown>(null);
   const [form, setForm] = useState({
@@ -100,7 +101,7 @@ export function Keys() {
       >
         <ErrorBox error={keys.error ?? rowError} />
         <Table
-          rows={keys.data ?? []}
+          rows={keys.rows}
           rowKey={(k) => k.id}
           empty="No keys yet: create one below."
           columns={[
@@ -131,6 +132,7 @@ export function Keys() {
             ],
           ]}
         />
+        <MoreButton pages={keys} label="More keys" />
       </Card>
       <Card title="Create a key">
         <ActionForm

@@ -1,10 +1,11 @@
 import { useState } from "react";
 import type { DataOf } from "../api-types.js";
-import type { UsageRecord } from "../charts.js";
+import { chargedTotals, type UsageRecord } from "../charts.js";
 import { api } from "../client.js";
 import { toCsv, type CsvColumn } from "../csv.js";
 import { usd, when } from "../format.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { MoreButton, usePages } from "../list-pages.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Table } from "../ui.js";
 
 type RequestView = DataOf<"GET /console/requests/{request_id}">;
 
@@ -16,6 +17,7 @@ const CSV_COLUMNS: CsvColumn<UsageRecord>[] = [
   ["instance", (r) => r.service_alias],
   ["model", (r) => r.model_alias],
   ["price_id", (r) => r.price_id],
+  ["mode", (r) => r.mode],
   ["status", (r) => r.status],
   ["reserved_units", (r) => r.reserved_units],
   ["final_units", (r) => r.final_units],
@@ -34,49 +36,46 @@ function downloadCsv(records: UsageRecord[]) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+type Mode = "managed" | "byok" | "all";
+
+const MODES: Record<Mode, string> = {
+  managed: "managed (charged to the balance)",
+  byok: "bring-your-own-key (never charged)",
+  all: "all",
+};
+
 export function Usage() {
-  const usage = useLoad(() => api.data<UsageRecord[]>("GET", `/console/services/managed-ai/usage?limit=${PAGE}`));
-  const [older, setOlder] = useState<UsageRecord[]>([]);
-  const [olderError, setOlderError] = useState<unknown>(null);
-  const [end, setEnd] = useState(false);
-  const rows = [...(usage.data ?? []), ...older];
-  const hasMore = !end && (older.length > 0 ? older.length % PAGE === 0 : (usage.data?.length ?? 0) === PAGE);
-  const more = async () => {
-    setOlderError(null);
-    try {
-      const page = await api.data<UsageRecord[]>(
-        "GET",
-        `/console/services/managed-ai/usage?limit=${PAGE}&before=${encodeURIComponent(rows[rows.length - 1]!.id)}`,
-      );
-      setOlder([...older, ...page]);
-      if (page.length < PAGE) setEnd(true);
-    } catch (err) {
-      setOlderError(err);
-    }
-  };
+  const [mode, setMode] = useState<Mode>("managed");
+  const usage = usePages<UsageRecord>(`/console/services/managed-ai/usage?mode=${mode}`, { limit: PAGE, key: (r) => r.id }, [mode]);
+  const rows = usage.rows;
+  const totals = chargedTotals(rows);
   return (
     <>
       <Card
-        title={`Usage (${rows.length} managed requests loaded, newest first)`}
+        title={`Usage (${rows.length} ${mode === "all" ? "" : `${mode} `}requests loaded, newest first)`}
         actions={
           <div className="row-actions">
+            <select name="mode" aria-label="Records" value={mode} onChange={(e) => setMode(e.target.value as Mode)}>
+              {(Object.keys(MODES) as Mode[]).map((m) => (
+                <option key={m} value={m}>
+                  {MODES[m]}
+                </option>
+              ))}
+            </select>
             <button className="secondary" disabled={rows.length === 0} onClick={() => downloadCsv(rows)}>
               Export CSV
             </button>
-            <button
-              className="secondary"
-              onClick={() => {
-                setOlder([]);
-                setEnd(false);
-                usage.reload();
-              }}
-            >
+            <button className="secondary" onClick={usage.reload}>
               Refresh
             </button>
           </div>
         }
       >
-        <ErrorBox error={usage.error ?? olderError} />
+        <ErrorBox error={usage.error} />
+        <p className="muted" data-testid="usage-totals">
+          Charged: <strong data-testid="charged-total">{usd(totals.units)}</strong> over {totals.records} completed managed{" "}
+          {totals.records === 1 ? "request" : "requests"} of those loaded (bring-your-own-key records are never charged).
+        </p>
         <Table
           rows={rows}
           rowKey={(r) => r.id}
@@ -84,19 +83,16 @@ export function Usage() {
           columns={[
             ["Request", (r) => <code className="small">{r.id}</code>],
             ["When", (r) => when(r.created_at)],
+            ["Mode", (r) => r.mode],
             ["Instance", (r) => r.service_alias],
             ["Model", (r) => r.model_alias],
             ["Status", (r) => <Badge value={r.status} />],
-            ["Reserved", (r) => usd(r.reserved_units)],
-            ["Final cost", (r) => <span data-testid="final-cost">{usd(r.final_units)}</span>],
+            ["Reserved", (r) => (r.mode === "byok" ? "—" : usd(r.reserved_units))],
+            ["Final cost", (r) => <span data-testid="final-cost">{r.mode === "byok" ? `${usd(r.final_units)} (at your provider)` : usd(r.final_units)}</span>],
             ["Note", (r) => r.error_code ?? ""],
           ]}
         />
-        {hasMore ? (
-          <button className="secondary" onClick={() => void more()}>
-            Older requests
-          </button>
-        ) : null}
+        <MoreButton pages={usage} label="Older requests" />
       </Card>
       <RequestLookup />
     </>

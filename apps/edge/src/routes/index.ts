@@ -4,6 +4,7 @@ import { login } from "./auth/login.js";
 import { logout } from "./auth/logout.js";
 import { refresh } from "./auth/refresh.js";
 import { register } from "./auth/register.js";
+import { getAlerts, putAlerts } from "./console/alerts.js";
 import { getBalance } from "./console/balance.js";
 import { deleteKey, getKeys, patchKey, postKey, postKeyRotate } from "./console/keys.js";
 import { listManagedAiUsage } from "./console/managed-ai-usage.js";
@@ -11,6 +12,13 @@ import { getMe } from "./console/me.js";
 import { getServices, postService } from "./console/services/services.js";
 import { getRequest } from "./console/requests.js";
 import { listManagedAiModels } from "./console/managed-ai-models.js";
+import {
+  deleteWebhook as deleteAccountWebhook,
+  getWebhookDeliveries as getAccountWebhookDeliveries,
+  getWebhooks as getAccountWebhooks,
+  postWebhook as postAccountWebhook,
+  postWebhookTest as postAccountWebhookTest,
+} from "./console/webhooks.js";
 import { listDiscounts } from "./ops/ai/list-discounts.js";
 import { listModels } from "./ops/ai/list-models.js";
 import { listPrices } from "./ops/ai/list-prices.js";
@@ -104,6 +112,13 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   patchKey,
   deleteKey,
   getRequest,
+  postAccountWebhook,
+  getAccountWebhooks,
+  deleteAccountWebhook,
+  postAccountWebhookTest,
+  getAccountWebhookDeliveries,
+  getAlerts,
+  putAlerts,
   getKeySelf,
   getJobs,
   getJobById,

@@ -55,8 +55,8 @@ const CHUNK_BYTES = 64 * 1024;
 export function filesHandlers(ctx: FilesContext): Implementation<typeof filesV1> {
   return {
     async ListFiles(req) {
-      const list = await listFiles({ ctx, input: req });
-      return { files: list.map(encode) };
+      const page = await listFiles({ ctx, input: req });
+      return { files: page.items.map(encode), next_cursor: page.nextCursor };
     },
 
     async UploadFile(requests, call) {

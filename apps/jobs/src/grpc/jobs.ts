@@ -1,7 +1,10 @@
 import type { Implementation } from "@gateway/grpc-kit";
 import type { jobs, jobsV1 } from "@gateway/protos";
 import type { JobsContext } from "../db.js";
-import type { Job } from "../generated/prisma/client.js";
+import type { AccountWebhook, AccountWebhookDelivery, Job } from "../generated/prisma/client.js";
+import { createAccountWebhook } from "../domain/account-webhooks/create.js";
+import { deleteAccountWebhook, listAccountWebhookDeliveries, listAccountWebhooks, testAccountWebhook } from "../domain/account-webhooks/manage.js";
+import { getAccountAlerts, putAccountAlerts, type AccountAlertsView } from "../domain/alerts/settings.js";
 import { listAuditEvents } from "../domain/audit/list.js";
 import { getJob, listJobs } from "../domain/jobs/read.js";
 import { createLease } from "../domain/leases/create.js";
@@ -42,6 +45,23 @@ function toLease({ lease, job }: LeaseWithJob): jobs.Lease {
   };
 }
 
+function toWebhook(w: AccountWebhook): jobs.AccountWebhook {
+  return { id: w.id, url: w.url, events: w.events, description: w.description ?? "", created_at: w.createdAt.toISOString() };
+}
+
+function toDelivery(d: AccountWebhookDelivery): jobs.AccountWebhookDelivery {
+  return {
+    event_id: d.eventId,
+    event: d.event,
+    status: d.state,
+    attempts: d.attempts,
+    ...(d.lastStatus !== null ? { last_status: d.lastStatus } : {}),
+    created_at: d.createdAt.toISOString(),
+  };
+}
+
+const toAlerts = (a: AccountAlertsView): jobs.AccountAlerts => (a.balanceLowUnits === null ? {} : { balance_low_units: a.balanceLowUnits.toString() });
+
 export function jobsHandlers(ctx: JobsContext): Implementation<typeof jobsV1> {
   return {
     async ListAuditEvents(req) {
@@ -59,7 +79,8 @@ export function jobsHandlers(ctx: JobsContext): Implementation<typeof jobsV1> {
       };
     },
     async ListJobs(req) {
-      return { jobs: (await listJobs({ ctx, input: req })).map(toJob) };
+      const page = await listJobs({ ctx, input: req });
+      return { jobs: page.items.map(toJob), next_cursor: page.nextCursor };
     },
     async GetJob(req) {
       return toJob(await getJob({ ctx, input: req }));
@@ -83,10 +104,42 @@ export function jobsHandlers(ctx: JobsContext): Implementation<typeof jobsV1> {
       return { job_id: r.jobId, lease_id: r.leaseId, status: "pending", dry_run: r.dryRun };
     },
     async ListLeases(req) {
-      return { leases: (await listLeases({ ctx, input: req })).map(toLease) };
+      const page = await listLeases({ ctx, input: req });
+      return { leases: page.items.map(toLease), next_cursor: page.nextCursor };
     },
     async GetLease(req) {
       return toLease(await getLease({ ctx, input: req }));
+    },
+    async CreateAccountWebhook(req, call) {
+      const { webhook, secret } = await createAccountWebhook({ ctx, input: { ...req, actor: call.actor ?? "" } });
+      return { webhook: toWebhook(webhook), secret };
+    },
+    async ListAccountWebhooks(req) {
+      const page = await listAccountWebhooks({ ctx, input: req });
+      return { webhooks: page.items.map(toWebhook), next_cursor: page.nextCursor };
+    },
+    async DeleteAccountWebhook(req, call) {
+      await deleteAccountWebhook({ ctx, input: { ...req, actor: call.actor ?? "" } });
+      return {};
+    },
+    async TestAccountWebhook(req, call) {
+      return { event_id: await testAccountWebhook({ ctx, input: { ...req, actor: call.actor ?? "" } }) };
+    },
+    async ListAccountWebhookDeliveries(req) {
+      const page = await listAccountWebhookDeliveries({ ctx, input: req });
+      return { deliveries: page.items.map(toDelivery), next_cursor: page.nextCursor };
+    },
+    async GetAccountAlerts(req) {
+      return toAlerts(await getAccountAlerts({ ctx, input: req }));
+    },
+    async PutAccountAlerts(req, call) {
+      const units = req.balance_low_units;
+      return toAlerts(
+        await putAccountAlerts({
+          ctx,
+          input: { tenant_id: req.tenant_id, balance_low_units: units === undefined || units === null ? null : units, actor: call.actor ?? "" },
+        }),
+      );
     },
   };
 }

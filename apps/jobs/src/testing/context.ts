@@ -180,6 +180,11 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
     tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },
     callbacks: { allowHttpLoopback: true, baseDelayMs: 1_000, timeoutMs: 2_000 },
     kickCallbacks: () => undefined,
+    accounts: {
+      availableUnits: async (tenantId) => ledger.available.get(tenantId) ?? 0n,
+      kickDeliveries: () => undefined,
+      kickBalanceChecks: () => undefined,
+    },
     ...overrides,
   };
   return {

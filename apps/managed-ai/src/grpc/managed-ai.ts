@@ -46,6 +46,8 @@ import {
  * left does not stop the metering), and shutdown waits for them.
  */
 export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight()): Implementation<typeof managedAiV1> {
+  /** A metered call, counted by the operations metrics when they are kept (docs/decisions/0211). */
+  const metered = <T>(run: () => Promise<T>): Promise<T> => (ctx.metrics ? ctx.metrics.track(run) : run());
   return {
     async ListModels(req) {
       return { models: (await listModels({ ctx, input: req })).map(encodeModel) };
@@ -136,10 +138,10 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       };
     },
     async Invoke(req, call) {
-      return invokeResponse(await inFlight.track(invokeChat({ ctx, input: invokeInput(req, call) })));
+      return invokeResponse(await metered(() => inFlight.track(invokeChat({ ctx, input: invokeInput(req, call) }))));
     },
     async Embed(req, call) {
-      return invokeResponse(await inFlight.track(invokeEmbeddings({ ctx, input: invokeInput(req, call) })));
+      return invokeResponse(await metered(() => inFlight.track(invokeEmbeddings({ ctx, input: invokeInput(req, call) }))));
     },
     async CreateConnectedAccount(req, call) {
       return encodeConnectedAccount(await createConnectedAccount({ ctx, input: { ...req, actor: call.actor } }));
@@ -155,20 +157,21 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       return revealConnectedAccount({ ctx, input: req });
     },
     async InvokeStream(req, call, send) {
-      await inFlight.track(invokeChatStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) }));
+      await metered(() => inFlight.track(invokeChatStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) })));
     },
     async InvokeMessages(req, call) {
-      return invokeResponse(await inFlight.track(invokeMessages({ ctx, input: invokeInput(req, call) })));
+      return invokeResponse(await metered(() => inFlight.track(invokeMessages({ ctx, input: invokeInput(req, call) }))));
     },
     async InvokeMessagesStream(req, call, send) {
-      await inFlight.track(invokeMessagesStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) }));
+      await metered(() => inFlight.track(invokeMessagesStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) })));
     },
     async CountMessageTokens(req) {
       const tokens = await countMessageTokens({ ctx, input: { tenantId: req.tenant_id, alias: req.alias, body: req.body } });
       return { input_tokens: tokens.toString() };
     },
     async ListUsage(req) {
-      return { records: (await listUsage({ ctx, input: req })).map(encodeUsage) };
+      const page = await listUsage({ ctx, input: { ...req, mode: req.mode as "managed" } });
+      return { records: page.items.map(encodeUsage), next_cursor: page.nextCursor };
     },
     async GetUsage(req) {
       return encodeUsage(await getUsage({ ctx, input: req }));

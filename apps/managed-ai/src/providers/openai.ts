@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
 import { checkUrl, egressPolicy as defaultEgressPolicy, guardedLookup, type EgressPolicy } from "@gateway/outbound";
@@ -101,6 +102,14 @@ export type ProviderResponse = { body: Dispatcher.ResponseData["body"] };
  * operator upstreams, one whose sockets connect only to addresses the egress
  * policy allows (customer-supplied base URLs). The same code serves both.
  */
+export type ProviderClientOptions = {
+  /**
+   * Called as a call starts; the function it returns, if any, is told how long the call
+   * took (ms, until its body was read or dropped): the metrics' provider time.
+   */
+  onCall?: () => ((elapsedMs: number) => void) | undefined;
+};
+
 export class ProviderClient {
   private readonly agent: Agent;
   private readonly guarded: Agent;
@@ -108,6 +117,7 @@ export class ProviderClient {
   constructor(
     timeouts: ProviderTimeouts,
     private readonly egressPolicy: EgressPolicy = defaultEgressPolicy(),
+    private readonly hooks: ProviderClientOptions = {},
   ) {
     const options = { keepAliveTimeout: 30_000, connections: 256, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs };
     this.agent = new Agent(options);
@@ -151,13 +161,17 @@ export class ProviderClient {
    */
   private async send(url: string, method: "GET" | "POST", call: Omit<ChatCall, "body">, body: string | undefined): Promise<ProviderResponse> {
     const span = startProviderSpan(url, method, call.egress ?? "operator");
+    const timed = this.hooks.onCall?.();
+    const start = timed ? performance.now() : 0;
     try {
       const res = await this.sendInSpan(url, method, call, body, span);
       if (span !== NOOP_SPAN) res.body.once("close", () => span.end());
+      if (timed) res.body.once("close", () => timed(performance.now() - start));
       return res;
     } catch (err) {
       failSpan(span, err);
       span.end();
+      timed?.(performance.now() - start);
       throw err;
     }
   }

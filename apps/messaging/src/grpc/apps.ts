@@ -143,10 +143,12 @@ export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagi
       return { thread_id: res.threadId, message_id: res.messageId, duplicate: res.duplicate };
     },
     async ListSocialThreads(req) {
-      return { threads: (await listSocialThreads({ ctx, input: req })).map(encodeThread) };
+      const page = await listSocialThreads({ ctx, input: req });
+      return { threads: page.items.map(encodeThread), next_cursor: page.nextCursor };
     },
     async ListSocialMessages(req) {
-      return { messages: (await listSocialMessages({ ctx, input: req })).map(encodeMessage) };
+      const page = await listSocialMessages({ ctx, input: req });
+      return { messages: page.items.map(encodeMessage), next_cursor: page.nextCursor };
     },
     async QueueSocialReply(req) {
       return encodeMessage(await queueSocialReply({ ctx, input: { tenant_id: req.tenant_id, alias: req.alias, thread_id: req.thread_id, text: req.text } }));

@@ -34,11 +34,24 @@ export class FakeLedger {
     const key = JSON.stringify(params);
     if (seen) {
       if (seen.params !== key) throw new AppError("conflict", `operation ${op} was used with other parameters`);
-      return seen.result as T;
+      // A replay is answered as stored, and says so (as the ledger's reserve does).
+      return (seen.result && typeof seen.result === "object" && "replayed" in seen.result ? { ...seen.result, replayed: true } : seen.result) as T;
     }
     const result = run();
     this.ops.set(op, { params: key, result });
     return result;
+  }
+
+  /** A hold as the ledger answers it. */
+  view(hold: Hold) {
+    const released = hold.status === "open" ? 0n : hold.units - hold.captured;
+    return {
+      hold_id: hold.hold_id,
+      status: hold.status,
+      units: hold.units.toString(),
+      captured_units: hold.captured.toString(),
+      released_units: released.toString(),
+    };
   }
 
   client(): Client<typeof ledgerV1> {
@@ -62,7 +75,7 @@ export class FakeLedger {
           hold.status = "captured";
           hold.captured = BigInt(req.units);
           self.balances.set(hold.tenant_id, (self.balances.get(hold.tenant_id) ?? 0n) + hold.units - hold.captured);
-          return {};
+          return { hold: self.view(hold) };
         });
       },
       async Void(req: { operation_id: string; hold_id: string }) {
@@ -71,12 +84,11 @@ export class FakeLedger {
           if (hold.status !== "open") throw new AppError("conflict", "settled");
           hold.status = "voided";
           self.balances.set(hold.tenant_id, (self.balances.get(hold.tenant_id) ?? 0n) + hold.units);
-          return {};
+          return { hold: self.view(hold) };
         });
       },
       async GetHold(req: { hold_id: string }) {
-        const hold = self.holds.get(req.hold_id)!;
-        return { hold_id: hold.hold_id, status: hold.status, captured_units: hold.captured.toString() };
+        return self.view(self.holds.get(req.hold_id)!);
       },
     } as unknown as Client<typeof ledgerV1>;
   }

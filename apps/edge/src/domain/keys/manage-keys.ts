@@ -1,4 +1,5 @@
 import { AppError } from "@gateway/errors";
+import { pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
 import type { ApiKey } from "../../generated/prisma/client.js";
 import type { KeysContext } from "./context.js";
@@ -85,13 +86,19 @@ export async function createKey({ ctx, input }: { ctx: KeysContext; input: Creat
   return { ...keyView(row), key: generated.plaintext };
 }
 
-export async function listKeys({ ctx, input }: { ctx: KeysContext; input: { tenantId: string } }): Promise<KeyView[]> {
+/**
+ * The tenant's live keys, newest first, a page at a time (docs/decisions/0212): `limit`
+ * 1..200, `cursor` a next cursor of this list ("" the first page).
+ */
+export async function listKeys({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; limit: number; cursor: string } }): Promise<Page<KeyView>> {
+  const after = pageStart(input.cursor);
   const rows = await ctx.prisma.apiKey.findMany({
-    where: { tenantId: input.tenantId, revokedAt: null },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: 200,
+    where: { tenantId: input.tenantId, revokedAt: null, ...(after !== null ? { seq: { lt: after } } : {}) },
+    orderBy: { seq: "desc" },
+    take: input.limit + 1,
   });
-  return rows.map(keyView);
+  const page = pageOf(rows, input.limit, (k) => k.seq);
+  return { items: page.items.map(keyView), nextCursor: page.nextCursor };
 }
 
 /** One live key of the tenant (404 otherwise). */

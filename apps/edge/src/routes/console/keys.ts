@@ -1,9 +1,11 @@
+import { pageRequested } from "@gateway/contract-schemas";
 import type { EdgeDeps } from "../../deps.js";
 import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
 import { withFreshBudget, withKeyBudgets } from "./key-budgets.js";
-import { CreateKeyRequest, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
+import { pageBody } from "../page.js";
+import { CreateKeyRequest, KeyListQuery, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
 
 const admin = { kind: "tenant", minRole: "admin" } as const;
 
@@ -33,20 +35,25 @@ export const postKey = defineRoute<EdgeDeps, Record<string, never>, Record<strin
         budget: body.budget_units !== undefined && body.budget_period !== undefined ? { units: BigInt(body.budget_units), period: body.budget_period } : null,
       },
     });
+    deps.keys.expiryNotices?.keyCreated(data.expires_at ? new Date(data.expires_at) : null);
     return { status: 201, body: { data: withFreshBudget(data) } };
   },
 });
 
-export const getKeys = defineRoute<EdgeDeps>({
+export const getKeys = defineRoute<EdgeDeps, Record<string, never>, KeyListQuery>({
   method: "get",
   path: "/console/keys",
-  summary: "The tenant's live API keys, newest first, without secrets.",
+  summary: "The tenant's live API keys, newest first, without secrets: the newest 200, or a page at a time with `limit` and `cursor`.",
   tags: ["console", "keys"],
   access: admin,
+  query: KeyListQuery,
   responses: { 200: { description: "keys", schema: KeyListResponse } },
-  async handler({ deps, principal }) {
-    const keys = await listKeys({ ctx: deps.keys, input: { tenantId: sessionPrincipal(principal).tenantId } });
-    return { status: 200, body: { data: await withKeyBudgets(deps, keys) } };
+  async handler({ deps, query, principal }) {
+    const page = await listKeys({
+      ctx: deps.keys,
+      input: { tenantId: sessionPrincipal(principal).tenantId, limit: query.limit ?? 200, cursor: query.cursor ?? "" },
+    });
+    return { status: 200, body: pageBody(await withKeyBudgets(deps, page.items), page.nextCursor, pageRequested(query)) };
   },
 });
 

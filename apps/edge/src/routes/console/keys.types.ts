@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { parseCidrs } from "../../domain/keys/client-ip.js";
 import { SCOPES, SERVICE_ALIAS_PATTERN } from "../../domain/keys/scopes.js";
-import { Id } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract-schemas";
+import { NextCursor } from "../page.js";
 import { BudgetFields, BudgetState, bothOrNeither } from "./budget.types.js";
 
 const Cidr = z.string().refine((value) => {
@@ -63,6 +64,8 @@ export type UpdateKeyRequest = z.infer<typeof UpdateKeyRequest>;
 export const KeyResponse = z.object({ data: KeyItem });
 
 export const KeyWithSecretResponse = z.object({ data: KeyItem.extend({ key: z.string().describe("The plaintext key: shown only here.") }) });
-export const KeyListResponse = z.object({ data: z.array(KeyItem) });
+export const KeyListResponse = z.object({ data: z.array(KeyItem), next_cursor: NextCursor });
+export const KeyListQuery = z.strictObject(listPageQuery({ item: "keys", fallback: "the newest 200" }));
+export type KeyListQuery = z.infer<typeof KeyListQuery>;
 export const KeyParams = z.object({ id: Id });
 export type KeyParams = z.infer<typeof KeyParams>;

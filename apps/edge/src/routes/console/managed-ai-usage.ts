@@ -1,27 +1,32 @@
+import { pageRequested } from "@gateway/contract-schemas";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
 import { usageJson } from "../ops/ai/requests.js";
 import { UsageListResponse } from "../ops/ai/requests.types.js";
+import { pageBody } from "../page.js";
 import { UsageQuery } from "./managed-ai-usage.types.js";
 
 export const listManagedAiUsage = defineRoute<EdgeDeps, Record<string, never>, UsageQuery>({
   method: "get",
   path: "/console/services/managed-ai/usage",
-  summary: "The caller tenant's managed requests, newest first, 100 a page; `before` (the last id of a page) continues with older ones.",
+  summary:
+    "The caller tenant's managed requests (`mode=byok`: bring-your-own-key ones, never charged; `mode=all`: both), newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   tags: ["console", "ai"],
   access: { kind: "tenant", minRole: "member" },
   query: UsageQuery,
   responses: {
     200: { description: "usage records, newest first", schema: UsageListResponse },
-    400: { description: "`before` is not a request of this tenant" },
+    400: { description: "`before` is not a request of this tenant, or `cursor` is not one this list gave" },
   },
   async handler({ deps, query, principal }) {
     const res = await deps.services.managedAi.ListUsage({
       tenant_id: sessionPrincipal(principal).tenantId,
       limit: query.limit ?? 100,
       before: query.before ?? "",
+      cursor: query.cursor ?? "",
+      mode: query.mode ?? "managed",
     });
-    return { status: 200, body: { data: res.records.map(usageJson) } };
+    return { status: 200, body: pageBody(res.records.map(usageJson), res.next_cursor, pageRequested(query)) };
   },
 });

@@ -1,8 +1,12 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract-schemas";
 
 export const UsageQuery = z.strictObject({
-  limit: listLimitQuery(100).describe("1..100, default 100."),
-  before: Id.optional().describe("Continue after this request id (the last one of the previous page)."),
+  ...listPageQuery({ item: "usage records", fallback: "the newest 100" }),
+  before: Id.optional().describe("Continue after this request id (the last one of the previous page); `cursor` is the contract's way."),
+  mode: z
+    .enum(["managed", "byok", "all"])
+    .optional()
+    .describe("managed (the default): metered records, charged to the balance; byok: bring-your-own-key records, never charged; all: both."),
 });
 export type UsageQuery = z.infer<typeof UsageQuery>;

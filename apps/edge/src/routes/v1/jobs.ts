@@ -1,8 +1,10 @@
+import { pageRequested } from "@gateway/contract-schemas";
 import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../deps.js";
 import { keyPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { JobListResponse, JobParams, JobResponse } from "./jobs.types.js";
+import { pageBody } from "../page.js";
+import { JobListQuery, JobListResponse, JobParams, JobResponse } from "./jobs.types.js";
 
 const parse = (text: string) => (text ? (JSON.parse(text) as unknown) : null);
 
@@ -19,16 +21,17 @@ function jobView(job: jobs.Job__Output) {
   };
 }
 
-export const getJobs = defineRoute<EdgeDeps>({
+export const getJobs = defineRoute<EdgeDeps, Record<string, never>, JobListQuery>({
   method: "get",
   path: "/v1/jobs",
-  summary: "The key's tenant's jobs, newest first.",
+  summary: "The key's tenant's jobs, newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   tags: ["jobs"],
   access: { kind: "apiKey", scope: "jobs:read" },
+  query: JobListQuery,
   responses: { 200: { description: "jobs", schema: JobListResponse } },
-  async handler({ deps, principal }) {
-    const res = await deps.services.jobs.ListJobs({ tenant_id: keyPrincipal(principal).tenantId, limit: 100 });
-    return { status: 200, body: { data: res.jobs.map(jobView) } };
+  async handler({ deps, query, principal }) {
+    const res = await deps.services.jobs.ListJobs({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, cursor: query.cursor ?? "" });
+    return { status: 200, body: pageBody(res.jobs.map(jobView), res.next_cursor, pageRequested(query)) };
   },
 });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract-schemas";
+import { NextCursor } from "../page.js";
 
 export const JobView = z.object({
   id: z.string(),
@@ -13,6 +14,8 @@ export const JobView = z.object({
 });
 
 export const JobResponse = z.object({ data: JobView });
-export const JobListResponse = z.object({ data: z.array(JobView) });
+export const JobListResponse = z.object({ data: z.array(JobView), next_cursor: NextCursor });
+export const JobListQuery = z.strictObject(listPageQuery({ item: "jobs", fallback: "the newest 100" }));
+export type JobListQuery = z.infer<typeof JobListQuery>;
 export const JobParams = z.object({ id: Id });
 export type JobParams = z.infer<typeof JobParams>;

@@ -86,8 +86,14 @@ describe("listFiles", () => {
     const theirs = await upload({ tenant_id: "ten_other" });
     const second = await upload({ tenant_id: "ten_list" });
     await t.sql("INSERT INTO files (id, tenant_id, filename, size, sha256, state) VALUES ('file_inprogress', 'ten_list', 'x', 0, '', 'uploading')");
-    const list = await listFiles({ ctx: t.ctx, input: { tenant_id: "ten_list" } });
+    const list = (await listFiles({ ctx: t.ctx, input: { tenant_id: "ten_list" } })).items;
     expect(list.map((f) => f.id)).toEqual([second.id, mine.id]);
     expect(list.map((f) => f.id)).not.toContain(theirs.id);
+    const first = await listFiles({ ctx: t.ctx, input: { tenant_id: "ten_list", limit: 1 } });
+    expect(first.items.map((f) => f.id)).toEqual([second.id]);
+    const third = await upload({ tenant_id: "ten_list" }); // at the head: the next page is unchanged
+    const rest = await listFiles({ ctx: t.ctx, input: { tenant_id: "ten_list", limit: 1, cursor: first.nextCursor } });
+    expect(rest).toMatchObject({ items: [{ id: mine.id }], nextCursor: "" });
+    expect((await listFiles({ ctx: t.ctx, input: { tenant_id: "ten_list", limit: 1 } })).items[0]!.id).toBe(third.id);
   });
 });

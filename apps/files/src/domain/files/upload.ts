@@ -75,7 +75,9 @@ export async function uploadFile({ ctx, input, body, signal }: UploadFileArgs): 
     const sha256 = tally.hash.digest("hex");
     return await ctx.transact(async (tx, emit) => {
       const updated = await tx.$executeRawUnsafe(
-        `UPDATE files SET state = 'ready', size = $2, sha256 = $3, created_at = now(), expires_at = now() + make_interval(secs => $4)
+        // A file joins its tenant's list when it is complete: its time and list position are then.
+        `UPDATE files SET state = 'ready', size = $2, sha256 = $3, created_at = now(), seq = nextval(pg_get_serial_sequence('files', 'seq')),
+             expires_at = now() + make_interval(secs => $4)
           WHERE id = $1 AND state = 'uploading'`,
         id,
         BigInt(tally.size),

@@ -1,16 +1,22 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, listLimit } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import type { JobsContext } from "../../db.js";
 import type { Job } from "../../generated/prisma/client.js";
 
-export const ListJobsInput = z.object({ tenant_id: Id, limit: listLimit(200, 100) });
+export const ListJobsInput = z.object({ tenant_id: Id, ...pageInput(200, 100) });
 export type ListJobsInput = z.input<typeof ListJobsInput>;
 
-/** The tenant's jobs, newest first; limit 0 means 100. */
-export async function listJobs({ ctx, input }: { ctx: JobsContext; input: ListJobsInput }): Promise<Job[]> {
+/** The tenant's jobs, newest first, a page at a time (docs/decisions/0212); limit 0 means 100. */
+export async function listJobs({ ctx, input }: { ctx: JobsContext; input: ListJobsInput }): Promise<Page<Job>> {
   const q = parseInput(ListJobsInput, input);
-  return ctx.prisma.job.findMany({ where: { tenantId: q.tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: q.limit });
+  const after = pageStart(q.cursor);
+  const rows = await ctx.prisma.job.findMany({
+    where: { tenantId: q.tenant_id, ...(after !== null ? { seq: { lt: after } } : {}) },
+    orderBy: { seq: "desc" },
+    take: q.limit + 1,
+  });
+  return pageOf(rows, q.limit, (j) => j.seq);
 }
 
 export const GetJobInput = z.object({ tenant_id: Id, id: Id });

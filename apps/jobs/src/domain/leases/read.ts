@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, listLimit } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import type { JobsContext } from "../../db.js";
 import type { Job, TronLease } from "../../generated/prisma/client.js";
 
 export type LeaseWithJob = { lease: TronLease; job: Job };
 
-export const ListLeasesInput = z.object({ tenant_id: Id, limit: listLimit(200, 100) });
+export const ListLeasesInput = z.object({ tenant_id: Id, ...pageInput(200, 100) });
 export type ListLeasesInput = z.input<typeof ListLeasesInput>;
 
 async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): Promise<LeaseWithJob[]> {
@@ -17,15 +17,17 @@ async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): 
   });
 }
 
-/** The tenant's leases with their jobs, newest first; limit 0 means 100. */
-export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListLeasesInput }): Promise<LeaseWithJob[]> {
+/** The tenant's leases with their jobs, newest first, a page at a time (docs/decisions/0212); limit 0 means 100. */
+export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListLeasesInput }): Promise<Page<LeaseWithJob>> {
   const q = parseInput(ListLeasesInput, input);
-  const leases = await ctx.prisma.tronLease.findMany({
-    where: { tenantId: q.tenant_id },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit,
+  const after = pageStart(q.cursor);
+  const rows = await ctx.prisma.tronLease.findMany({
+    where: { tenantId: q.tenant_id, ...(after !== null ? { seq: { lt: after } } : {}) },
+    orderBy: { seq: "desc" },
+    take: q.limit + 1,
   });
-  return withJobs(ctx, leases);
+  const page = pageOf(rows, q.limit, (l) => l.seq);
+  return { items: await withJobs(ctx, page.items), nextCursor: page.nextCursor };
 }
 
 export const GetLeaseInput = z.object({ tenant_id: Id, id: Id });

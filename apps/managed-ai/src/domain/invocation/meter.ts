@@ -29,6 +29,7 @@ export type Meter = {
 };
 
 export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenInput & { keyBudget?: Budget | null }): Promise<Meter> {
+  ctx.metrics?.planned(plan.modelAlias);
   const budgets = await applicableBudgets(ctx, { tenantId: plan.tenantId, serviceAlias: plan.serviceAlias, keyBudget: input.keyBudget });
   await reserveBudgets({ ctx, input: { requestId: input.requestId, tenantId: plan.tenantId, budgets, units: plan.reservedUnits } });
   // byok: recorded like a managed request, without a hold, and without Idempotency-Key enforcement (as before).
@@ -55,6 +56,13 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
     completed: async (usage) => {
       const units = await settleCompleted(ctx, opened, plan, usage);
       await settled();
+      ctx.metrics?.settled({
+        tenantId: plan.tenantId,
+        model: plan.modelAlias,
+        chargedUnits: plan.mode === "managed" ? units : 0n,
+        inputTokens: usage.promptTokens,
+        outputTokens: usage.completionTokens,
+      });
       return units;
     },
     failed: async (errorCode) => {

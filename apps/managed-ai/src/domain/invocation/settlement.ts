@@ -1,11 +1,11 @@
 import { AppError, isAppError } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import { captureOperation, reserveOperation, reserveReclaiming, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve, type Carved } from "../allotments/allotments.js";
+import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
 import { usageRecordEventId } from "../../storage/usage-records.js";
 
@@ -89,17 +89,9 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
   // A hold of its own. The allotment that had no room gives its rest back first, so the
   // ledger decides this request on the whole balance (402 is always the ledger's own).
   if (written.ranOut) await ctx.allotments.freeze(written.ranOut);
-  const reserve = () =>
-    ctx.ledgerCalls.reserve({
-      operation_id: reserveOperation(input.requestId),
-      tenant_id: plan.tenantId,
-      units: plan.reservedUnits.toString(),
-      expires_at: holdExpiresAt.toISOString(),
-      reason: `managed request ${input.requestId}`,
-    });
   try {
     // Refused: what the tenant's allotments hold unclaimed goes back first (a 402 is decided on everything).
-    const res = await reserveReclaiming(reserve, () => ctx.allotments.reclaim(plan.tenantId));
+    const res = await holdsOf(ctx).open(recordHold({ id: input.requestId, tenantId: plan.tenantId, reservedUnits: plan.reservedUnits, holdExpiresAt }));
     ctx.allotments.refill(plan.tenantId, BigInt(res.balance?.available_units ?? "0"), plan.reservedUnits);
     return { ...opened, holdId: res.hold_id };
   } catch (err) {
@@ -218,19 +210,14 @@ export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, pla
     await marked;
     return finalUnits;
   }
-  const [captured, written] = await Promise.allSettled([
-    ctx.ledgerCalls.capture({
-      operation_id: captureOperation(opened.id),
-      hold_id: opened.holdId,
-      units: finalUnits.toString(),
-      reason: `managed request ${opened.id}`,
-    }),
-    marked,
-  ]);
+  const [captured, written] = await Promise.allSettled([holdsOf(ctx).capture(opened.id, opened.holdId, finalUnits, `managed request ${opened.id}`), marked]);
   // Not written: the record stays `reserved`, and the reconciler settles it from the ledger's hold.
   if (written.status === "rejected") throw written.reason;
-  if (captured.status === "rejected") {
-    ctx.logger.error({ err: captured.reason, request_id: opened.id }, "capture failed; the record goes to review with its hold");
+  // Captured now, or before with the same units (a conflict that says so); anything else waits in review.
+  const capture = captured.status === "fulfilled" ? captured.value : null;
+  if (!(capture?.kind === "settled" || (capture?.hold.status === "captured" && BigInt(capture.hold.captured_units) === finalUnits))) {
+    const err = captured.status === "rejected" ? captured.reason : capture?.kind === "conflict" ? capture.error : undefined;
+    ctx.logger.error({ err, request_id: opened.id }, "capture failed; the record goes to review with its hold");
     await captureFailed(ctx, opened, plan);
   }
   return finalUnits;
@@ -261,27 +248,22 @@ async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: b
       return;
     }
     const holdId = carved.holdId;
-    // Nothing owed (the provider failed): void:<id>, as the request's own void would be.
-    if (finalUnits === 0n) {
-      const res = await ctx.ledgerCalls.void({
-        operation_id: voidOperation(opened.id),
-        hold_id: holdId,
-        reason: `managed request ${opened.id}: provider failed`,
-      });
-      await moveRecord(ctx, row, holdId, {
-        status: "failed",
-        errorCode: errorCode ?? row.errorCode,
-        finalUnits: 0n,
-        refundedUnits: BigInt(res.hold?.released_units ?? "0"),
-      });
-    } else {
-      await ctx.ledgerCalls.capture({
-        operation_id: captureOperation(opened.id),
-        hold_id: holdId,
-        units: finalUnits.toString(),
-        reason: `managed request ${opened.id}`,
-      });
+    // Nothing owed (the provider failed): void:<id>, as the request's own void would be. An operator's
+    // decision that reached the ledger first stands (the protocol answers the hold as it is).
+    const outcome = await holdsOf(ctx).settle(opened.id, holdId, { status: "open", capturedUnits: 0n, releasedUnits: 0n }, () =>
+      finalUnits === 0n
+        ? { kind: "void", reason: `managed request ${opened.id}: provider failed` }
+        : { kind: "capture", units: finalUnits, reason: `managed request ${opened.id}` },
+    );
+    if (outcome.kind === "voided" && finalUnits === 0n) {
+      await moveRecord(ctx, row, holdId, { status: "failed", errorCode: errorCode ?? row.errorCode, finalUnits: 0n, refundedUnits: outcome.releasedUnits });
+    } else if (outcome.kind === "captured" && outcome.capturedUnits === finalUnits) {
       await moveRecord(ctx, row, holdId, { status: "completed", errorCode: null, finalUnits, refundedUnits: null });
+    } else {
+      ctx.logger.warn(
+        { request_id: opened.id, outcome: outcome.kind },
+        "a fenced record's hold was decided otherwise; it waits for the reconciler or an operator",
+      );
     }
   } catch (err) {
     ctx.logger.error(
@@ -401,7 +383,8 @@ export async function settleFailed(ctx: ManagedAiContext, opened: Opened, errorC
   }
   if (opened.holdId) {
     try {
-      await ctx.ledgerCalls.void({ operation_id: voidOperation(opened.id), hold_id: opened.holdId, reason: `managed request ${opened.id}: ${errorCode}` });
+      const voided = await holdsOf(ctx).void(opened.id, opened.holdId, `managed request ${opened.id}: ${errorCode}`);
+      if (voided.kind === "conflict" && voided.hold.status !== "voided") throw voided.error;
     } catch (err) {
       ctx.logger.error({ err, request_id: opened.id }, "void failed; the record goes to review with its hold");
       await markSettled(ctx, opened, { status: "review", errorCode });

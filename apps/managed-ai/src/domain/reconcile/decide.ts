@@ -1,3 +1,4 @@
+import type { HoldState } from "@gateway/ledger-client";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 
 /**
@@ -26,7 +27,7 @@ export const PROVIDER_FAILURES = new Set([
 /** The code given to a `reserved` record whose process is gone while its hold stays open. */
 export const INTERRUPTED = "interrupted";
 
-export type HoldState = { status: "open" | "captured" | "voided"; capturedUnits: bigint; releasedUnits: bigint } | "none";
+export type { HoldState };
 
 export type Decision =
   /** The ledger settled it already: the record follows. */

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { isAppError, parseInput } from "@gateway/errors";
-import { captureOperation, findHold, postOperation, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
+import { type HoldDecision, type HoldOutcome, postOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/allotments.js";
+import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
@@ -213,15 +214,13 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
 async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: string, report: ReconcileReport): Promise<void> {
   if (holdStatus === "open" && row.finalUnits !== null) {
     try {
-      await ctx.ledgerCalls.capture({
-        operation_id: captureOperation(row.id),
-        hold_id: row.holdId!,
-        units: row.finalUnits.toString(),
-        reason: `managed request ${row.id}`,
-      });
-      report.recaptured++;
-      ctx.logger.warn({ request_id: row.id, units: row.finalUnits.toString() }, "a completed record's capture was missing; replayed");
-      return;
+      const captured = await holdsOf(ctx).capture(row.id, row.holdId!, row.finalUnits, `managed request ${row.id}`);
+      if (captured.kind === "settled" || (captured.hold.status === "captured" && BigInt(captured.hold.captured_units) === row.finalUnits)) {
+        report.recaptured++;
+        ctx.logger.warn({ request_id: row.id, units: row.finalUnits.toString() }, "a completed record's capture was missing; replayed");
+        return;
+      }
+      ctx.logger.error({ err: captured.error, request_id: row.id }, "a completed record's capture was refused; the record goes to review");
     } catch (err) {
       // The ledger unreachable: the check stops here and starts again at this record.
       if (!isAppError(err) || err.code === "unavailable" || err.code === "internal_error") throw err;
@@ -233,38 +232,19 @@ async function repairCapture(ctx: ManagedAiContext, row: Settled, holdStatus: st
   if (await moveRecord(ctx, row, row.holdId, { status: "review", errorCode: "settlement_failed", finalUnits: null, refundedUnits: null })) report.toOperator++;
 }
 
-/** The record's hold and its state, finding the hold by replaying the reservation when its id was never written. */
+/**
+ * The record's hold and its state (the hold protocol's `find`: the reservation replayed
+ * when its id was never written; one taken only now is given back, never reserved).
+ * A claim on an allotment is carved out of it first, unless the request posted its
+ * charge from the allotment first: then that post is the outcome.
+ */
 async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string | null; state: HoldState }> {
-  let holdId = row.holdId;
-  let existed = true;
-  // Claimed from an allotment: the claim existed; its hold is carved out of the allotment now,
-  // unless the request posted its charge from the allotment first (then that is the outcome).
-  if (!holdId && row.allotmentId) {
+  if (!row.holdId && row.allotmentId) {
     const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
     if (carved.posted !== undefined) return { holdId: null, state: { status: "captured", capturedUnits: carved.posted, releasedUnits: 0n } };
-    holdId = carved.holdId;
+    return holdsOf(ctx).find(recordHold(row), carved.holdId);
   }
-  if (!holdId) {
-    const found = await findHold(ctx.ledgerCalls, {
-      operation_id: reserveOperation(row.id),
-      tenant_id: row.tenantId,
-      units: row.reservedUnits.toString(),
-      expires_at: row.holdExpiresAt.toISOString(),
-      reason: `managed request ${row.id}`,
-    });
-    // Refused now (no balance, an expiry in the past): it was never taken.
-    if (!found) return { holdId: null, state: "none" };
-    holdId = found.holdId;
-    existed = found.replayed;
-  }
-  if (!existed) {
-    // Taken only now by the replay: the original never reached the ledger. Give it back.
-    await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: holdId, reason: `managed request ${row.id}: never reserved` });
-    return { holdId, state: "none" };
-  }
-  const hold = await ctx.ledgerCalls.hold(holdId);
-  const status = hold.status === "captured" || hold.status === "voided" ? hold.status : "open";
-  return { holdId, state: { status, capturedUnits: BigInt(hold.captured_units || "0"), releasedUnits: BigInt(hold.released_units || "0") } };
+  return holdsOf(ctx).find(recordHold(row), row.holdId);
 }
 
 /** The charge the request computed from its usage (the same units, so a replayed capture matches); null without usage. */
@@ -297,19 +277,29 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
     return (await moveRecord(ctx, row, null, { status: "review", errorCode: INTERRUPTED, finalUnits: null, refundedUnits: null })) ? "toOperator" : "unchanged";
   }
   const { holdId, state } = await holdOf(ctx, row);
-  let decision: Decision = decide(row, state);
   const charge = await chargeOf(ctx, row);
-  if (decision.kind === "capture" && holdId && charge) {
-    const res = await ctx.ledgerCalls.capture({
-      operation_id: captureOperation(row.id),
-      hold_id: holdId,
-      units: charge.units.toString(),
-      reason: `managed request ${row.id}`,
-    });
-    decision = { kind: "completed", finalUnits: BigInt(res.hold?.captured_units ?? charge.units.toString()) };
-  } else if (decision.kind === "void" && holdId) {
-    decision = await voidRecordHold(ctx, row, holdId);
-  }
+  // The hold's state decides; an open one is settled by the rule (decide.ts): the charge
+  // captured when it is known, voided when nothing is owed, else left for an operator.
+  const rule = (s: HoldState): HoldDecision => {
+    const d = decide(row, s);
+    if (d.kind === "capture" && charge) return { kind: "capture", units: charge.units, reason: `managed request ${row.id}` };
+    if (d.kind === "void") return { kind: "void", reason: `managed request ${row.id}: ${row.errorCode}` };
+    return { kind: "wait" };
+  };
+  const outcome: HoldOutcome =
+    holdId === null
+      ? state !== "none" && state.status === "captured"
+        ? { kind: "captured", holdId: "", capturedUnits: state.capturedUnits, releasedUnits: 0n }
+        : { kind: "none" }
+      : await holdsOf(ctx).settle(row.id, holdId, state, rule);
+  const decision: Decision =
+    outcome.kind === "captured"
+      ? { kind: "completed", finalUnits: outcome.capturedUnits }
+      : outcome.kind === "voided"
+        ? { kind: "failed", refundedUnits: outcome.releasedUnits }
+        : outcome.kind === "none"
+          ? { kind: "failed", refundedUnits: 0n }
+          : { kind: "operator" };
   if (decision.kind === "operator") {
     // A hold just carved out of an allotment is written on the record (it stays in review).
     if (row.allotmentId && row.status === "review" && !row.holdId && holdId)
@@ -332,22 +322,4 @@ async function reconcileRecord(ctx: ManagedAiContext, row: UsageRecord): Promise
       : "unchanged";
   }
   return "unchanged";
-}
-
-/**
- * Voids with the reason the request's own void would have used, so a void that
- * did reach the ledger is recognised as the same operation; a conflict means the
- * hold was settled otherwise meanwhile, and its state decides.
- */
-async function voidRecordHold(ctx: ManagedAiContext, row: UsageRecord, holdId: string): Promise<Decision> {
-  const voided = await voidHold(ctx.ledgerCalls, {
-    operation_id: voidOperation(row.id),
-    hold_id: holdId,
-    reason: `managed request ${row.id}: ${row.errorCode}`,
-  });
-  if (voided.kind === "settled") return { kind: "failed", refundedUnits: BigInt(voided.response.hold?.released_units ?? "0") };
-  const { hold } = voided;
-  if (hold.status === "captured") return { kind: "completed", finalUnits: BigInt(hold.captured_units) };
-  if (hold.status === "voided") return { kind: "failed", refundedUnits: BigInt(hold.released_units) };
-  throw voided.error;
 }

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { captureHold, captureOperation, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
+import { holdsOf } from "./hold.js";
 import { decidable, findHold, recordDecision } from "./release.js";
 
 export const CaptureUsageInput = z.object({ actor: Actor, id: ResourceId, units: NonNegativeUnits, reason: z.string().trim().min(1).max(240) });
@@ -39,24 +39,18 @@ export async function captureUsage({
 
   let refunded = 0n;
   const hold = await findHold(ctx, row);
-  if (hold && !hold.existed) {
-    // The reservation never happened: the replay just took a hold, which goes away again, and
-    // the record fails as a release would have it (nothing was ever held, nothing refunded).
-    await ctx.ledgerCalls.void({ operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
+  if (!hold && row.reservedUnits > 0n && row.mode !== "byok") {
+    // The reservation never happened (a replay that took it gave it back): the record fails
+    // as a release would have it (nothing was ever held, nothing refunded).
     await ctx.prisma.usageRecord.updateMany({
       where: { id: row.id, status: row.status },
-      data: { status: "failed", holdId: hold.holdId, finalUnits: 0n, refundedUnits: 0n, errorCode: row.errorCode ?? "hold_expired", settledAt: new Date() },
+      data: { status: "failed", finalUnits: 0n, refundedUnits: 0n, errorCode: row.errorCode ?? "hold_expired", settledAt: new Date() },
     });
     throw new AppError("conflict", "The request never obtained its reservation: there was nothing to capture, and it is now failed.");
   }
   if (!hold && q.units > 0n) throw new AppError("conflict", "The request holds nothing (a free request): only 0 units can be captured.");
   if (hold) {
-    const captured = await captureHold(ctx.ledgerCalls, {
-      operation_id: captureOperation(row.id),
-      hold_id: hold.holdId,
-      units: q.units.toString(),
-      reason: q.reason,
-    });
+    const captured = await holdsOf(ctx).capture(row.id, hold.holdId, q.units, q.reason);
     if (captured.kind === "settled") {
       refunded = BigInt(captured.response.hold?.released_units ?? "0");
     } else {

@@ -11,6 +11,8 @@ beforeAll(async () => {
   const rows = [
     ...Array.from({ length: 7 }, (_, i) => ({ id: `req_a${i}`, tenantId: "ten_a", createdAt: new Date(at.getTime() + (i < 3 ? 0 : i) * 1000) })),
     { id: "req_b0", tenantId: "ten_b", createdAt: at },
+    { id: "req_byok0", tenantId: "ten_a", createdAt: at, mode: "byok" },
+    { id: "req_byok1", tenantId: "ten_a", createdAt: at, mode: "byok" },
   ];
   await t.ctx.prisma.usageRecord.createMany({
     data: rows.map((r) => ({
@@ -39,11 +41,29 @@ describe("listUsage", () => {
     let before = "";
     for (;;) {
       const page = await listUsage({ ctx: t.ctx, input: { tenant_id: "ten_a", limit: 3, before } });
-      seen.push(...page.map((r) => r.id));
-      if (page.length < 3) break;
-      before = page[page.length - 1]!.id;
+      seen.push(...page.items.map((r) => r.id));
+      if (page.items.length < 3) break;
+      before = page.items[page.items.length - 1]!.id;
     }
     expect(seen).toEqual(["req_a6", "req_a5", "req_a4", "req_a3", "req_a2", "req_a1", "req_a0"]);
+  });
+
+  it("pages with the contract's cursor until next_cursor is empty, and filters by mode", async () => {
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = await listUsage({ ctx: t.ctx, input: { tenant_id: "ten_a", limit: 2, cursor } });
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((r) => r.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(["req_a6", "req_a5", "req_a4", "req_a3", "req_a2", "req_a1", "req_a0"]);
+    const byok = await listUsage({ ctx: t.ctx, input: { tenant_id: "ten_a", mode: "byok" } });
+    expect(byok).toEqual({ items: [expect.objectContaining({ id: "req_byok1", mode: "byok" }), expect.objectContaining({ id: "req_byok0" })], nextCursor: "" });
+    const all = await listUsage({ ctx: t.ctx, input: { tenant_id: "ten_a", mode: "all", limit: 3 } });
+    expect(all.items.map((r) => r.id)).toEqual(["req_byok1", "req_byok0", "req_a6"]);
+    expect(all.nextCursor).not.toBe("");
+    await expect(listUsage({ ctx: t.ctx, input: { tenant_id: "ten_a", cursor: "x1" } })).rejects.toMatchObject({ code: "invalid_request" });
   });
 
   it("refuses a before that is not one of the tenant's records", async () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { listLimit } from "@gateway/contract-schemas";
+import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";
@@ -8,9 +8,11 @@ import { ResourceId } from "../schemas.js";
 export const ListUsageInput = z
   .object({
     tenant_id: z.union([z.literal(""), ResourceId]).default(""),
-    limit: listLimit(200, 100),
     all_tenants: z.boolean().default(false),
     before: z.union([z.literal(""), ResourceId]).default(""),
+    ...pageInput(200, 100),
+    /** managed ("" too): metered records; byok: bring-your-own-key ones (never charged); all: both. */
+    mode: z.enum(["", "managed", "byok", "all"]).default(""),
   })
   .refine((q) => q.all_tenants || q.tenant_id !== "", {
     path: ["tenant_id"],
@@ -19,26 +21,30 @@ export const ListUsageInput = z
   .refine((q) => !(q.all_tenants && q.tenant_id !== ""), { path: ["all_tenants"], message: "cannot be combined with a tenant_id" });
 
 /**
- * Newest first, a page at a time: one tenant's (customers) or, asked for explicitly
- * with `all_tenants` (the edge's /ops routes), everyone's (operators). An empty tenant
- * id alone is refused: it never means "every tenant". `before` continues after a record
- * of an earlier page (ties on created_at by id), so paging neither skips nor repeats; a
- * `before` that is not one of the caller's records is 400.
+ * Newest first, a page at a time (docs/decisions/0212): one tenant's (customers) or,
+ * asked for explicitly with `all_tenants` (the edge's /ops routes), everyone's
+ * (operators). An empty tenant id alone is refused: it never means "every tenant".
+ * Records page by their position (`seq`): `cursor` is the contract's next cursor;
+ * `before` (a record id of an earlier page, 400 when it is not one of the caller's)
+ * continues after that record the same way. `mode` picks managed records (the
+ * default), bring-your-own-key ones or both.
  */
-export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<UsageRecord[]> {
+export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<Page<UsageRecord>> {
   const q = parseInput(ListUsageInput, input);
   const scope = q.tenant_id ? { tenantId: q.tenant_id } : {};
-  let after = {};
+  let after = pageStart(q.cursor);
   if (q.before) {
-    const from = await ctx.prisma.usageRecord.findFirst({ where: { id: q.before, ...scope }, select: { id: true, createdAt: true } });
+    const from = await ctx.prisma.usageRecord.findFirst({ where: { id: q.before, ...scope }, select: { seq: true } });
     if (!from) throw new AppError("invalid_request", "before is not a request of this list.");
-    after = { OR: [{ createdAt: { lt: from.createdAt } }, { createdAt: from.createdAt, id: { lt: from.id } }] };
+    if (after === null || from.seq < after) after = from.seq;
   }
-  return ctx.prisma.usageRecord.findMany({
-    where: { ...scope, ...after },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit,
+  const mode = q.mode === "all" ? {} : { mode: q.mode === "byok" ? "byok" : "managed" };
+  const rows = await ctx.prisma.usageRecord.findMany({
+    where: { ...scope, ...mode, ...(after !== null ? { seq: { lt: after } } : {}) },
+    orderBy: { seq: "desc" },
+    take: q.limit + 1,
   });
+  return pageOf(rows, q.limit, (r) => r.seq);
 }
 
 export const GetUsageInput = z.object({ id: ResourceId, tenant_id: ResourceId });

@@ -1,40 +1,33 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { findHold as replayReserve, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import type { ManagedAiContext } from "../../db.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { carvedHold } from "../allotments/allotments.js";
+import { holdsOf, recordHold } from "./hold.js";
 import { fenceForOperator, moveRecord } from "./move.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const ReleaseUsageInput = z.object({ actor: Actor, id: ResourceId, reason: z.string().trim().min(1).max(240) });
 
 /**
- * The hold of a record, also when a crash left the record without its id: the
- * reservation is replayed with its original parameters. The ledger recognises a
- * replay before anything else, so a replay returns the original hold, and any
- * refusal (no balance, an expiry now past) means the reservation never happened.
- * Were it taken now, it is voided below with nothing reported refunded.
+ * The hold of a record, also when a crash left the record without its id: the hold
+ * protocol replays the reservation with its original parameters (docs/decisions/0224);
+ * null when there never was one (a free or byok request, or a reservation that never
+ * reached the ledger: one the replay took only now is given back). A claim on an
+ * allotment is carved out of it; one whose request posted its charge from the
+ * allotment first was charged: the record says so, and the operator gets a conflict.
  */
-export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string; existed: boolean } | null> {
-  if (row.holdId) return { holdId: row.holdId, existed: true };
+export async function findHold(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId: string } | null> {
+  if (row.holdId) return { holdId: row.holdId };
   if (row.reservedUnits === 0n || row.mode === "byok") return null; // byok records never hold (decision 0025)
-  // Claimed from an allotment: its hold is carved out of it (docs/decisions/0028); the claim existed.
   if (row.allotmentId) {
     const carved = await carvedHold(ctx, { ...row, allotmentId: row.allotmentId });
-    if (carved.posted === undefined) return { holdId: carved.holdId, existed: true };
-    // The request posted its charge from the allotment first: it was charged; the record says so.
+    if (carved.posted === undefined) return { holdId: carved.holdId };
     await moveRecord(ctx, row, null, { status: "completed", errorCode: null, finalUnits: carved.posted, refundedUnits: null });
     throw new AppError("conflict", `The request was already settled (completed, ${carved.posted} units) in the ledger; nothing to decide.`);
   }
-  const hold = await replayReserve(ctx.ledgerCalls, {
-    operation_id: reserveOperation(row.id),
-    tenant_id: row.tenantId,
-    units: row.reservedUnits.toString(),
-    expires_at: row.holdExpiresAt.toISOString(),
-    reason: `managed request ${row.id}`,
-  });
-  return hold && { holdId: hold.holdId, existed: hold.replayed };
+  const found = await holdsOf(ctx).find(recordHold(row), null);
+  return found.holdId === null ? null : { holdId: found.holdId };
 }
 
 /**
@@ -129,9 +122,9 @@ export async function releaseUsage({
   // The ledger's note holds the operator's whole reason (up to the 240 characters the
   // contract allows); the operation id void:<id> already says what the void is.
   if (hold) {
-    const voided = await voidHold(ctx.ledgerCalls, { operation_id: voidOperation(row.id), hold_id: hold.holdId, reason: q.reason });
+    const voided = await holdsOf(ctx).void(row.id, hold.holdId, q.reason);
     if (voided.kind === "settled") {
-      refunded = hold.existed ? BigInt(voided.response.hold?.released_units ?? "0") : 0n;
+      refunded = BigInt(voided.response.hold?.released_units ?? "0");
     } else {
       // Settled in the ledger while the record was not told (a crash after capture).
       const settled = voided.hold;

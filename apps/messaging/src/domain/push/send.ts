@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import { reserveOperation, reserveReclaiming } from "@gateway/ledger-client";
+import { holdsOf, pushHold } from "./hold.js";
 import type { AppContext } from "../../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
@@ -86,17 +86,7 @@ export async function sendPush({ ctx, input }: { ctx: AppContext; input: z.input
     let holdId: string;
     try {
       // Refused: the tenant's allotments give back what no call claimed first (docs/decisions/0028).
-      const res = await reserveReclaiming(
-        () =>
-          ctx.ledger.reserve({
-            operation_id: reserveOperation(id),
-            tenant_id: q.tenant_id,
-            units: reservedUnits.toString(),
-            expires_at: holdExpiresAt.toISOString(),
-            reason: `push message ${id}`,
-          }),
-        () => ctx.reclaimAllotments(q.tenant_id),
-      );
+      const res = await holdsOf(ctx).open(pushHold({ id, tenantId: q.tenant_id, reservedUnits, holdExpiresAt }));
       holdId = res.hold_id;
     } catch (err) {
       if (isAppError(err) && err.code === "insufficient_balance") {

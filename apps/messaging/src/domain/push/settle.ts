@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
-import { captureHold, captureOperation, findHold, reserveOperation, voidHold, voidOperation } from "@gateway/ledger-client";
 import type { AppContext } from "../../app-context.js";
+import { holdsOf, pushHold } from "./hold.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
 
 export type PushStatus = "delivered" | "partial" | "failed";
@@ -9,24 +9,6 @@ export type SettledPush = { message: PushMessage; deliveries: PushDelivery[]; st
 export function statusOf(deliveries: { ok: boolean | null }[]): PushStatus {
   const delivered = deliveries.filter((d) => d.ok === true).length;
   return delivered === deliveries.length && delivered > 0 ? "delivered" : delivered > 0 ? "partial" : "failed";
-}
-
-/**
- * The hold of a message, also when a crash left the record without its id: the
- * reservation is replayed with its original parameters (the ledger answers a
- * replay before anything else), and a refusal means there never was a hold.
- */
-async function holdOf(ctx: AppContext, msg: PushMessage): Promise<string | null> {
-  if (msg.holdId) return msg.holdId;
-  if (msg.reservedUnits === 0n) return null;
-  const found = await findHold(ctx.ledger, {
-    operation_id: reserveOperation(msg.id),
-    tenant_id: msg.tenantId,
-    units: msg.reservedUnits.toString(),
-    expires_at: msg.holdExpiresAt.toISOString(),
-    reason: `push message ${msg.id}`,
-  });
-  return found?.holdId ?? null;
 }
 
 /**
@@ -65,22 +47,20 @@ export async function settlePush(ctx: AppContext, messageId: string, options: { 
 
   const delivered = BigInt(deliveries.filter((d) => d.ok === true).length);
   let charged = delivered * msg.unitPrice;
-  const holdId = await holdOf(ctx, message);
-  if (holdId) {
-    const settled =
+  let holdId: string | null = null;
+  if (msg.reservedUnits > 0n) {
+    // The hold protocol (docs/decisions/0224): the hold found again when a crash lost its id (one
+    // that only the replay took was never reserved: nothing was sent on it), then captured for
+    // what was delivered or voided; settled before (a racing sender or recovery), the ledger's
+    // state is the truth.
+    const outcome = await holdsOf(ctx).recover(pushHold(message), msg.holdId, () =>
       charged > 0n
-        ? await captureHold(ctx.ledger, {
-            operation_id: captureOperation(msg.id),
-            hold_id: holdId,
-            units: charged.toString(),
-            reason: `push message ${msg.id}`,
-          })
-        : await voidHold(ctx.ledger, { operation_id: voidOperation(msg.id), hold_id: holdId, reason: `push message ${msg.id}: nothing delivered` });
-    if (settled.kind === "conflict") {
-      // Settled before (by a racing sender or recovery): what the ledger holds is the truth.
-      if (settled.hold.status === "open") throw settled.error;
-      charged = settled.hold.status === "captured" ? BigInt(settled.hold.captured_units) : 0n;
-    }
+        ? { kind: "capture", units: charged, reason: `push message ${msg.id}` }
+        : { kind: "void", reason: `push message ${msg.id}: nothing delivered` },
+    );
+    if (outcome.kind === "open") throw new AppError("internal_error", "A push message's hold was left open.");
+    holdId = outcome.kind === "none" ? null : outcome.holdId;
+    charged = outcome.kind === "captured" ? outcome.capturedUnits : 0n;
   } else {
     charged = 0n;
   }

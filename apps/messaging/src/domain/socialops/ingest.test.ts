@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { ingestSocialEvent } from "./ingest.js";
 import { queueSocialReply } from "./reply.js";
-import { listSocialThreads } from "./list.js";
+import { listSocialMessages, listSocialThreads } from "./list.js";
 
 let t: TestContext;
 beforeAll(async () => {
@@ -44,16 +44,45 @@ describe("ingesting SocialOps events", () => {
   it("counts unread messages per thread until a reply, and orders threads by newest activity", async () => {
     await ingestSocialEvent({ ctx: t.ctx, input: event("u-1", "U") });
     const second = await ingestSocialEvent({ ctx: t.ctx, input: event("u-2", "U") });
-    let threads = await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 0 } });
+    let threads = (await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 0 } })).items;
     expect(threads.map((th) => [th.externalThreadId, th.unreadCount])).toEqual([
       ["U", 2],
       ["T", 1],
     ]);
     const reply = await queueSocialReply({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", thread_id: second.threadId, text: "ok" } });
     expect(reply.deliveryState).toBe("queued");
-    threads = await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 0 } });
+    threads = (await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 0 } })).items;
     expect(threads[0]).toMatchObject({ externalThreadId: "U", unreadCount: 0, messageCount: 3 });
     expect((await t.outbox("socialops.reply_queued")).map((e) => e.payload.message_id)).toEqual([reply.id]);
     await expect(listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_2", alias: "inbox", limit: 0 } })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("pages threads by creation and messages oldest first, neither skipping nor repeating while activity goes on", async () => {
+    const ids = [];
+    for (const thread of ["P1", "P2", "P3"]) ids.push((await ingestSocialEvent({ ctx: t.ctx, input: event(`p-${thread}`, thread) })).threadId);
+    const first = await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 2, paged: true } });
+    expect(first.items.map((th) => th.externalThreadId)).toEqual(["P3", "P2"]);
+    // New activity on an older thread and a new thread: the inbox order changes, the pages do not.
+    await ingestSocialEvent({ ctx: t.ctx, input: event("p-P1-again", "P1") });
+    await ingestSocialEvent({ ctx: t.ctx, input: event("p-P4", "P4") });
+    const seen = first.items.map((th) => th.externalThreadId);
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const page = await listSocialThreads({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", limit: 2, cursor, paged: true } });
+      seen.push(...page.items.map((th) => th.externalThreadId));
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual(["P3", "P2", "P1", "U", "T"]);
+
+    const thread = ids[0]!;
+    for (let i = 0; i < 3; i++) await ingestSocialEvent({ ctx: t.ctx, input: event(`m-${i}`, "P1") });
+    const texts: string[] = [];
+    let at = "";
+    do {
+      const page = await listSocialMessages({ ctx: t.ctx, input: { tenant_id: "ten_1", alias: "inbox", thread_id: thread, limit: 2, cursor: at } });
+      texts.push(...page.items.map((m) => m.eventId ?? ""));
+      at = page.nextCursor;
+    } while (at);
+    expect(texts).toEqual(["p-P1", "p-P1-again", "m-0", "m-1", "m-2"]);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimit } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { SocialMessage, SocialThread } from "../../generated/prisma/client.js";
@@ -11,26 +11,50 @@ async function instanceOf(ctx: MessagingContext, tenantId: string, alias: string
   return row;
 }
 
-export const ListSocialThreadsInput = z.object({ tenant_id: Id, alias: Id, limit: listLimit(200, 100) });
+export const ListSocialThreadsInput = z.object({ tenant_id: Id, alias: Id, ...pageInput(200, 100), paged: z.boolean().default(false) });
 
-/** Threads, newest activity first, with their unread counts. */
-export async function listSocialThreads({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListSocialThreadsInput> }): Promise<SocialThread[]> {
+/**
+ * Threads with their unread counts: newest activity first (the inbox), or, paged,
+ * newest first by creation (docs/decisions/0212): new activity reorders the inbox
+ * but never moves a thread from one page to another, so paging neither skips nor
+ * repeats one.
+ */
+export async function listSocialThreads({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListSocialThreadsInput> }): Promise<Page<SocialThread>> {
   const q = parseInput(ListSocialThreadsInput, input);
   const instance = await instanceOf(ctx, q.tenant_id, q.alias);
-  return ctx.prisma.socialThread.findMany({
-    where: { instanceId: instance.id, tenantId: q.tenant_id },
-    orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
-    take: q.limit,
+  const where = { instanceId: instance.id, tenantId: q.tenant_id };
+  if (!q.paged) {
+    const rows = await ctx.prisma.socialThread.findMany({ where, orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }], take: q.limit });
+    return { items: rows, nextCursor: "" };
+  }
+  const after = pageStart(q.cursor);
+  const rows = await ctx.prisma.socialThread.findMany({
+    where: { ...where, ...(after !== null ? { seq: { lt: after } } : {}) },
+    orderBy: { seq: "desc" },
+    take: q.limit + 1,
   });
+  return pageOf(rows, q.limit, (t) => t.seq);
 }
 
-export const ListSocialMessagesInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, limit: listLimit(500, 200) });
+export const ListSocialMessagesInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, ...pageInput(500, 200) });
 
-/** A thread's messages, oldest first (inbound events and replies with their delivery state). */
-export async function listSocialMessages({ ctx, input }: { ctx: MessagingContext; input: z.input<typeof ListSocialMessagesInput> }): Promise<SocialMessage[]> {
+/** A thread's messages, oldest first (inbound events and replies with their delivery state), a page at a time. */
+export async function listSocialMessages({
+  ctx,
+  input,
+}: {
+  ctx: MessagingContext;
+  input: z.input<typeof ListSocialMessagesInput>;
+}): Promise<Page<SocialMessage>> {
   const q = parseInput(ListSocialMessagesInput, input);
   const instance = await instanceOf(ctx, q.tenant_id, q.alias);
   const thread = await ctx.prisma.socialThread.findFirst({ where: { id: q.thread_id, instanceId: instance.id, tenantId: q.tenant_id }, select: { id: true } });
   if (!thread) throw new AppError("not_found", `No thread ${q.thread_id} in ${q.alias}.`);
-  return ctx.prisma.socialMessage.findMany({ where: { threadId: thread.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: q.limit });
+  const after = pageStart(q.cursor);
+  const rows = await ctx.prisma.socialMessage.findMany({
+    where: { threadId: thread.id, ...(after !== null ? { seq: { gt: after } } : {}) },
+    orderBy: { seq: "asc" },
+    take: q.limit + 1,
+  });
+  return pageOf(rows, q.limit, (m) => m.seq);
 }

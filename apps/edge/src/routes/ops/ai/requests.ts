@@ -45,7 +45,7 @@ export const listRequests = defineRoute<EdgeDeps>({
   access: { kind: "platform", level: "read" },
   responses: { 200: { description: "requests, newest first", schema: OperatorUsageListResponse } },
   async handler({ deps }) {
-    const res = await deps.services.managedAi.ListUsage({ all_tenants: true, limit: 200 });
+    const res = await deps.services.managedAi.ListUsage({ all_tenants: true, limit: 200, mode: "all" });
     return { status: 200, body: { data: res.records.map(operatorUsageJson) } };
   },
 });

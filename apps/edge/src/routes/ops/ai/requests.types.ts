@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Id, UnitsNumber } from "@gateway/contract-schemas";
+import { NextCursor } from "../../page.js";
 
 /** Spec 2.1's usage record. */
 export const UsageRecord = z.object({
@@ -35,7 +36,7 @@ export const OperatorUsageRecord = UsageRecord.extend({
   updated_at: z.string(),
 });
 
-export const UsageListResponse = z.object({ data: z.array(UsageRecord) });
+export const UsageListResponse = z.object({ data: z.array(UsageRecord), next_cursor: NextCursor });
 export const OperatorUsageListResponse = z.object({ data: z.array(OperatorUsageRecord) });
 
 export const RequestParams = z.object({ id: Id });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { listLimitQuery } from "@gateway/contract-schemas";
+import { listPageQuery } from "@gateway/contract-schemas";
+import { NextCursor } from "../../page.js";
 
 /** A file as its owner sees it (upload answer and listings). */
 export const FileView = z.object({
@@ -33,11 +34,9 @@ export const UploadResponse = z.object({
   }),
 });
 
-export const FileListQuery = z.object({
-  limit: listLimitQuery(200),
-});
+export const FileListQuery = z.object(listPageQuery({ item: "files", fallback: "the newest 100" }));
 export type FileListQuery = z.infer<typeof FileListQuery>;
-export const FileListResponse = z.object({ data: z.array(FileView) });
+export const FileListResponse = z.object({ data: z.array(FileView), next_cursor: NextCursor });
 
 export const TokenParams = z.object({ token: z.string().max(256) });
 export type TokenParams = z.infer<typeof TokenParams>;

@@ -1,9 +1,12 @@
+import { pageRequested } from "@gateway/contract-schemas";
 import type { messaging } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
+import { pageBody } from "../../page.js";
 import {
   ListQuery,
+  MessageListQuery,
   ReplyRequest,
   ReplyResponse,
   SocialEventRequest,
@@ -11,6 +14,7 @@ import {
   SocialMessageListResponse,
   SocialOpsAliasParams,
   SocialThreadListResponse,
+  ThreadListQuery,
   ThreadParams,
   WebhookParams,
 } from "./socialops.types.js";
@@ -75,9 +79,9 @@ export const postSocialOpsWebhook = defineRoute<EdgeDeps, WebhookParams, Record<
   },
 });
 
-async function threads(deps: EdgeDeps, tenantId: string, alias: string, limit: number | undefined) {
-  const res = await deps.services.messaging.ListSocialThreads({ tenant_id: tenantId, alias, limit: limit ?? 100 });
-  return res.threads.map(threadJson);
+async function threads(deps: EdgeDeps, tenantId: string, alias: string, query: { limit?: number; cursor?: string }, paged: boolean) {
+  const res = await deps.services.messaging.ListSocialThreads({ tenant_id: tenantId, alias, limit: query.limit ?? 100, cursor: query.cursor ?? "", paged });
+  return pageBody(res.threads.map(threadJson), res.next_cursor, paged);
 }
 
 export const getSocialOpsInbox = defineRoute<EdgeDeps, SocialOpsAliasParams, ListQuery>({
@@ -90,40 +94,43 @@ export const getSocialOpsInbox = defineRoute<EdgeDeps, SocialOpsAliasParams, Lis
   query: ListQuery,
   responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
   async handler({ deps, params, query, principal }) {
-    return { status: 200, body: { data: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query.limit) } };
+    return { status: 200, body: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query, false) };
   },
 });
 
-export const getSocialOpsThreads = defineRoute<EdgeDeps, SocialOpsAliasParams, ListQuery>({
+export const getSocialOpsThreads = defineRoute<EdgeDeps, SocialOpsAliasParams, ThreadListQuery>({
   method: "get",
   path: "/v1/apps/socialops/:alias/threads",
-  summary: "The instance's threads, newest activity first.",
+  summary:
+    "The instance's threads: the 100 with the newest activity; with `limit` or `cursor`, a page at a time, newest first by creation (so new activity never moves a thread between pages).",
   tags: ["socialops"],
   access: { kind: "apiKey", scope: "socialops:read", service },
   params: SocialOpsAliasParams,
-  query: ListQuery,
+  query: ThreadListQuery,
   responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
   async handler({ deps, params, query, principal }) {
-    return { status: 200, body: { data: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query.limit) } };
+    return { status: 200, body: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query, pageRequested(query)) };
   },
 });
 
-export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams>({
+export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams, MessageListQuery>({
   method: "get",
   path: "/v1/apps/socialops/:alias/threads/:thread_id/messages",
-  summary: "A thread's messages, oldest first; replies carry their delivery state.",
+  summary: "A thread's messages, oldest first (the first 500, or a page at a time with `limit` and `cursor`); replies carry their delivery state.",
   tags: ["socialops"],
   access: { kind: "apiKey", scope: "socialops:read", service },
   params: ThreadParams,
+  query: MessageListQuery,
   responses: { 200: { description: "messages", schema: SocialMessageListResponse }, 404: { description: "no such thread of this tenant" } },
-  async handler({ deps, params, principal }) {
+  async handler({ deps, params, query, principal }) {
     const res = await deps.services.messaging.ListSocialMessages({
       tenant_id: keyPrincipal(principal).tenantId,
       alias: params.alias,
       thread_id: params.thread_id,
-      limit: 500,
+      limit: query.limit ?? 500,
+      cursor: query.cursor ?? "",
     });
-    return { status: 200, body: { data: res.messages.map(messageJson) } };
+    return { status: 200, body: pageBody(res.messages.map(messageJson), res.next_cursor, pageRequested(query)) };
   },
 });
 

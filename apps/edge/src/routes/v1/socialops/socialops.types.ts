@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract-schemas";
+import { Id, listLimitQuery, listPageQuery } from "@gateway/contract-schemas";
+import { NextCursor } from "../../page.js";
 
 export const SocialOpsAliasParams = z.object({ alias: Id });
 export type SocialOpsAliasParams = z.infer<typeof SocialOpsAliasParams>;
@@ -37,7 +38,12 @@ export const SocialThreadView = z.object({
   last_activity_at: z.string(),
   created_at: z.string(),
 });
-export const SocialThreadListResponse = z.object({ data: z.array(SocialThreadView) });
+export const SocialThreadListResponse = z.object({ data: z.array(SocialThreadView), next_cursor: NextCursor });
+/** Threads as a capped list: newest first by creation when paged (activity reorders the inbox, not pages). */
+export const ThreadListQuery = z.strictObject(listPageQuery({ item: "threads", fallback: "the 100 with the newest activity" }));
+export type ThreadListQuery = z.infer<typeof ThreadListQuery>;
+export const MessageListQuery = z.strictObject(listPageQuery({ item: "messages", fallback: "the first 500, oldest first" }));
+export type MessageListQuery = z.infer<typeof MessageListQuery>;
 
 export const SocialMessageView = z.object({
   id: z.string(),
@@ -58,7 +64,7 @@ export const SocialMessageView = z.object({
     .nullable()
     .describe("Replies only."),
 });
-export const SocialMessageListResponse = z.object({ data: z.array(SocialMessageView) });
+export const SocialMessageListResponse = z.object({ data: z.array(SocialMessageView), next_cursor: NextCursor });
 
 export const ReplyRequest = z.object({ text: z.string().min(1).max(16_384) });
 export type ReplyRequest = z.infer<typeof ReplyRequest>;

@@ -2,8 +2,19 @@ import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
-import { LeaseAccepted, LeaseHeaders, LeaseListResponse, LeaseParams, LeaseRequest, LeaseResponse, QuoteRequest, QuoteResponse } from "./tron.types.js";
+import { type IdempotencyKeyHeader, pageRequested, unitsToNumber } from "@gateway/contract-schemas";
+import { pageBody } from "../../page.js";
+import {
+  LeaseAccepted,
+  LeaseHeaders,
+  LeaseListQuery,
+  LeaseListResponse,
+  LeaseParams,
+  LeaseRequest,
+  LeaseResponse,
+  QuoteRequest,
+  QuoteResponse,
+} from "./tron.types.js";
 import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
 
 const usd = (units: string) => unitsToUsdNumber(units);
@@ -92,16 +103,17 @@ export const postTronLease = defineRoute<EdgeDeps, Record<string, never>, Record
   },
 });
 
-export const getTronLeases = defineRoute<EdgeDeps>({
+export const getTronLeases = defineRoute<EdgeDeps, Record<string, never>, LeaseListQuery>({
   method: "get",
   path: "/v1/apps/tron/leases",
-  summary: "The key's tenant's energy leases, newest first.",
+  summary: "The key's tenant's energy leases, newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   tags: ["tron"],
   access: { kind: "apiKey", scope: "tron:lease" },
+  query: LeaseListQuery,
   responses: { 200: { description: "leases", schema: LeaseListResponse } },
-  async handler({ deps, principal }) {
-    const res = await deps.services.jobs.ListLeases({ tenant_id: keyPrincipal(principal).tenantId, limit: 100 });
-    return { status: 200, body: { data: res.leases.map(leaseView) } };
+  async handler({ deps, query, principal }) {
+    const res = await deps.services.jobs.ListLeases({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, cursor: query.cursor ?? "" });
+    return { status: 200, body: pageBody(res.leases.map(leaseView), res.next_cursor, pageRequested(query)) };
   },
 });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { Id, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
+import { Id, idempotencyKeyHeader, listPageQuery, usdAmount } from "@gateway/contract-schemas";
+import { NextCursor } from "../../page.js";
 
 // Bounds of CONTRACT.md section 9 / spec section 8; the jobs service checks them again.
 const Receiver = z.string().min(1).max(64).describe("TRON address of the account that receives the energy (base58check, T...).");
@@ -64,7 +65,9 @@ export const LeaseView = z.object({
   updated_at: z.string(),
 });
 export const LeaseResponse = z.object({ data: LeaseView });
-export const LeaseListResponse = z.object({ data: z.array(LeaseView) });
+export const LeaseListResponse = z.object({ data: z.array(LeaseView), next_cursor: NextCursor });
+export const LeaseListQuery = z.strictObject(listPageQuery({ item: "leases", fallback: "the newest 100" }));
+export type LeaseListQuery = z.infer<typeof LeaseListQuery>;
 export const LeaseParams = z.object({ id: Id });
 export type LeaseParams = z.infer<typeof LeaseParams>;
 
