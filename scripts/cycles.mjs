@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// pnpm cycles: fails when the relative imports of any apps/*/src or packages/*/src form a cycle.
+// pnpm cycles: fails when the relative imports of any apps/*/src or packages/*/src form a cycle,
+// or when a file inside a service imports one of a layer above its own (see LAYERS below).
 // Type-only imports count: a cycle of types is still two modules that cannot be read apart.
 // Imports between workspace packages are not followed (turbo's ^build already refuses a cycle there).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -140,3 +141,54 @@ if (failures.length > 0) {
   process.exit(1);
 }
 console.log(`no import cycles in ${files.length} files of ${roots.length} source trees`);
+
+/*
+ * Upward arrows (issue 39): inside every service (apps/<service>/src, the console aside),
+ * each file belongs to a layer, and a file may import its own layer or those below it:
+ *   0 wiring     main.ts and the other entry points that put a service together
+ *   1 transport  grpc/, http/, routes/, runner/ and the other loops that call the domain
+ *   2 domain     domain/ (the verbs and their context)
+ *   3 adapters   storage/, providers/, crypto/, tron/, metrics/, callbacks/ (what the domain's ports are made of)
+ *   4 base       db.ts (the Prisma client), env.ts, generated/
+ * A file that is in none is reported. Tests and test support (testing/) are left out.
+ */
+const LAYERS = [
+  ["main.ts", "app-wiring.ts", "hub.ts", "reencrypt-keys.ts", "sweeper.ts", "app.ts", "wiring.ts", "console-api-types.ts"],
+  ["grpc/", "http/", "routes/", "runner/", "socialops/", "account-webhooks/"],
+  ["domain/"],
+  ["storage/", "providers/", "crypto/", "tron/", "metrics/", "callbacks/", "sql-source/"],
+  ["db.ts", "env.ts", "generated/"],
+];
+/** Where a service's own names mean another layer: the ledger's metrics read its domain (a transport). */
+const SERVICE_LAYERS = {
+  ledger: { "metrics/": 1 },
+  // The edge: routes' context (the services' clients and stores it works with) and those clients.
+  edge: { "deps.ts": 2, "clients.ts": 3 },
+};
+function layerOf(service, file) {
+  const path = relative(join(ROOT, "apps", service, "src"), file);
+  const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
+  return SERVICE_LAYERS[service]?.[top] ?? LAYERS.findIndex((names) => names.includes(top));
+}
+const upward = [];
+const unplaced = new Set();
+for (const file of files) {
+  const where = relative(ROOT, file).split("/");
+  if (where[0] !== "apps" || where[1] === "console" || where.includes("testing") || /\.test\.tsx?$/.test(file)) continue;
+  const from = layerOf(where[1], file);
+  if (from < 0) {
+    unplaced.add(rel(file));
+    continue;
+  }
+  for (const target of graph.get(file)) {
+    const to = layerOf(where[1], target);
+    if (to >= 0 && to < from) upward.push(`${rel(file)} → ${rel(target)}`);
+  }
+}
+if (unplaced.size > 0 || upward.length > 0) {
+  for (const f of unplaced) console.error(`  in no layer (place it in scripts/cycles.mjs's LAYERS or move it): ${f}`);
+  for (const arrow of upward) console.error(`  upward: ${arrow}`);
+  console.error(`${upward.length} upward import(s) and ${unplaced.size} file(s) in no layer inside the services`);
+  process.exit(1);
+}
+console.log("no upward imports inside the services (wiring → transport → domain → adapters → base)");

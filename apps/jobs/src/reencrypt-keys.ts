@@ -5,7 +5,7 @@
 // (its key is missing from ENCRYPTION_KEYS).
 import { runCommand } from "@gateway/runtime";
 import { parseKeyring } from "@gateway/secrets";
-import { reencryptCallbackSecrets } from "./callbacks/reencrypt.js";
+import { reencryptCallbackSecrets } from "./domain/callbacks/reencrypt.js";
 import { reencryptWebhookSecrets } from "./domain/account-webhooks/reencrypt.js";
 import { createPrisma } from "./db.js";
 import { loadEnv } from "./env.js";

@@ -4,7 +4,7 @@ import type { Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
-import type { AppContext } from "./app-context.js";
+import type { AppContext } from "./domain/app-context.js";
 import type { MessagingContext, Tx } from "./db.js";
 import type { MessagingEnv } from "./env.js";
 import type { PrismaClient } from "./generated/prisma/client.js";

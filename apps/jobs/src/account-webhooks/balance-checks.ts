@@ -1,5 +1,5 @@
 import { BatchLoop } from "@gateway/events";
-import type { JobsContext } from "../db.js";
+import type { JobsContext } from "../domain/context.js";
 import { checkBalance } from "../domain/alerts/check-balance.js";
 
 const BATCH = 20;

@@ -11,7 +11,7 @@ import {
   type Outgoing,
   type Skip,
 } from "@gateway/outbound";
-import type { CallbackSettings } from "../db.js";
+import type { CallbackSettings } from "../domain/context.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { callbackPolicy } from "../callbacks/target.js";
 import { openWebhookSecret } from "../domain/account-webhooks/secret.js";

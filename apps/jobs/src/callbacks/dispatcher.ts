@@ -11,9 +11,8 @@ import {
   type Outgoing,
   type Skip,
 } from "@gateway/outbound";
-import type { CallbackSettings } from "../db.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
-import { callbackPolicy, openCallbackSecret } from "./target.js";
+import { callbackPolicy, openCallbackSecret, type CallbackSettings } from "./target.js";
 
 const BATCH = 20;
 

@@ -1,7 +1,13 @@
 import { AppError } from "@gateway/errors";
 import { openCredential, sealCredential, type Keyring, type SealedCredential } from "@gateway/secrets";
-import type { CallbackSettings } from "../db.js";
 import { checkUrl, egressPolicy, type EgressPolicy } from "@gateway/outbound";
+
+/** How callbacks are sent (the environment's settings). */
+export type CallbackSettings = {
+  allowHttpLoopback: boolean;
+  baseDelayMs: number;
+  timeoutMs: number;
+};
 
 export const SECRET_MIN = 16;
 export const SECRET_MAX = 256;

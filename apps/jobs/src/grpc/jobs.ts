@@ -1,6 +1,6 @@
 import type { Implementation } from "@gateway/grpc-kit";
 import type { jobs, jobsV1 } from "@gateway/protos";
-import type { JobsContext } from "../db.js";
+import type { JobsContext } from "../domain/context.js";
 import type { AccountWebhook, AccountWebhookDelivery, Job } from "../generated/prisma/client.js";
 import { createAccountWebhook } from "../domain/account-webhooks/create.js";
 import { deleteAccountWebhook, listAccountWebhookDeliveries, listAccountWebhooks, testAccountWebhook } from "../domain/account-webhooks/manage.js";

@@ -1,5 +1,5 @@
 import { captureOperation, findHold, reserveOperation, voidOperation } from "@gateway/ledger-client";
-import type { JobsContext } from "../db.js";
+import type { JobsContext } from "../domain/context.js";
 import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
 import { changeJobStatus } from "../domain/jobs/change-status.js";
 import { TERMINAL, type JobStatus } from "../domain/jobs/view.js";

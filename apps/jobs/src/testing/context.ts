@@ -10,7 +10,8 @@ import type { Client } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
-import { createPrisma, type JobsContext, type Tx } from "../db.js";
+import { createPrisma } from "../db.js";
+import type { JobsContext, Tx } from "../domain/context.js";
 import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
 import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
 

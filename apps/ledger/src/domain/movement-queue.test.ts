@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@gateway/ids";
 import { createLogger } from "@gateway/logger";
-import type { LedgerContext } from "../db.js";
+import type { LedgerContext } from "./context.js";
 import { openTestLedger, type TestLedger } from "../testing/ledger-database.js";
 import { getBalance } from "./balance/get.js";
 import { createCredit } from "./credit/create.js";

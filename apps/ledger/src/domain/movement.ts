@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { currentRequestId } from "@gateway/logger";
 import type pg from "pg";
-import type { LedgerContext } from "../db.js";
+import type { LedgerContext } from "./context.js";
 import type { Outcome } from "./outcome.js";
 
 /*

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
-import type { LedgerContext } from "../db.js";
+import type { LedgerContext } from "./context.js";
 import { openTestLedger, type TestLedger } from "../testing/ledger-database.js";
 import { getBalance } from "./balance/get.js";
 import { createCredit } from "./credit/create.js";

@@ -3,7 +3,7 @@ import { AppError, isAppError } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { currentContext, currentRequestId, runWithContext } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
-import type { LedgerContext } from "../db.js";
+import type { LedgerContext } from "../domain/context.js";
 import { postAllotment } from "../domain/allotment/post.js";
 import { releaseAllotment } from "../domain/allotment/release.js";
 import { MAX_REPORTS, parseReports, reportAllotments } from "../domain/allotment/report.js";

@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import { dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { validateData, isEventType } from "@gateway/events";
 import { createLogger } from "@gateway/logger";
-import { createDatabase, type LedgerContext } from "../db.js";
+import { createDatabase } from "../db.js";
+import type { LedgerContext } from "../domain/context.js";
 import { poolMovements } from "../domain/movement-queue.js";
 
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";

@@ -1,7 +1,7 @@
 import type { CallContext, Implementation } from "@gateway/grpc-kit";
 import { reclaimAllotments } from "../domain/allotments/reclaim.js";
 import type { managedAi, managedAiV1 } from "@gateway/protos";
-import type { ManagedAiContext } from "../db.js";
+import type { ManagedAiContext } from "../domain/context.js";
 import { listCustomerModels } from "../domain/customer-models/list.js";
 import { listModels } from "../domain/models/list.js";
 import { putModel } from "../domain/models/put.js";

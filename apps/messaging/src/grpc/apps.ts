@@ -1,6 +1,6 @@
 import type { Implementation } from "@gateway/grpc-kit";
 import type { messaging, messagingV1 } from "@gateway/protos";
-import type { AppContext } from "../app-context.js";
+import type { AppContext } from "../domain/app-context.js";
 import type { AppInstance, SocialMessage, SocialThread } from "../generated/prisma/client.js";
 import { redactedConfig } from "../domain/instances/config.js";
 import { listAppInstances } from "../domain/instances/list.js";

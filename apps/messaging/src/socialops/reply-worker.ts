@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, nanos, type JsMsg } from "nats";
 import { CONSUME_EXPIRES_MS, parseEnvelope, type JetStreamClient, type JetStreamManager, type Subjects } from "@gateway/events";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { newId } from "@gateway/ids";
-import type { AppContext } from "../app-context.js";
+import type { AppContext } from "../domain/app-context.js";
 import { deliverSocialReply } from "../domain/socialops/deliver-reply.js";
 
 export const REPLY_CONSUMER = "messaging-socialops-replies";

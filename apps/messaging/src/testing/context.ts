@@ -9,7 +9,7 @@ import { LedgerCalls } from "@gateway/ledger-client";
 import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
-import type { AppContext } from "../app-context.js";
+import type { AppContext } from "../domain/app-context.js";
 import { createPrisma, type Tx } from "../db.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";

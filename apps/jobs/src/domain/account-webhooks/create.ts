@@ -3,7 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import { Id } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
 import { checkUrl } from "@gateway/outbound";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import type { AccountWebhook } from "../../generated/prisma/client.js";
 import { callbackPolicy } from "../../callbacks/target.js";
 import { ACCOUNT_EVENTS } from "./notices.js";

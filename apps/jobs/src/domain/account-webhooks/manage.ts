@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import type { AccountWebhook, AccountWebhookDelivery } from "../../generated/prisma/client.js";
 import { queueNotices } from "./notices.js";
 

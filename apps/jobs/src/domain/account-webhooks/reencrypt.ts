@@ -1,5 +1,5 @@
 import { resealRows, type ResealResult } from "@gateway/secrets";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import { webhookSecretContext } from "./secret.js";
 
 /** Key rotation, last step, for account webhook secrets (as callback secrets: each row replaced only if unchanged). */

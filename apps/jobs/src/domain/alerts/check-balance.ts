@@ -1,5 +1,5 @@
 import { newId } from "@gateway/ids";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import { queueNotices } from "../account-webhooks/notices.js";
 
 export type BalanceCheck = "skipped" | "above" | "below" | "crossed";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 
 export const GetAccountAlertsInput = z.object({ tenant_id: Id });
 export type AccountAlertsView = { balanceLowUnits: bigint | null };

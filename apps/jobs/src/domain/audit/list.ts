@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { Id, listLimit } from "@gateway/contract-schemas";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 
 export const ListAuditEventsInput = z.object({
   type: z.string().max(128).default(""),

@@ -1,6 +1,6 @@
 import type { Emit } from "@gateway/events";
 import { newId } from "@gateway/ids";
-import type { Tx } from "../../db.js";
+import type { Tx } from "../context.js";
 import type { Job, Prisma } from "../../generated/prisma/client.js";
 import { jobView, type JobStatus } from "./view.js";
 

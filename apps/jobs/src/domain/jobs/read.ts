@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import type { Job } from "../../generated/prisma/client.js";
 
 export const ListJobsInput = z.object({ tenant_id: Id, ...pageInput(200, 100) });

@@ -4,7 +4,7 @@ import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { ulid } from "@gateway/ids";
 import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract-schemas";
 import { reserveOperation, reserveReclaiming, voidOperation } from "@gateway/ledger-client";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { JobsContext } from "../../db.js";
+import type { JobsContext } from "../context.js";
 import type { TronQuote } from "../../generated/prisma/client.js";
 import { leaseCostUnits } from "../../tron/pricing.js";
 import type { ProviderPeriod } from "../../tron/provider.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { requestHash } from "../fingerprint.js";
 import { settleHold, type SettleHoldResult } from "../hold/settle.js";
 import { HoldId, Note, OperationId, PositiveUnits } from "../schemas.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { HoldId, NonNegativeUnits } from "../schemas.js";
 
 export const MAX_REPORTS = 500;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import type { TenantBalance } from "../accounts.js";
 import { TenantId } from "../schemas.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { Cursor, decodeCursor, encodeCursor, listLimit } from "@gateway/contract-schemas";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import type { AccountName, Leg, TenantBalance } from "../accounts.js";
 import type { TransferKind } from "../accounts.js";
 import { TenantId } from "../schemas.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { requestHash } from "../fingerprint.js";
 import { HoldId, NonNegativeUnits, Note, OperationId } from "../schemas.js";
 import { settleHold, type SettleHoldResult } from "./settle.js";

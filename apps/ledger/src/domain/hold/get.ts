@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { toHoldView, type HoldRow, type HoldView } from "../accounts.js";
 import { HoldId, OperationId } from "../schemas.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import type { TenantBalance } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";
 import { movementIds, refuse } from "../movement.js";

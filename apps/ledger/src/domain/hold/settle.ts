@@ -1,4 +1,4 @@
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { toHoldView, type HoldRow, type HoldView, type TenantBalance } from "../accounts.js";
 import { movementIds, refuse } from "../movement.js";
 import type { MovementRow } from "../movement-queue.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { LedgerContext } from "../../db.js";
+import type { LedgerContext } from "../context.js";
 import { TenantId } from "../schemas.js";
 
 export const CheckInvariantInput = z.object({

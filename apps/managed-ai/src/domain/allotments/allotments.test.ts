@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
 import { reconcileUsage } from "../reconcile/reconcile.js";
 import { releaseUsage } from "../usage/release.js";
-import { Allotments } from "./allotments.js";
+import { Allotments } from "../../storage/allotments.js";
 import { closeAllotments } from "./close.js";
 
 /**

@@ -1,8 +1,8 @@
 import { isAppError } from "@gateway/errors";
 import { closeOperation, MAX_BATCH_ITEMS } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
-import type { ManagedAiContext } from "../../db.js";
-import { allotmentReserve } from "./allotments.js";
+import type { ManagedAiContext } from "../context.js";
+import { allotmentReserve } from "../../storage/allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl } from "@gateway/db-kit";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { createTestContext, replicaOf, type TestContext } from "../../testing/context.js";
 import { gate, pausingLedger } from "../../testing/interleave.js";
 import { startTestLedger, type TestLedger } from "../../testing/ledger.js";

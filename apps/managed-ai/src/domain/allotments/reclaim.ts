@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import type { Reclaimed } from "@gateway/ledger-client";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ResourceId } from "../schemas.js";
 
 export const ReclaimAllotmentsInput = z.object({ tenant_id: ResourceId });

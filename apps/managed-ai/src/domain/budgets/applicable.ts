@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { configOf } from "../instances/view.js";
 import type { Budget } from "./budget.js";

@@ -1,5 +1,5 @@
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "./budget.js";
 
 /**

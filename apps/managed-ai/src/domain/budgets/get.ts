@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { NonNegativeUnits, PositiveUnits } from "@gateway/contract-schemas";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ResourceId } from "../schemas.js";
 import type { Budget, BudgetView } from "./budget.js";
 import { MAX_BUDGET_UNITS } from "./input.js";

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "./budget.js";
 import { budgetCrossed } from "./events.js";
 import { periodBounds } from "./period.js";

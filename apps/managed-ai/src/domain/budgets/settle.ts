@@ -1,6 +1,6 @@
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { BudgetPeriod } from "./period.js";
 import { budgetCrossed } from "./events.js";
 

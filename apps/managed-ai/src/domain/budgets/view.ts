@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { Budget, BudgetView } from "./budget.js";
 import { periodBounds } from "./period.js";
 

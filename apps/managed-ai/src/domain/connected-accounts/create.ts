@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { connectedAccountContext, sealCredential } from "../../crypto/credentials.js";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";
 import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";
 

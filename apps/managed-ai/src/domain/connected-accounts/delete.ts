@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const DeleteConnectedAccountInput = z.object({ actor: Actor, tenant_id: ResourceId, id: ResourceId });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ResourceId } from "../schemas.js";
 import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";
 

@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { addReseal, resealRows } from "@gateway/secrets";
 import { connectedAccountContext, instanceKeyContext } from "../../crypto/credentials.js";
 import type { ReencryptResult } from "../upstreams/reencrypt.js";

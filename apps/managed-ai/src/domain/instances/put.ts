@@ -3,7 +3,7 @@ import { AppError, parseInput } from "@gateway/errors";
 import { usdAmount } from "@gateway/contract-schemas";
 import { newId } from "@gateway/ids";
 import { instanceKeyContext, sealCredential } from "../../crypto/credentials.js";
-import type { ManagedAiContext, Tx } from "../../db.js";
+import type { ManagedAiContext, Tx } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { BaseUrl, ApiKey } from "../upstreams/put.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";

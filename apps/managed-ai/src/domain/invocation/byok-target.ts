@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import { CredentialError, instanceKeyContext, openCredential } from "../../crypto/credentials.js";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import type { Egress } from "../../providers/openai.js";
 import { openAccount } from "../connected-accounts/reveal.js";

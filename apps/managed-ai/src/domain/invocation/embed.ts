@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { InvokeInput, InvokeResult } from "./invoke.js";
 import { openMeter } from "./meter.js";
 import { planCall, targetOf, type CallKind, type Plan } from "./plan.js";

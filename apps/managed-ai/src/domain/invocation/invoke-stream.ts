@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { InvokeInput } from "./invoke.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";

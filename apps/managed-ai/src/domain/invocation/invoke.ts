@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";

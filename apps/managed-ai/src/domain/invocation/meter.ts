@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { isAppError } from "@gateway/errors";
 import { applicableBudgets } from "../budgets/applicable.js";
 import type { Budget } from "../budgets/budget.js";

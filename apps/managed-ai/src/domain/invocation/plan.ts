@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import { CredentialError, openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { configOf, type ByokConfig, type InstanceConfig, type ManagedConfig } from "../instances/view.js";
 import { effectiveDiscountBps } from "../offers/view.js";

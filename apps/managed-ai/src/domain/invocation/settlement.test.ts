@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import type { Priced } from "./plan.js";
 import { openReservation, settleCompleted, usageOf } from "./settlement.js";

@@ -1,10 +1,10 @@
 import { AppError, isAppError } from "@gateway/errors";
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { costUnits } from "./cost.js";
 import { unitsToUsdNumber } from "@gateway/money";
 import type { Priced as Plan } from "./plan.js";
-import { carvedHold, carveReserve, type Carved } from "../allotments/allotments.js";
+import { carvedHold, carveReserve, type Carved } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
 import { usageRecordEventId } from "../../storage/usage-records.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ListLimit } from "../schemas.js";
 import { modelView, WITH_LATEST_PRICE, type ModelView } from "./view.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { modelState, modelView, WITH_LATEST_PRICE, type ModelView } from "./view.js";
 

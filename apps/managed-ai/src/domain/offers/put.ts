@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { newId } from "@gateway/ids";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { offerState } from "./view.js";
 

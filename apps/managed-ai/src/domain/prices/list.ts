@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ListLimit, ResourceId } from "../schemas.js";
 import { priceView, type PriceView } from "../models/view.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { newId } from "@gateway/ids";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { modelView, priceState, priceView, WITH_LATEST_PRICE, type ModelView } from "../models/view.js";
 

@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 
 /**
  * Is there anything the reconciler may have to do later, as the database stands: a record

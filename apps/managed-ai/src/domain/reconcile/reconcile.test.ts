@@ -4,7 +4,7 @@ import type { Client } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { reconcileUsage } from "./reconcile.js";
 

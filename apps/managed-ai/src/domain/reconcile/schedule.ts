@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { closeAllotments } from "../allotments/close.js";
 import { sweepBudgetClaims } from "../budgets/settle.js";
 import { reconcilerWorkPending } from "./pending.js";

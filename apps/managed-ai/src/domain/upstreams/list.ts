@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { ListLimit } from "../schemas.js";
 import { UPSTREAM_COLUMNS, upstreamView, type UpstreamView } from "./view.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { sealCredential, upstreamKeyContext } from "../../crypto/credentials.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { UPSTREAM_COLUMNS, upstreamState, upstreamView } from "./view.js";

@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { resealRows, type ResealResult } from "@gateway/secrets";
 import { upstreamKeyContext } from "../../crypto/credentials.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { CredentialError, openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
 import { Actor, ResourceId } from "../schemas.js";
 

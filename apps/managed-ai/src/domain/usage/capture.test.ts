@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { memoryLedger, type MemoryLedger } from "../../testing/memory-ledger.js";
 import { captureUsage } from "./capture.js";

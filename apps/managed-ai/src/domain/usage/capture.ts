@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { holdsOf } from "./hold.js";
 import { decidable, findHold, recordDecision } from "./release.js";

@@ -1,5 +1,5 @@
 import { HoldProtocol, type HoldSpec } from "@gateway/ledger-client";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 
 /**
  * A usage record's own hold as the ledger-client's hold protocol describes it

@@ -1,8 +1,8 @@
 import { outboxInsertFrom, outboxRow } from "@gateway/events";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { captureOperation } from "@gateway/ledger-client";
-import { carvedHold, recountAllotment } from "../allotments/allotments.js";
+import { carvedHold, recountAllotment } from "../allotments/carve.js";
 
 /** A record's next state, as the reconciler, an operator's fence or a late settlement sets it. */
 export type Move = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };

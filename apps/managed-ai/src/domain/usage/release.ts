@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import type { ManagedAiContext } from "../../db.js";
+import type { ManagedAiContext } from "../context.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
-import { carvedHold } from "../allotments/allotments.js";
+import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "./hold.js";
 import { fenceForOperator, moveRecord } from "./move.js";
 import { Actor, ResourceId } from "../schemas.js";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Id } from "@gateway/contract-schemas";
 import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 import type { AppInstance } from "../../generated/prisma/client.js";
 import { PushConfigInput, SocialOpsConfigInput, storePushConfig, storeSocialOpsConfig, type StoredPushConfig, type StoredSocialOpsConfig } from "./config.js";
 

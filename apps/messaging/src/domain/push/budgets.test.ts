@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
-import type { PushBudgets } from "../../app-context.js";
+import type { PushBudgets } from "../app-context.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";
 import { pushBudgets } from "./budgets.js";
 import { recoverPushMessages } from "./recover.js";

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import type { PushBudget } from "../../app-context.js";
+import type { PushBudget } from "../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 
 /**

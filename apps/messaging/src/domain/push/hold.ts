@@ -1,5 +1,5 @@
 import { HoldProtocol, type HoldSpec } from "@gateway/ledger-client";
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 
 /**
  * A push message's hold as the ledger-client's hold protocol describes it

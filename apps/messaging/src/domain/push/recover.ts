@@ -1,4 +1,4 @@
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 import { settlePush } from "./settle.js";
 
 export type RecoverPushMessagesResult = {

@@ -3,7 +3,7 @@ import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import { holdsOf, pushHold } from "./hold.js";
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";
 import { activeInstance } from "../instances/list.js";
 import { pushBudgets } from "./budgets.js";

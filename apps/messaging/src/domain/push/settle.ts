@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 import { holdsOf, pushHold } from "./hold.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";
 

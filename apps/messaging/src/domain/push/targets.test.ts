@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
 import { verifySignature } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";
-import type { ConnectedAccountResolver } from "../../app-context.js";
+import type { ConnectedAccountResolver } from "../app-context.js";
 import { PushConfigInput, storePushConfig } from "../instances/config.js";
 import { statusOf } from "./settle.js";
 import { sendToTarget, type TargetDeps } from "./targets.js";

@@ -1,5 +1,5 @@
 import { deliver, OPERATOR_EGRESS, postSigned, type EgressPolicy } from "@gateway/outbound";
-import type { ConnectedAccountResolver } from "../../app-context.js";
+import type { ConnectedAccountResolver } from "../app-context.js";
 import { isAppError } from "@gateway/errors";
 import type { Keyring } from "@gateway/secrets";
 import { openSecret, targetBotTokenContext, targetSecretContext, type StoredTarget } from "../instances/config.js";

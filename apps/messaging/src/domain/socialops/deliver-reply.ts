@@ -1,5 +1,5 @@
 import { nextStep, postSigned } from "@gateway/outbound";
-import type { AppContext } from "../../app-context.js";
+import type { AppContext } from "../app-context.js";
 import { openSecret, replySecretContext, type StoredSocialOpsConfig } from "../instances/config.js";
 
 export type ReplyDelivery = { done: true } | { done: false; retryInMs: number };

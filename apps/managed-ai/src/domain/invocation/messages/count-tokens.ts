@@ -1,4 +1,4 @@
-import type { ManagedAiContext } from "../../../db.js";
+import type { ManagedAiContext } from "../../context.js";
 import type { ChatRequest } from "../chat-request.js";
 import { chat, planCall, type CallKind } from "../plan.js";
 import { chatRequestOf, notTooDeep, readMessagesBody } from "./to-chat.js";

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import type { ManagedAiContext } from "../../../db.js";
+import type { ManagedAiContext } from "../../context.js";
 import { invokeChat, type InvokeInput, type InvokeResult } from "../invoke.js";
 import { invokeChatStream, type StreamMessage } from "../invoke-stream.js";
 import { messageId, messageOf } from "./answer.js";

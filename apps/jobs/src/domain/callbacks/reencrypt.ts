@@ -1,6 +1,6 @@
 import { resealRows, type ResealResult } from "@gateway/secrets";
-import type { JobsContext } from "../db.js";
-import { callbackSecretContext } from "./target.js";
+import type { JobsContext } from "../context.js";
+import { callbackSecretContext } from "../../callbacks/target.js";
 
 /**
  * Key rotation, last step, for jobs (docs/decisions/0104): every callback secret is

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseKeyring } from "@gateway/secrets";
-import { createTestContext, type TestContext } from "../testing/context.js";
+import { createTestContext, type TestContext } from "../../testing/context.js";
 import { reencryptCallbackSecrets } from "./reencrypt.js";
-import { openCallbackSecret, sealCallbackSecret } from "./target.js";
+import { openCallbackSecret, sealCallbackSecret } from "../../callbacks/target.js";
 
 const oldKey = `old:${randomBytes(32).toString("base64")}`;
 const newKey = `new:${randomBytes(32).toString("base64")}`;

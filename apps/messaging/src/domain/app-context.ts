@@ -2,7 +2,7 @@ import type { LedgerCalls, Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { EgressPolicy } from "@gateway/outbound";
 import type { Keyring } from "@gateway/secrets";
-import type { MessagingContext } from "./db.js";
+import type { MessagingContext } from "../db.js";
 
 /** A budget a push send counts against (a key's or the push instance's). */
 export type PushBudget = { scope: "key" | "instance"; id: string; limitUnits: bigint; period: "day" | "month" };

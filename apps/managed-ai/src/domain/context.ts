@@ -1,0 +1,44 @@
+import type { Statements, Transact } from "@gateway/events";
+import type { LedgerCalls } from "@gateway/ledger-client";
+import type { Logger } from "@gateway/logger";
+import type { Keyring } from "../crypto/keyring.js";
+import type { Prisma, PrismaClient } from "../generated/prisma/client.js";
+import type { AiMetrics } from "../metrics/ai-metrics.js";
+import type { ProviderClient } from "../providers/openai.js";
+import type { Allotments } from "../storage/allotments.js";
+import type { CatalogCache } from "../storage/catalog-cache.js";
+import type { UsageRecordWriter } from "../storage/usage-records.js";
+
+export type Tx = Prisma.TransactionClient;
+
+/** What domain verbs get: the service's collaborators, passed in (tests hand in real ones). */
+export type ManagedAiContext = {
+  prisma: PrismaClient;
+  transact: Transact<Tx>;
+  logger: Logger;
+  /** Seals and opens provider credentials. */
+  keyring: Keyring;
+  /** The longest an upstream connection test waits for an answer. */
+  upstreamTestTimeoutMs: number;
+  /** HTTP client for provider calls (the global fetch unless a test hands in another). */
+  fetch: typeof fetch;
+  /**
+   * The one door to the ledger: movements (concurrent ones pipelined as batches),
+   * reads of holds and transfers, and the allotments' charges.
+   */
+  ledgerCalls: LedgerCalls;
+  /** Chat completions at the providers. */
+  provider: ProviderClient;
+  /** How long a hold lasts before an operator may release it (HOLD_TTL_SECONDS). */
+  holdTtlSeconds: number;
+  /** Instances, models, prices and offers as invocations read them (cached). */
+  catalog: CatalogCache;
+  /** Single statements in plain SQL on the same connections (a change and its events at once), for the invocation hot path. */
+  sql: Statements;
+  /** Opens and settlements of usage records, group-committed. */
+  records: UsageRecordWriter;
+  /** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
+  allotments: Allotments;
+  /** The operations metrics of AI calls (docs/decisions/0211); absent: none kept. */
+  metrics?: AiMetrics;
+};
