@@ -411,12 +411,14 @@ describe("errors in Anthropic's shape", () => {
     expect((await balance(stack, poor)).available_units).toBe(10);
   });
 
-  it("502 overloaded_error: the provider failed, the reservation is released; mid-stream an error event ends the stream", async () => {
+  it("502 and 503 overloaded_error: the provider failed or is busy, the reservation is released; mid-stream an error event ends the stream", async () => {
     const c = await customer(stack, op, { units: 1_000_000, alias: "claude", defaultModel: "small" });
     provider.set({ failStatus: 500 });
     const res = await post(c.key, "claude", ask);
     await expectError(res, 502, "overloaded_error");
     expect(await usageRecord(stack, res.headers.get("x-request-id")!)).toMatchObject({ status: "failed", final_units: "0" });
+    provider.set({ failStatus: 429 });
+    await expectError(await post(c.key, "claude", ask), 503, "overloaded_error");
     expect(await balance(stack, c)).toEqual({ available_units: 1_000_000, reserved_units: 0 });
 
     provider.set({ failStatus: undefined, drop: "mid-stream" });
