@@ -179,6 +179,7 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Look up" }).click();
     await page.getByTestId("request-view").waitFor();
     expect(await page.getByTestId("request-view").textContent()).toContain("console e2e key");
+    expect(await page.getByTestId("request-api").textContent()).toBe("Chat Completions (OpenAI)");
     await screenshot(page, "usage");
 
     await go(page, "prices");
@@ -283,6 +284,27 @@ describe("the console", () => {
     await page.locator("tr", { hasText: customer.email }).getByRole("button", { name: "Balance" }).click();
     await expect.poll(() => page.locator(".stats dd").first().textContent()).toBe(usdText(CREDIT - finalUnits));
     await screenshot(page, "ops-tenants");
+    await page.context().close();
+  });
+
+  it("the request lookup says a request came through Anthropic's Messages API", async () => {
+    const res = await fetch(`${stack.edgeUrl}/v1/apps/ai/demo/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "demo-small", max_tokens: 20, messages: [{ role: "user", content: "Hello from Anthropic's API" }] }),
+    });
+    expect(res.status).toBe(200);
+    const page = await openPage(browser, pageErrors);
+    await page.goto(`${stack.edgeUrl}/app/`);
+    await page.getByLabel("Email", { exact: true }).fill(customer.email);
+    await page.getByLabel("Password", { exact: true }).fill(customer.password);
+    await page.getByRole("button", { name: "Sign in" }).last().click();
+    await page.locator("main h1", { hasText: "Overview" }).waitFor();
+    await go(page, "usage");
+    await page.getByLabel("X-Request-ID", { exact: true }).fill(res.headers.get("x-request-id")!);
+    await page.getByRole("button", { name: "Look up" }).click();
+    await page.getByTestId("request-view").waitFor();
+    expect(await page.getByTestId("request-api").textContent()).toBe("Messages (Anthropic)");
     await page.context().close();
   });
 

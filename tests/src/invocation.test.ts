@@ -147,6 +147,7 @@ describe("usage records", () => {
       final_units: expect.any(Number),
       usage_json: expect.any(String),
       error_code: null,
+      api: "chat_completions",
       created_at: expect.stringMatching(/Z$/),
     });
     const ops = await call(stack.edgeUrl, "GET", "/ops/ai/requests", { token: op.token });

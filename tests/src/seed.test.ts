@@ -106,6 +106,23 @@ describe("the demo seed", () => {
     }
   });
 
+  it("the README's Anthropic SDK snippet runs as written: the message, its usage and the charge", async () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const snippet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).find((s) => s.includes("@anthropic-ai/sdk"));
+    expect(snippet).toBeDefined();
+    const code = snippet!.replace('"gw_…"', JSON.stringify(keyOf(secondOut))).replaceAll("http://127.0.0.1:8080", stack.edgeUrl);
+    const dir = mkdtempSync(join(REPO_ROOT, "tests", ".snippet-"));
+    try {
+      writeFileSync(join(dir, "snippet.mjs"), code);
+      const { stdout } = await run(process.execPath, [join(dir, "snippet.mjs")], { cwd: dir, timeout: 30_000 });
+      const [message, usage] = stdout.trim().split("\n");
+      expect(message).toBe("Mock reply to: Hello, gateway end_turn");
+      expect(usage).toMatch(/^\d+ \d+ \d+\.\d{4}$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("the README's tool-call snippet runs as written: a tool call, then the answer to its result", async () => {
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
     const snippet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).find((s) => s.includes("tool_calls"));

@@ -10,6 +10,17 @@ export type Components = {
     request_id: string;
     [key: string]: unknown;
   };
+  /** Anthropic's error body; the contract's extras (`pricing`, `budget`, `param`) beside `error`. */
+  AnthropicError: {
+    type: "error";
+    error: {
+      /** By status (CONTRACT.md 6c): 400 and 409 invalid_request_error, 402 billing_error... */
+      type: string;
+      message: string;
+    };
+    request_id: string;
+    [key: string]: unknown;
+  };
 };
 
 /** Every operation: its JSON request body (`never` when it takes none) and its successful answer. */
@@ -566,6 +577,8 @@ export type Api = {
           final_units: number | null;
           usage_json: string | null;
           error_code: string | null;
+          /** The API the request came through: chat_completions (OpenAI's Chat Completions, and the native chat routes built on it), messages (Anthropic's Messages), embeddings; null on records older than this field. */
+          api: "chat_completions" | "messages" | "embeddings" | null;
           created_at: string;
         } | null;
         audit: {
@@ -903,6 +916,8 @@ export type Api = {
         final_units: number | null;
         usage_json: string | null;
         error_code: string | null;
+        /** The API the request came through: chat_completions (OpenAI's Chat Completions, and the native chat routes built on it), messages (Anthropic's Messages), embeddings; null on records older than this field. */
+        api: "chat_completions" | "messages" | "embeddings" | null;
         created_at: string;
       }[];
       /** With `limit` or `cursor`: the cursor of the next page, null at the end. */
@@ -928,6 +943,8 @@ export type Api = {
         final_units: number | null;
         usage_json: string | null;
         error_code: string | null;
+        /** The API the request came through: chat_completions (OpenAI's Chat Completions, and the native chat routes built on it), messages (Anthropic's Messages), embeddings; null on records older than this field. */
+        api: "chat_completions" | "messages" | "embeddings" | null;
         created_at: string;
         tenant_id: string;
         stream: boolean;
@@ -1408,6 +1425,125 @@ export type Api = {
       model: string;
       usage: unknown;
       [key: string]: unknown;
+    };
+  };
+  /** Anthropic's Messages API (JSON, or Anthropic's server-sent events); metered as the chat route on managed instances, the customer's provider on byok ones. */
+  "POST /v1/apps/ai/{alias}/v1/messages": {
+    body: {
+      /** The model alias (as on the chat route). */
+      model: string;
+      /** The output cap; above the instance's max_tokens_per_request or the model's max_output_tokens: 400. */
+      max_tokens: number;
+      system?: string | {
+        type: string;
+        [key: string]: unknown;
+      }[];
+      /** Content blocks text, image (base64 or url source), tool_use (assistant) and tool_result (user); a system turn among them is a system message. */
+      messages: {
+        role: "user" | "assistant" | "system";
+        content: string | {
+          type: string;
+          [key: string]: unknown;
+        }[];
+      }[];
+      tools?: {
+        name: string;
+        description?: string;
+        input_schema: Record<string, unknown>;
+        [key: string]: unknown;
+      }[];
+      tool_choice?: {
+        type: "auto" | "any" | "tool" | "none";
+        [key: string]: unknown;
+      };
+      stop_sequences?: string[];
+      temperature?: number;
+      top_p?: number;
+      /** Accepted and not forwarded (the chat API has none). */
+      top_k?: number;
+      stream?: boolean;
+      /** Accepted and not forwarded. */
+      metadata?: {
+        user_id?: string | null;
+      };
+      /** Accepted and not forwarded: reasoning stays within max_tokens. */
+      thinking?: {
+        type: string;
+        [key: string]: unknown;
+      };
+    };
+    response: {
+      /** msg_ and the request's X-Request-ID without its req_ prefix. */
+      id: string;
+      type: "message";
+      role: "assistant";
+      model: string;
+      content: ({
+        type: "text";
+        text: string;
+      } | {
+        type: "tool_use";
+        id: string;
+        name: string;
+        input: Record<string, unknown>;
+      })[];
+      stop_reason: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
+      stop_sequence: string | null;
+      /** The provider's reported usage: what the charge is computed from. */
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+      };
+    };
+  };
+  /** Anthropic's token count of a Messages request: the gateway's upper bound (CONTRACT.md 6b), not metered. */
+  "POST /v1/apps/ai/{alias}/v1/messages/count_tokens": {
+    body: {
+      /** The model alias (as on the chat route). */
+      model: string;
+      /** Ignored. */
+      max_tokens?: number;
+      system?: string | {
+        type: string;
+        [key: string]: unknown;
+      }[];
+      /** Content blocks text, image (base64 or url source), tool_use (assistant) and tool_result (user); a system turn among them is a system message. */
+      messages: {
+        role: "user" | "assistant" | "system";
+        content: string | {
+          type: string;
+          [key: string]: unknown;
+        }[];
+      }[];
+      tools?: {
+        name: string;
+        description?: string;
+        input_schema: Record<string, unknown>;
+        [key: string]: unknown;
+      }[];
+      tool_choice?: {
+        type: "auto" | "any" | "tool" | "none";
+        [key: string]: unknown;
+      };
+      stop_sequences?: string[];
+      temperature?: number;
+      top_p?: number;
+      /** Accepted and not forwarded (the chat API has none). */
+      top_k?: number;
+      stream?: boolean;
+      /** Accepted and not forwarded. */
+      metadata?: {
+        user_id?: string | null;
+      };
+      /** Accepted and not forwarded: reasoning stays within max_tokens. */
+      thinking?: {
+        type: string;
+        [key: string]: unknown;
+      };
+    };
+    response: {
+      /** The gateway's upper bound of the input tokens (CONTRACT.md 6b), what a call's reservation counts; not metered. */
+      input_tokens: number;
     };
   };
   /** Users with their tenant and roles, newest first (latest 200): whom to credit, discount or grant a platform role. */

@@ -4,6 +4,7 @@ import { chargedTotals, perDay, perModel, type UsageRecord } from "./charts.js";
 const record = (created_at: string, model_alias: string, final_units: number | null, status: UsageRecord["status"] = "completed"): UsageRecord => ({
   id: `${created_at}-${model_alias}`,
   mode: "managed",
+  api: "chat_completions",
   api_key_id: null,
   service_alias: "demo",
   model_alias,

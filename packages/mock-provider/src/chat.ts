@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { countTokens, promptTokens, replyFor, streamPieces, truncateToTokens, type ChatMessage } from "./tokens.js";
+import { countTokens, promptTokens, replyFor, streamPieces, toolResultsOf, truncateToTokens, type ChatMessage } from "./tokens.js";
 import { exampleOf, toolCallsFor, type CallSpec, type ToolCall, type ToolDefinition } from "./tools.js";
 
 export type ChatRequest = {
@@ -14,6 +14,8 @@ export type ChatRequest = {
   /** Choices asked for (`n`). */
   n: number;
   logprobs: boolean;
+  /** Stop sequences (`stop`): a reply ends before the first one it contains. */
+  stop: string[];
 };
 
 export type Usage = {
@@ -40,6 +42,8 @@ export function parseChatRequest(body: unknown): ChatRequest | string {
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 128) return "'n' must be an integer from 1 to 128";
   if (b.tools !== undefined && !Array.isArray(b.tools)) return "'tools' must be an array";
   const options = b.stream_options as { include_usage?: unknown } | undefined;
+  const stop = typeof b.stop === "string" ? [b.stop] : Array.isArray(b.stop) ? b.stop : [];
+  if (stop.length > 4 || !stop.every((s) => typeof s === "string")) return "'stop' must be a string or at most 4 strings";
   return {
     model: b.model,
     messages: b.messages as ChatMessage[],
@@ -51,10 +55,36 @@ export function parseChatRequest(body: unknown): ChatRequest | string {
     responseFormat: b.response_format as ChatRequest["responseFormat"],
     n,
     logprobs: b.logprobs === true,
+    stop: stop as string[],
   };
 }
 
-export type Choice = { content: string | null; toolCalls: ToolCall[] | null; refusal: string | null; finishReason: "stop" | "length" | "tool_calls" };
+/**
+ * A reply cut before the first stop sequence it contains, as OpenAI does (the
+ * sequence itself is not returned), and which one it was: vLLM reports it as the
+ * choice's `stop_reason`, which the mock does too (OpenAI says only "stop").
+ */
+function cutAtStop(reply: string, stop: string[]): { text: string; matched: string | null } {
+  let at = -1;
+  let matched: string | null = null;
+  for (const s of stop) {
+    const i = s === "" ? -1 : reply.indexOf(s);
+    if (i !== -1 && (at === -1 || i < at)) {
+      at = i;
+      matched = s;
+    }
+  }
+  return at === -1 ? { text: reply, matched: null } : { text: reply.slice(0, at), matched };
+}
+
+export type Choice = {
+  content: string | null;
+  toolCalls: ToolCall[] | null;
+  refusal: string | null;
+  finishReason: "stop" | "length" | "tool_calls";
+  /** The stop sequence that ended the reply (vLLM's `stop_reason`); absent otherwise. */
+  stopSequence?: string;
+};
 export type Completion = { id: string; created: number; model: string; choices: Choice[]; logprobs: boolean; usage: Usage };
 
 /** What the test may dictate about the answer (Behaviour's fields). */
@@ -64,8 +94,8 @@ export type Dictated = { usage?: UsageOverride | undefined; toolCalls?: CallSpec
 function choiceFor(req: ChatRequest, id: string, index: number, dictated: Dictated): { choice: Choice; tokens: number } {
   if (dictated.refusal !== undefined)
     return { choice: { content: null, toolCalls: null, refusal: dictated.refusal, finishReason: "stop" }, tokens: countTokens(dictated.refusal) };
-  const lastRole = req.messages.at(-1)?.role;
-  const calls = toolCallsFor({ tools: req.tools, toolChoice: req.toolChoice, lastRole }, `${id.replace(/^chatcmpl-/, "")}_${index}`, dictated.toolCalls);
+  const answered = toolResultsOf(req.messages) !== null;
+  const calls = toolCallsFor({ tools: req.tools, toolChoice: req.toolChoice, answered }, `${id.replace(/^chatcmpl-/, "")}_${index}`, dictated.toolCalls);
   if (calls) {
     const tokens = calls.reduce((sum, c) => sum + countTokens(c.function.name + c.function.arguments), 0);
     return { choice: { content: null, toolCalls: calls, refusal: null, finishReason: "tool_calls" }, tokens: Math.min(tokens, req.maxTokens ?? tokens) };
@@ -77,8 +107,13 @@ function choiceFor(req: ChatRequest, id: string, index: number, dictated: Dictat
       : format?.type === "json_object"
         ? JSON.stringify({ reply: replyFor(req.messages) })
         : replyFor(req.messages);
-  const { text, truncated } = truncateToTokens(reply, req.maxTokens);
-  return { choice: { content: text, toolCalls: null, refusal: null, finishReason: truncated ? "length" : "stop" }, tokens: countTokens(text) };
+  const stopped = cutAtStop(reply, req.stop);
+  const { text, truncated } = truncateToTokens(stopped.text, req.maxTokens);
+  const stopSequence = !truncated && stopped.matched !== null ? { stopSequence: stopped.matched } : {};
+  return {
+    choice: { content: text, toolCalls: null, refusal: null, finishReason: truncated ? "length" : "stop", ...stopSequence },
+    tokens: countTokens(text),
+  };
 }
 
 /** The deterministic answer to a request: `n` choices, usage summed over them (see tokens.ts for the rules). */
@@ -125,6 +160,7 @@ export function completionBody(c: Completion) {
       },
       logprobs: c.logprobs ? logprobsOf(choice.content) : null,
       finish_reason: choice.finishReason,
+      ...(choice.stopSequence !== undefined ? { stop_reason: choice.stopSequence } : {}),
     })),
     usage: c.usage,
   };
@@ -186,7 +222,8 @@ export async function writeStream(res: ServerResponse, c: Completion, options: S
         return;
       }
     }
-    await write(chunk([{ index, delta: {}, logprobs: null, finish_reason: choice.finishReason }]));
+    const stopReason = choice.stopSequence !== undefined ? { stop_reason: choice.stopSequence } : {};
+    await write(chunk([{ index, delta: {}, logprobs: null, finish_reason: choice.finishReason, ...stopReason }]));
   }
   if (options.includeUsage) await write(chunk([], { usage: c.usage }));
   res.end("data: [DONE]\n\n");

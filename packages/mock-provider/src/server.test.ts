@@ -89,6 +89,19 @@ describe("chat completions", () => {
     expect(newer.usage.completion_tokens).toBe(2);
   });
 
+  it("ends a reply before the first stop sequence it contains and names it (vLLM's stop_reason), JSON and streamed", async () => {
+    const body = await json(await chat({ model: "m", messages, stop: ["there", "reply"] }));
+    expect(body.choices[0]).toMatchObject({ message: { content: "Mock " }, finish_reason: "stop", stop_reason: "reply" });
+    expect(body.usage.completion_tokens).toBe(2);
+    const plain = await json(await chat({ model: "m", messages, stop: "absent" }));
+    expect(plain.choices[0].message.content).toBe("Mock reply to: Hello there");
+    expect(plain.choices[0]).not.toHaveProperty("stop_reason");
+    const chunks = (await events(await chat({ model: "m", messages, stop: ["to:"], stream: true }))).slice(0, -1).map((d) => JSON.parse(d));
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("")).toBe("Mock reply ");
+    expect(chunks.at(-1).choices[0]).toMatchObject({ finish_reason: "stop", stop_reason: "to:" });
+    expect((await chat({ model: "m", messages, stop: ["a", "b", "c", "d", "e"] })).status).toBe(400);
+  });
+
   it("rejects what OpenAI rejects, in its error shape", async () => {
     for (const body of [{ model: "m", messages: [] }, { messages }, { model: "m", messages, max_tokens: 0 }, "not json"]) {
       const res = await chat(body);

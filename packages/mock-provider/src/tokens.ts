@@ -9,8 +9,10 @@
  *                       refusals, tool calls' names and arguments, and the JSON of
  *                       `tools` and of a `json_schema` response format
  *   reply             = "Mock reply to: " + the text of the last user message
- *                       ("Mock reply." without one), cut to at most max_tokens tokens;
- *                       after tool results "Mock reply to tool results: " + their text
+ *                       ("Mock reply." without one), cut before the first of the request's
+ *                       `stop` sequences it contains, then to at most max_tokens tokens;
+ *                       after tool results (tool messages after the last assistant one)
+ *                       "Mock reply to tool results: " + their text
  *   completion_tokens = tokens(reply) per choice (never above max_tokens); a tool
  *                       call counts tokens(name + arguments)
  */
@@ -74,10 +76,22 @@ export function promptTokens(messages: ChatMessage[], extras: { tools?: unknown[
   );
 }
 
-export function replyFor(messages: ChatMessage[]): string {
+/**
+ * The texts of the tool results that answer the last assistant turn (the tool messages
+ * after it, whatever else follows them, such as a user's note or a system turn); null
+ * when there are none.
+ */
+export function toolResultsOf(messages: ChatMessage[]): string[] | null {
   const results: string[] = [];
-  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === "tool"; i--) results.unshift(contentText(messages[i]!.content));
-  if (results.length > 0) return `Mock reply to tool results: ${results.join(" ")}`;
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role !== "assistant"; i--) {
+    if (messages[i]!.role === "tool") results.unshift(contentText(messages[i]!.content));
+  }
+  return results.length > 0 ? results : null;
+}
+
+export function replyFor(messages: ChatMessage[]): string {
+  const results = toolResultsOf(messages);
+  if (results) return `Mock reply to tool results: ${results.join(" ")}`;
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   return lastUser ? `Mock reply to: ${contentText(lastUser.content)}` : "Mock reply.";
 }

@@ -58,6 +58,12 @@ describe("tool calls", () => {
     const body = await chat({ messages: turn, tools: [weather] });
     expect(body.choices[0]).toMatchObject({ finish_reason: "stop", message: { content: 'Mock reply to tool results: {"temp_c":21}' } });
     expect(body.usage.prompt_tokens).toBe(promptTokens(turn, { tools: [weather] }));
+    // A note or a system turn after the results (as Claude Code sends them) still gets the answer, not another call.
+    const noted = await chat({ messages: [...turn, { role: "user", content: "(a reminder)" }, { role: "system", content: "Be brief." }], tools: [weather] });
+    expect(noted.choices[0]).toMatchObject({ finish_reason: "stop", message: { content: 'Mock reply to tool results: {"temp_c":21}' } });
+    // A new user turn after the answer is a new question: the model calls a tool again.
+    const next = await chat({ messages: [...turn, { role: "assistant", content: "21" }, { role: "user", content: "And Lyon?" }], tools: [weather] });
+    expect(next.choices[0].finish_reason).toBe("tool_calls");
   });
 
   it("makes the calls a test dictates, and streams their deltas: id and name first, then the arguments in pieces", async () => {

@@ -1,9 +1,10 @@
 /**
  * The mock's tool calls: when a request offers tools (and `tool_choice` is not
- * "none") and its last message is not a tool result, the model calls a tool: the
+ * "none") and no tool result answers the last assistant turn, the model calls a tool: the
  * one `tool_choice` names, else the first, with arguments made from its parameter
- * schema (`exampleOf`), so an agent framework's validation accepts them. After a
- * tool result it answers in text. A test may dictate the calls instead
+ * schema (`exampleOf`), so an agent framework's validation accepts them. After
+ * tool results (even with a user's note or a system turn after them, as Claude Code
+ * sends) it answers in text. A test may dictate the calls instead
  * (`Behaviour.toolCalls`).
  */
 export type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -50,12 +51,13 @@ export function exampleOf(schema: unknown, depth = 0): unknown {
 
 /** The calls the mock makes for a request, or null when it answers in text. */
 export function toolCallsFor(
-  request: { tools: ToolDefinition[]; toolChoice: unknown; lastRole: string | undefined },
+  /** `answered`: tool results answer the last assistant turn (the model then answers in text). */
+  request: { tools: ToolDefinition[]; toolChoice: unknown; answered: boolean },
   idPrefix: string,
   dictated?: CallSpec[],
 ): ToolCall[] | null {
   const functions = request.tools.filter((t) => typeof t.function?.name === "string");
-  if (functions.length === 0 || request.toolChoice === "none" || request.lastRole === "tool") return null;
+  if (functions.length === 0 || request.toolChoice === "none" || request.answered) return null;
   const named = (request.toolChoice as { function?: { name?: unknown } } | undefined)?.function?.name;
   const chosen = functions.find((t) => t.function?.name === named) ?? functions[0]!;
   const specs = dictated ?? [{ name: chosen.function!.name!, arguments: JSON.stringify(exampleOf(chosen.function!.parameters)) }];

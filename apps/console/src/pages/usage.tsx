@@ -99,6 +99,20 @@ export function Usage() {
   );
 }
 
+/** The API a request came through, as its usage record says. */
+function apiName(api: UsageRecord["api"]): string {
+  switch (api) {
+    case "chat_completions":
+      return "Chat Completions (OpenAI)";
+    case "messages":
+      return "Messages (Anthropic)";
+    case "embeddings":
+      return "Embeddings";
+    default:
+      return "not recorded";
+  }
+}
+
 /** An audit payload as name: value lines (nested values as compact JSON). */
 function Fields({ data }: { data: unknown }) {
   if (!data || typeof data !== "object" || Object.keys(data).length === 0) return <span className="muted">—</span>;
@@ -144,6 +158,10 @@ function RequestLookup() {
             <div>
               <dt>Final cost</dt>
               <dd>{usd(view.usage?.final_units)}</dd>
+            </div>
+            <div>
+              <dt>API</dt>
+              <dd data-testid="request-api">{view.usage ? apiName(view.usage.api) : "—"}</dd>
             </div>
           </dl>
           <h3>Audit trail</h3>

@@ -2,16 +2,24 @@ import type { NextFunction, Request, Response } from "express";
 import { AppError, isAppError, toErrorBody } from "@gateway/errors";
 import type { Logger } from "@gateway/logger";
 import type { PathRedactor } from "./observe.js";
+import type { ErrorShape } from "./route.js";
 
-/** Sends the contract's flat error body (and Retry-After for 429). */
-export function sendError(res: Response, err: unknown, requestId: string): void {
+declare module "express-serve-static-core" {
+  interface Request {
+    /** The answering route's own error shape, when it has one (set as soon as the route is known). */
+    errorShape?: ErrorShape;
+  }
+}
+
+/** Sends the contract's flat error body, or the route's own shape of it (and Retry-After for 429). */
+export function sendError(res: Response, err: unknown, requestId: string, shape?: ErrorShape): void {
   const { status, body } = toErrorBody(err, requestId);
   if (isAppError(err) && err.retryAfter !== undefined) res.setHeader("Retry-After", String(Math.max(1, Math.ceil(err.retryAfter))));
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(status).json(body);
+  res.status(status).json(shape ? shape.body(status, body) : body);
 }
 
 /** body-parser's errors, as the contract's codes. */
@@ -43,6 +51,6 @@ export function errorHandler(logger: Logger, redact: PathRedactor) {
     const mapped = isAppError(err) ? err : (fromBodyParser(err as { type?: string; status?: number }) ?? err);
     const status = isAppError(mapped) ? mapped.httpStatus : 500;
     if (status >= 500) logger.error({ err, method: req.method, path: redact(req.originalUrl.split("?")[0]!) }, "request failed");
-    sendError(res, mapped, req.requestId);
+    sendError(res, mapped, req.requestId, req.errorShape);
   };
 }

@@ -89,6 +89,8 @@ export function leanPath(options: {
     }
     const hot = found;
     const values = match;
+    // Errors from here on (a body that is not JSON, a key refused) are written in the route's shape.
+    if (hot.route.errorShape) req.errorShape = hot.route.errorShape;
     let i = 0;
     let answered = false;
     const step = (err?: unknown): void => {

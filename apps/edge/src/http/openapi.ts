@@ -84,7 +84,10 @@ function headerParameters(route: AnyRoute<unknown>): JsonSchema[] {
  */
 export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Record<string, JsonSchema> = { Error: schemaOf(ErrorBody, "output") };
   for (const route of routes) {
+    if (route.errorShape) schemas[route.errorShape.name] ??= schemaOf(route.errorShape.schema, "output");
+    const errorRef = { $ref: `#/components/schemas/${route.errorShape?.name ?? "Error"}` };
     const path = route.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
@@ -93,7 +96,7 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
         : spec.contentType
           ? { [spec.contentType]: { schema: { type: "string" } } }
           : Number(status) >= 400
-            ? { "application/json": { schema: { $ref: "#/components/schemas/Error" } } }
+            ? { "application/json": { schema: errorRef } }
             : undefined;
       responses[status] = {
         description: spec.description,
@@ -106,7 +109,7 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
     for (const status of errorStatuses(route)) {
       if (responses[String(status)]) continue;
       const code = ERROR_CODES.find((c) => HTTP_STATUS[c] === status);
-      responses[String(status)] = { description: code ?? "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+      responses[String(status)] = { description: code ?? "error", content: { "application/json": { schema: errorRef } } };
     }
     paths[path] ??= {};
     paths[path][route.method] = {
@@ -140,7 +143,7 @@ export function buildOpenApi(routes: AnyRoute<unknown>[], serverUrl?: string): J
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     paths,
     components: {
-      schemas: { Error: schemaOf(ErrorBody, "output") },
+      schemas,
       securitySchemes: {
         session: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token from POST /auth/login." },
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key from POST /console/keys." },

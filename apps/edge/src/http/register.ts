@@ -45,6 +45,7 @@ export type RegisterOptions<Deps> = {
 export function routeHandler<Deps>(route: AnyRoute<Deps>, options: RegisterOptions<Deps>) {
   const names = headerNames(route.headers);
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (route.errorShape) req.errorShape = route.errorShape;
     (async () => {
       const principal = await authorize(route.access, req, options.auth);
       if (principal.kind === "session") setActor(`user:${principal.userId}`);

@@ -5,6 +5,20 @@ import type { Principal } from "../domain/principal.js";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
+/**
+ * How a route writes its errors when its API has an error shape of its own
+ * (Anthropic's Messages routes): the same statuses, codes and messages as the
+ * contract's flat body, written another way. One shape per route, for every error
+ * it answers (access, body, service), and its schema for the OpenAPI document.
+ */
+export type ErrorShape = {
+  /** The component name of `schema` in the OpenAPI document. */
+  name: string;
+  schema: z.ZodType;
+  /** The body for a status and the contract's flat body (ErrorBody of @gateway/errors). */
+  body(status: number, flat: { error: string; message: string; request_id: string; [extra: string]: unknown }): unknown;
+};
+
 export type ResponseSpec = {
   description: string;
   /** Body schema; omitted for empty bodies (204) and non-JSON bodies. */
@@ -65,6 +79,8 @@ export type RouteDef<Deps, P = unknown, Q = unknown, B = unknown, H = unknown> =
    * header parameters. Headers a route does not declare are not its input.
    */
   headers?: z.ZodType<H>;
+  /** Errors in the route's own API shape instead of the contract's flat body (hot routes: from the first byte). */
+  errorShape?: ErrorShape;
   responses: Record<number, ResponseSpec>;
   handler: (ctx: HandlerContext<Deps, P, Q, B, H>) => Promise<HandlerResult>;
 };

@@ -51,6 +51,7 @@ import { listPushMessages } from "./console/push/push-messages.js";
 import { getSocialOpsInbox, getSocialOpsMessages, getSocialOpsThreads, postSocialOpsReply, postSocialOpsWebhook } from "./v1/socialops/socialops.js";
 import { deleteConnectedAccount, getConnectedAccounts, postConnectedAccount } from "./console/connected-accounts.js";
 import { postEmbeddings } from "./v1/ai/embeddings.js";
+import { postCountTokens, postMessages } from "./v1/ai/messages.js";
 import { postNativeChat, postNativeChatStream, postNativeEmbeddings } from "./v1/ai/native.js";
 import { getUsers } from "./ops/users/list-users.js";
 import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
@@ -153,6 +154,8 @@ export const routes: AnyRoute<EdgeDeps>[] = [
   postNativeChatStream,
   postNativeEmbeddings,
   postEmbeddings,
+  postMessages,
+  postCountTokens,
   getUsers,
   // Bot, widget and conversation hub (static conversation paths before /v1/conversations/:id).
   postBot,

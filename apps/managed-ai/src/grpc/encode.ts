@@ -136,5 +136,6 @@ export function encodeUsage(r: import("../generated/prisma/client.js").UsageReco
     ...(r.releaseReason !== null ? { release_reason: r.releaseReason } : {}),
     ...(r.releasedBy !== null ? { released_by: r.releasedBy } : {}),
     updated_at: r.updatedAt.toISOString(),
+    ...(r.api !== null ? { api: r.api } : {}),
   };
 }

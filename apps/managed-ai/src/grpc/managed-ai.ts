@@ -20,7 +20,9 @@ import { createConnectedAccount } from "../domain/connected-accounts/create.js";
 import { deleteConnectedAccount } from "../domain/connected-accounts/delete.js";
 import { listConnectedAccounts } from "../domain/connected-accounts/list.js";
 import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
-import { invokeChatStream } from "../domain/invocation/invoke-stream.js";
+import { invokeChatStream, type StreamMessage } from "../domain/invocation/invoke-stream.js";
+import { invokeMessages, invokeMessagesStream, type MessagesStreamMessage } from "../domain/invocation/messages/invoke.js";
+import { countMessageTokens } from "../domain/invocation/messages/count-tokens.js";
 import { getUsage, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
 import { captureUsage } from "../domain/usage/capture.js";
@@ -155,19 +157,17 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       return revealConnectedAccount({ ctx, input: req });
     },
     async InvokeStream(req, call, send) {
-      await metered(() =>
-        inFlight.track(
-          invokeChatStream({
-            ctx,
-            input: invokeInput(req, call),
-            send: (message) => {
-              if ("start" in message) return send({ start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } });
-              if ("data" in message) return send({ data: message.data });
-              return send({ failure: { error_code: message.failure.errorCode, message: message.failure.message } });
-            },
-          }),
-        ),
-      );
+      await metered(() => inFlight.track(invokeChatStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) })));
+    },
+    async InvokeMessages(req, call) {
+      return invokeResponse(await metered(() => inFlight.track(invokeMessages({ ctx, input: invokeInput(req, call) }))));
+    },
+    async InvokeMessagesStream(req, call, send) {
+      await metered(() => inFlight.track(invokeMessagesStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) })));
+    },
+    async CountMessageTokens(req) {
+      const tokens = await countMessageTokens({ ctx, input: { tenantId: req.tenant_id, alias: req.alias, body: req.body } });
+      return { input_tokens: tokens.toString() };
     },
     async ListUsage(req) {
       const page = await listUsage({ ctx, input: { ...req, mode: req.mode as "managed" } });
@@ -185,6 +185,12 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       return { id: result.id, status: result.status, final_units: result.finalUnits.toString(), refunded_units: result.refunded.toString() };
     },
   };
+}
+
+function streamMessage(message: StreamMessage | MessagesStreamMessage): managedAi.InvokeStreamMessage {
+  if ("start" in message) return { start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } };
+  if ("data" in message) return "event" in message ? { data: message.data, event: message.event } : { data: message.data };
+  return { failure: { error_code: message.failure.errorCode, message: message.failure.message } };
 }
 
 function invokeResponse(result: InvokeResult) {

@@ -24,6 +24,8 @@ export type RecordToOpen = {
   holdExpiresAt: Date;
   /** Claimed together with the record (only with an API key); null: no claim. */
   idempotencyKey: string | null;
+  /** The API the request came through (chat_completions | messages | embeddings); absent: not recorded. */
+  api?: string;
 };
 
 /**
@@ -54,9 +56,9 @@ export type RecordToSettle = {
  */
 export const OPEN = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::boolean[],
-      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[])
+      $10::int[], $11::int[], $12::bigint[], $13::timestamptz[], $14::text[], $15::text[], $16::text[])
     AS i(id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, mode)),
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, idempotency_key, mode, api)),
   key_claim AS (
     INSERT INTO idempotency_keys (tenant_id, api_key_id, key, request_id)
     SELECT tenant_id, api_key_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL AND api_key_id IS NOT NULL
@@ -86,9 +88,9 @@ export const OPEN = `WITH input AS (
     RETURNING a.id),
   rec AS (
     INSERT INTO usage_records (id, tenant_id, api_key_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
-      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, allotment_id, opened_txid)
+      input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at, mode, api, allotment_id, opened_txid)
     SELECT d.id, d.tenant_id, d.api_key_id, d.service_alias, d.model_alias, d.price_id, d.upstream_id, d.discount_bps, 'reserved', d.stream,
-      d.input_tokens_bound, d.output_tokens_cap, d.reserved_units, d.hold_expires_at, now(), d.mode,
+      d.input_tokens_bound, d.output_tokens_cap, d.reserved_units, d.hold_expires_at, now(), d.mode, d.api,
       CASE WHEN w.running <= w.free AND w.allotment_id IN (SELECT id FROM took) THEN w.allotment_id END,
       pg_current_xact_id()::text::bigint
     FROM admitted d LEFT JOIN wanted w ON w.id = d.id
@@ -170,6 +172,7 @@ export class UsageRecordWriter {
             rows.map((r) => r.holdExpiresAt.toISOString()),
             rows.map((r) => r.idempotencyKey),
             rows.map((r) => r.mode ?? "managed"),
+            rows.map((r) => r.api ?? null),
           ],
           "usage_records_open",
         );

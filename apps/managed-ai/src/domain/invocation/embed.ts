@@ -125,6 +125,7 @@ export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; 
     idempotencyKey: input.idempotencyKey,
     stream: false,
     keyBudget: input.keyBudget,
+    api: "embeddings",
   });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
   const call = providerSignal(input);

@@ -46,6 +46,7 @@ export async function invokeChatStream({
     idempotencyKey: input.idempotencyKey,
     stream: true,
     keyBudget: input.keyBudget,
+    api: input.api ?? "chat_completions",
   });
   const call = providerSignal(input);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.

@@ -3,7 +3,7 @@ import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
-import { usageOf } from "./settlement.js";
+import { usageOf, type Api } from "./settlement.js";
 
 export type InvokeInput = {
   requestId: string;
@@ -18,6 +18,8 @@ export type InvokeInput = {
   deadline?: Date | undefined;
   /** The API key's spend budget as the edge forwarded it (docs/decisions/0024). */
   keyBudget?: Budget | null;
+  /** The API the request came through, for its usage record (default chat_completions). */
+  api?: Api;
 };
 
 export type InvokeResult = {
@@ -50,6 +52,7 @@ export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input:
     idempotencyKey: input.idempotencyKey,
     stream: false,
     keyBudget: input.keyBudget,
+    api: input.api ?? "chat_completions",
   });
   const call = providerSignal(input);
   let answer: Record<string, unknown>;

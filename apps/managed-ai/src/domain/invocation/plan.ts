@@ -138,6 +138,8 @@ export type CallKind<Read, Request> = {
    * always did); otherwise after it (chat).
    */
   byokTargetFirst?: boolean;
+  /** `false`: a count, not a call (count_tokens): no refusal over max_cost or max_cost_per_request. */
+  ceilings?: false;
 };
 
 /**
@@ -156,13 +158,13 @@ export async function planCall<Read, Request>(
   const instance = await activeInstance(ctx, input.tenantId, input.alias);
   const config = configOf(instance);
   const demand = kind.demand(read, config);
-  if (config.mode === "byok") return planByok(ctx, instance, config, demand, kind.byokTargetFirst === true);
+  if (config.mode === "byok") return planByok(ctx, instance, config, demand, kind);
   const modelAlias = demand.model ?? config.default_model;
   const managed = await managedModel(ctx, input.tenantId, config, modelAlias);
   const outputTokensCap = outputCap(demand, config, managed.maxOutputTokens);
   const inputTokensBound = demand.inputTokensBound + imageTokens(demand.imageParts ?? 0, modelAlias, managed.maxTokensPerImage);
   const reservedUnits = costUnits(inputTokensBound, outputTokens(demand, outputTokensCap), managed.price, BigInt(managed.discountBps));
-  checkCeilings(reservedUnits, demand.maxCostUsd, config);
+  if (kind.ceilings !== false) checkCeilings(reservedUnits, demand.maxCostUsd, config);
   return {
     mode: "managed",
     request: demand.request,
@@ -201,13 +203,13 @@ async function planByok<Request>(
   instance: ServiceInstance,
   config: ByokConfig,
   demand: Demand<Request>,
-  targetFirst: boolean,
+  kind: Pick<CallKind<unknown, Request>, "byokTargetFirst" | "ceilings">,
 ): Promise<Plan<Request>> {
-  const first = targetFirst ? await byokTarget(ctx, instance) : null;
+  const first = kind.byokTargetFirst === true ? await byokTarget(ctx, instance) : null;
   const outputTokensCap = outputCap(demand, config, null);
   const price = byokPrice(config);
   const estimate = costUnits(demand.inputTokensBound, outputTokens(demand, outputTokensCap), price, 0n);
-  checkCeilings(estimate, demand.maxCostUsd, config);
+  if (kind.ceilings !== false) checkCeilings(estimate, demand.maxCostUsd, config);
   const target = first ?? (await byokTarget(ctx, instance));
   const model = demand.model ?? config.default_model;
   return {
@@ -258,7 +260,7 @@ function checkInstanceCap(maxTokens: number, instanceCap: number | undefined): v
 }
 
 /** A chat completion: its schema is the managed one (CONTRACT.md 6b) or the byok one (everything passes through). */
-const chat: CallKind<unknown, ChatRequest> = {
+export const chat: CallKind<unknown, ChatRequest> = {
   read: (raw) => raw,
   demand(raw, config) {
     const request = config.mode === "byok" ? parseByokChatRequest(raw) : parseChatRequest(raw);

@@ -36,7 +36,17 @@ export function usageOf(value: unknown): Usage | null {
   return { promptTokens: BigInt(u.prompt_tokens as number), completionTokens: BigInt(u.completion_tokens as number), raw: u };
 }
 
-export type OpenInput = { requestId: string; apiKeyId: string | null; idempotencyKey: string | null; stream: boolean };
+export type OpenInput = {
+  requestId: string;
+  apiKeyId: string | null;
+  idempotencyKey: string | null;
+  stream: boolean;
+  /** The API the request came through, recorded on the usage record (CONTRACT.md 6c); absent: not recorded. */
+  api?: Api;
+};
+
+/** The public APIs a metered call comes through. */
+export type Api = "chat_completions" | "messages" | "embeddings";
 
 /**
  * Opens the usage record (status `reserved`) with its Idempotency-Key claim,
@@ -63,6 +73,7 @@ export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: 
     reservedUnits: plan.reservedUnits,
     holdExpiresAt,
     idempotencyKey: input.idempotencyKey,
+    ...(input.api ? { api: input.api } : {}),
   });
   if (!written) throw new AppError("conflict", "This Idempotency-Key was already used in the last 24 hours; nothing was replayed.");
   const allotment = written.allotmentId && written.allotmentHoldId ? { id: written.allotmentId, holdId: written.allotmentHoldId } : null;

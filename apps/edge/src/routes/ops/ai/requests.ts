@@ -18,6 +18,7 @@ export function usageJson(r: managedAi.UsageRecord__Output) {
     final_units: r.final_units !== undefined ? unitsToNumber(r.final_units) : null,
     usage_json: r.usage_json ?? null,
     error_code: r.error_code ?? null,
+    api: (r.api ?? null) as "chat_completions" | "messages" | "embeddings" | null,
     created_at: r.created_at,
   };
 }

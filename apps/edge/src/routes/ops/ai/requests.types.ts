@@ -15,6 +15,12 @@ export const UsageRecord = z.object({
   final_units: UnitsNumber.nullable(),
   usage_json: z.string().nullable(),
   error_code: z.string().nullable(),
+  api: z
+    .enum(["chat_completions", "messages", "embeddings"])
+    .nullable()
+    .describe(
+      "The API the request came through: chat_completions (OpenAI's Chat Completions, and the native chat routes built on it), messages (Anthropic's Messages), embeddings; null on records older than this field.",
+    ),
   created_at: z.string(),
 });
 

@@ -74,10 +74,14 @@ export function sseError(code: string, message: string): string {
 export type StreamShape = {
   /** Whether X-Service-Price-Version is sent (compatible streams). */
   priceVersion: boolean;
-  /** The SSE text for one provider data payload (may be empty). */
-  event(data: string): string;
-  /** The SSE text before `data: [DONE]`. */
+  /** The SSE text for one data payload (may be empty); `name` is its event name, "" for none. */
+  event(data: string, name: string): string;
+  /** The SSE text before the last line. */
   end(): string;
+  /** The last line of a stream that completed; default `data: [DONE]`. */
+  done?: string;
+  /** The SSE text of a failure after the stream started; default the contract's `data: {error: {code, message}}`. */
+  failure?(code: string, message: string): string;
 };
 
 /**
@@ -111,19 +115,19 @@ export async function relayStream(
     for (let next = await messages.next(); !next.done; next = await messages.next()) {
       const message = next.value;
       if (message.kind === "data" && message.data !== undefined) {
-        const text = shape.event(message.data);
+        const text = shape.event(message.data, message.event);
         if (text) await write(res, text);
       } else if (message.kind === "failure" && message.failure) {
-        res.end(sseError(message.failure.error_code, message.failure.message));
+        res.end((shape.failure ?? sseError)(message.failure.error_code, message.failure.message));
         return { written: true };
       }
     }
-    res.end(`${shape.end()}data: [DONE]\n\n`);
+    res.end(`${shape.end()}${shape.done ?? "data: [DONE]\n\n"}`);
   } catch (err) {
     if (!res.writableEnded && !cancel.signal.aborted) {
       const e = err instanceof AppError ? err : new AppError("internal_error", "internal error");
       deps.logger.warn({ err }, "stream ended by a failure after it started");
-      res.end(sseError(e.code, e.message));
+      res.end((shape.failure ?? sseError)(e.code, e.message));
     }
   }
   return { written: true };
