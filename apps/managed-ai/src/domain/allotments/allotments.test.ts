@@ -50,7 +50,8 @@ const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
   }) as unknown as Priced;
 
 let n = 0;
-const open = (plan: Priced) => openReservation(ctx, plan, { requestId: `req_al_${++n}_${Date.now()}`, apiKeyId: null, idempotencyKey: null, stream: false });
+const open = (plan: Priced) =>
+  openReservation({ ctx, input: { plan, request: { requestId: `req_al_${++n}_${Date.now()}`, apiKeyId: null, idempotencyKey: null, stream: false } } });
 const usage = (tokens: number) => usageOf({ prompt_tokens: tokens, completion_tokens: 0 })!;
 const allotmentOf = async (tenantId: string, state = "open") => ctx.prisma.allotment.findFirst({ where: { tenantId, state } });
 /** Lets the background opening of an allotment finish. */
@@ -68,7 +69,7 @@ describe("allotments", () => {
     const first = await open(planFor("ten_a", 1_000n));
     expect(first.holdId).not.toBeNull();
     expect(first.allotment).toBeNull();
-    await settleCompleted(ctx, first, planFor("ten_a", 1_000n), usage(300));
+    await settleCompleted({ ctx, input: { opened: first, plan: planFor("ten_a", 1_000n), usage: usage(300) } });
     await settle("ten_a");
     const a = (await allotmentOf("ten_a"))!;
     // A quarter of what was available after the first hold (99,000).
@@ -80,7 +81,7 @@ describe("allotments", () => {
     expect(await operations("ten_a")).toHaveLength(before);
     expect(opened.every((o) => o.allotment?.id === a.id && o.holdId === null)).toBe(true);
     expect((await allotmentOf("ten_a"))!.claimed).toBe(5_000n);
-    for (const [i, o] of opened.entries()) await settleCompleted(ctx, o, planFor("ten_a", 1_000n), usage(100 + i));
+    for (const [i, o] of opened.entries()) await settleCompleted({ ctx, input: { opened: o, plan: planFor("ten_a", 1_000n), usage: usage(100 + i) } });
     // Each completed record keeps only its charge claimed.
     expect((await allotmentOf("ten_a"))!.claimed).toBe(100n + 101n + 102n + 103n + 104n);
     await ctx.allotments.drain();
@@ -92,13 +93,13 @@ describe("allotments", () => {
 
   it("a failed request gives its whole claim back; a request in review is carved out into a hold of its own", async () => {
     await L.credit("ten_b", 100_000n);
-    await settleCompleted(ctx, await open(planFor("ten_b", 1_000n)), planFor("ten_b", 1_000n), usage(10));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_b", 1_000n)), plan: planFor("ten_b", 1_000n), usage: usage(10) } });
     await settle("ten_b");
     const failed = await open(planFor("ten_b", 1_000n));
     const review = await open(planFor("ten_b", 1_000n));
     expect((await allotmentOf("ten_b"))!.claimed).toBe(2_000n);
-    await settleFailed(ctx, failed, "provider_error");
-    await settleReview(ctx, review, planFor("ten_b", 1_000n), "usage_unavailable");
+    await settleFailed({ ctx, input: { opened: failed, errorCode: "provider_error" } });
+    await settleReview({ ctx, input: { opened: review, plan: planFor("ten_b", 1_000n), errorCode: "usage_unavailable" } });
     const a = (await allotmentOf("ten_b"))!;
     expect(a.claimed).toBe(0n);
     expect(a.carved).toBe(1_000n);
@@ -119,7 +120,7 @@ describe("allotments", () => {
 
   it("a request the allotment cannot cover gets the allotment's rest back first, so only the ledger refuses, and only when the money is not there", async () => {
     await L.credit("ten_c", 10_000n);
-    await settleCompleted(ctx, await open(planFor("ten_c", 400n)), planFor("ten_c", 400n), usage(0));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_c", 400n)), plan: planFor("ten_c", 400n), usage: usage(0) } });
     await settle("ten_c");
     const a = (await allotmentOf("ten_c"))!;
     expect(a.units).toBe(2_400n); // a quarter of 9,600
@@ -134,8 +135,8 @@ describe("allotments", () => {
     // Nothing is left anywhere: the ledger refuses (402).
     const refused = await open(planFor("ten_c", 1n)).catch((err: unknown) => err);
     expect(isAppError(refused) && refused.code).toBe("insufficient_balance");
-    await settleCompleted(ctx, inAllotment, planFor("ten_c", 2_000n), usage(1_500));
-    await settleCompleted(ctx, big, planFor("ten_c", 8_000n), usage(8_000));
+    await settleCompleted({ ctx, input: { opened: inAllotment, plan: planFor("ten_c", 2_000n), usage: usage(1_500) } });
+    await settleCompleted({ ctx, input: { opened: big, plan: planFor("ten_c", 8_000n), usage: usage(8_000) } });
     await ctx.allotments.drain();
     expect(await invariant("ten_c")).toBe(true);
     // Closing gives back what the finished request left unused.
@@ -148,7 +149,7 @@ describe("allotments", () => {
 
   it("what finished requests leave unused in a closing allotment is given back before a refusal stands", async () => {
     await L.credit("ten_f", 10_000n);
-    await settleCompleted(ctx, await open(planFor("ten_f", 400n)), planFor("ten_f", 400n), usage(0));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_f", 400n)), plan: planFor("ten_f", 400n), usage: usage(0) } });
     await settle("ten_f");
     const a = (await allotmentOf("ten_f"))!; // a quarter of 9,600: 2,400
     const inFlight = await open(planFor("ten_f", 2_000n));
@@ -156,7 +157,7 @@ describe("allotments", () => {
     // Runs out: the 400 left go back, and this request holds 7,000 of the 8,000 available.
     await open(planFor("ten_f", 7_000n));
     // The in-flight request uses 100 of its 2,000: 1,900 return to the (closing) allotment.
-    await settleCompleted(ctx, inFlight, planFor("ten_f", 2_000n), usage(100));
+    await settleCompleted({ ctx, input: { opened: inFlight, plan: planFor("ten_f", 2_000n), usage: usage(100) } });
     // 1,000 available in the ledger, 1,900 unused in the allotment: 2,500 fits only with both.
     const fits = await open(planFor("ten_f", 2_500n));
     expect(fits.holdId).not.toBeNull();
@@ -168,7 +169,7 @@ describe("allotments", () => {
 
   it("concurrent requests never claim more than the allotment holds, and the journal equals the records after closing", async () => {
     await L.credit("ten_d", 40_000n);
-    await settleCompleted(ctx, await open(planFor("ten_d", 100n)), planFor("ten_d", 100n), usage(1));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_d", 100n)), plan: planFor("ten_d", 100n), usage: usage(1) } });
     await settle("ten_d");
     const a = (await allotmentOf("ten_d"))!;
     const results = await Promise.all(
@@ -177,8 +178,8 @@ describe("allotments", () => {
         try {
           const o = await open(plan);
           await new Promise((r) => setTimeout(r, i % 5));
-          if (i % 9 === 0) await settleFailed(ctx, o, "provider_error");
-          else await settleCompleted(ctx, o, plan, usage(i * 3));
+          if (i % 9 === 0) await settleFailed({ ctx, input: { opened: o, errorCode: "provider_error" } });
+          else await settleCompleted({ ctx, input: { opened: o, plan, usage: usage(i * 3) } });
           return o;
         } catch (err) {
           if (isAppError(err) && err.code === "insufficient_balance") return null;
@@ -202,7 +203,7 @@ describe("allotments", () => {
 
   it("a call that outlives the reconciler's patience: its carved hold is captured, never a post from the allotment", async () => {
     await L.credit("ten_g", 100_000n);
-    await settleCompleted(ctx, await open(planFor("ten_g", 1_000n)), planFor("ten_g", 1_000n), usage(10));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_g", 1_000n)), plan: planFor("ten_g", 1_000n), usage: usage(10) } });
     await settle("ten_g");
     const slow = await open(planFor("ten_g", 1_000n));
     expect(slow.allotment).not.toBeNull();
@@ -215,7 +216,7 @@ describe("allotments", () => {
       holdId: null,
     });
     // Then the provider answers: the claim is carved out (the reconciler's own carve) and the charge captured from it.
-    await settleCompleted(ctx, slow, planFor("ten_g", 1_000n), usage(300));
+    await settleCompleted({ ctx, input: { opened: slow, plan: planFor("ten_g", 1_000n), usage: usage(300) } });
     await ctx.allotments.drain();
     const carvedId = (await L.holdOf(slow.id))!.holdId;
     // Under post:<id> the ledger keeps the carve's release of the claim (which refuses any later post of it), never a post.
@@ -230,10 +231,10 @@ describe("allotments", () => {
 
   it("a completion the database lost after its charge was posted: the reconciler completes the record from the ledger's post", async () => {
     await L.credit("ten_h", 100_000n);
-    await settleCompleted(ctx, await open(planFor("ten_h", 1_000n)), planFor("ten_h", 1_000n), usage(10));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_h", 1_000n)), plan: planFor("ten_h", 1_000n), usage: usage(10) } });
     await settle("ten_h");
     const call = await open(planFor("ten_h", 1_000n));
-    await settleCompleted(ctx, call, planFor("ten_h", 1_000n), usage(56));
+    await settleCompleted({ ctx, input: { opened: call, plan: planFor("ten_h", 1_000n), usage: usage(56) } });
     await ctx.allotments.drain();
     // A crash that loses acknowledged commits takes the record back to `reserved`.
     await ctx.prisma.usageRecord.update({
@@ -251,7 +252,7 @@ describe("allotments", () => {
 
   it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
     await L.credit("ten_e", 100_000n);
-    await settleCompleted(ctx, await open(planFor("ten_e", 1_000n)), planFor("ten_e", 1_000n), usage(10));
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_e", 1_000n)), plan: planFor("ten_e", 1_000n), usage: usage(10) } });
     await settle("ten_e");
     const a = (await allotmentOf("ten_e"))!;
     // A second process's view of the same database: its posts never leave (it dies).
@@ -268,9 +269,15 @@ describe("allotments", () => {
       { ...ctx.allotments.options, lingerMs: 60_000 },
     );
     const dying = { ...ctx, allotments: doomed };
-    const done = await openReservation(dying, planFor("ten_e", 1_000n), { requestId: "req_dies_done", apiKeyId: null, idempotencyKey: null, stream: false });
-    await settleCompleted(dying, done, planFor("ten_e", 1_000n), usage(700));
-    await openReservation(dying, planFor("ten_e", 1_000n), { requestId: "req_dies_inflight", apiKeyId: null, idempotencyKey: null, stream: false });
+    const done = await openReservation({
+      ctx: dying,
+      input: { plan: planFor("ten_e", 1_000n), request: { requestId: "req_dies_done", apiKeyId: null, idempotencyKey: null, stream: false } },
+    });
+    await settleCompleted({ ctx: dying, input: { opened: done, plan: planFor("ten_e", 1_000n), usage: usage(700) } });
+    await openReservation({
+      ctx: dying,
+      input: { plan: planFor("ten_e", 1_000n), request: { requestId: "req_dies_inflight", apiKeyId: null, idempotencyKey: null, stream: false } },
+    });
     expect(doomed.pending).toBe(1);
     // Long after: the in-flight record is an orphan; the allotment idles.
     await ctx.prisma.usageRecord.update({ where: { id: "req_dies_inflight" }, data: { createdAt: new Date(Date.now() - 3_600_000) } });

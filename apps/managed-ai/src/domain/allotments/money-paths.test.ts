@@ -51,7 +51,7 @@ const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
 
 let n = 0;
 const open = (c: ManagedAiContext, plan: Priced) =>
-  openReservation(c, plan, { requestId: `req_mp_${++n}_${Date.now()}`, apiKeyId: null, idempotencyKey: null, stream: false });
+  openReservation({ ctx: c, input: { plan, request: { requestId: `req_mp_${++n}_${Date.now()}`, apiKeyId: null, idempotencyKey: null, stream: false } } });
 const usage = (tokens: bigint) => usageOf({ prompt_tokens: Number(tokens), completion_tokens: 0 })!;
 const record = (id: string) => ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id } });
 const allotment = (tenantId: string, states = ["open"]) => ctx.prisma.allotment.findFirst({ where: { tenantId, state: { in: states } } });
@@ -62,7 +62,7 @@ async function fundedTenant(name: string, units = 100_000n): Promise<{ tenantId:
   await L.credit(tenantId, units);
   const first = await open(ctx, planFor(tenantId, 1_000n));
   expect(first.holdId).not.toBeNull();
-  await settleCompleted(ctx, first, planFor(tenantId, 1_000n), usage(100n));
+  await settleCompleted({ ctx, input: { opened: first, plan: planFor(tenantId, 1_000n), usage: usage(100n) } });
   await until("the allotment opens", async () => (await allotment(tenantId)) !== null);
   return { tenantId, allotment: (await allotment(tenantId))! };
 }
@@ -110,7 +110,7 @@ describe("an operator's decision on a running request (finding 1)", () => {
     const operator = { ...ctx, ledgerCalls: pausingLedger(L.calls, (m, q) => m === "capture" && q.operation_id === `capture:${r.id}`, { gate: g }) };
     const decision = captureUsage({ ctx: operator, input: { actor: "user:usr_op", id: r.id, units: "600", reason: "past its hold" } }).catch((e: unknown) => e);
     await g.reached; // fenced and carved; the operator's capture not sent yet
-    expect(await settleCompleted(ctx, r, plan, usage(300n))).toBe(300n);
+    expect(await settleCompleted({ ctx, input: { opened: r, plan, usage: usage(300n) } })).toBe(300n);
     g.open();
     // The request captured its real charge from the carved hold first; the operator is told.
     expect(await decision).toMatchObject({ code: "conflict" });
@@ -127,7 +127,7 @@ describe("an operator's decision on a running request (finding 1)", () => {
     const operator = { ...ctx, ledgerCalls: pausingLedger(L.calls, (m, q) => m === "void" && q.operation_id === `void:${r.id}`, { gate: g }) };
     const decision = releaseUsage({ ctx: operator, input: { actor: "user:usr_op", id: r.id, reason: "past its hold" } }).catch((e: unknown) => e);
     await g.reached;
-    expect(await settleCompleted(ctx, r, plan, usage(300n))).toBe(300n);
+    expect(await settleCompleted({ ctx, input: { opened: r, plan, usage: usage(300n) } })).toBe(300n);
     g.open();
     expect(await decision).toMatchObject({ code: "conflict" });
     expect(await record(r.id)).toMatchObject({ status: "completed", finalUnits: 300n });
@@ -137,7 +137,7 @@ describe("an operator's decision on a running request (finding 1)", () => {
     const free = a.units - a.claimed - a.carved - a.frozen;
     const last = await open(ctx, planFor(tenantId, free));
     expect(last.allotment?.id).toBe(a.id);
-    await settleCompleted(ctx, last, planFor(tenantId, free), usage(free));
+    await settleCompleted({ ctx, input: { opened: last, plan: planFor(tenantId, free), usage: usage(free) } });
     await ctx.allotments.drain();
     expect(await L.transfer(`post:${last.id}`)).toMatchObject({ kind: "post", units: free });
     await audit(tenantId);
@@ -152,7 +152,7 @@ describe("an operator's decision on a running request (finding 1)", () => {
       status: "completed",
       finalUnits: 600n,
     });
-    expect(await settleCompleted(ctx, r, plan, usage(300n))).toBe(300n);
+    expect(await settleCompleted({ ctx, input: { opened: r, plan, usage: usage(300n) } })).toBe(300n);
     expect(await record(r.id)).toMatchObject({ status: "completed", finalUnits: 600n });
     await audit(tenantId);
   });
@@ -234,7 +234,7 @@ describe("a settlement whose write fails (finding 3)", () => {
     const r = await open(ctx, plan);
     let failures = 0;
     const replica = replicaOf(ctx, { overrides: { records: flaky(r.id, () => failures++ === 0) } });
-    expect(await settleCompleted(replica, { ...r }, plan, usage(300n))).toBe(300n);
+    expect(await settleCompleted({ ctx: replica, input: { opened: { ...r }, plan, usage: usage(300n) } })).toBe(300n);
     expect(await L.transfer(`post:${r.id}`)).toMatchObject({ kind: "post", units: 300n });
     await until("the record is written", async () => (await record(r.id)).status === "completed");
     expect(await record(r.id)).toMatchObject({ status: "completed", finalUnits: 300n, holdId: null });
@@ -247,7 +247,7 @@ describe("a settlement whose write fails (finding 3)", () => {
     const r = await open(ctx, plan);
     let down = true;
     const replica = replicaOf(ctx, { overrides: { records: flaky(r.id, () => down) } });
-    expect(await settleCompleted(replica, { ...r }, plan, usage(300n))).toBe(300n);
+    expect(await settleCompleted({ ctx: replica, input: { opened: { ...r }, plan, usage: usage(300n) } })).toBe(300n);
     await t.pool.query("UPDATE usage_records SET created_at = now() - interval '1 hour' WHERE id = $1", [r.id]);
     await reconcileUsage({ ctx, input: { reservedAfterSeconds: 900 } });
     down = false;
@@ -267,14 +267,14 @@ describe("a request is refused only when the money is not there (finding 4)", ()
     });
     const b = replicaOf(ctx);
     const first = await open(a, planFor(tenantId, 1_000n));
-    await settleCompleted(a, first, planFor(tenantId, 1_000n), usage(100n));
+    await settleCompleted({ ctx: a, input: { opened: first, plan: planFor(tenantId, 1_000n), usage: usage(100n) } });
     await g.reached; // the allotment (a quarter of 99,000) is in the ledger; its row still says `opening`
     expect(await allotment(tenantId, ["opening"])).not.toBeNull();
     const big = await open(b, planFor(tenantId, 80_000n));
     expect(big.holdId).not.toBeNull();
     g.open();
     await until("the opening replica is done", async () => (await allotment(tenantId, ["opening"])) === null);
-    await settleCompleted(b, big, planFor(tenantId, 80_000n), usage(80_000n));
+    await settleCompleted({ ctx: b, input: { opened: big, plan: planFor(tenantId, 80_000n), usage: usage(80_000n) } });
     // 100 + 80,000 charged; a request for more than the 19,900 left is refused, and the money is really not there.
     await expect(open(b, planFor(tenantId, 20_000n))).rejects.toMatchObject({ code: "insufficient_balance" });
     expect(await L.balance(tenantId)).toEqual({ available: 19_900n, reserved: 0n });
@@ -302,8 +302,8 @@ describe("a request is refused only when the money is not there (finding 4)", ()
     expect((await L.balance(tenantId)).available).toBe(750n);
     // The release was taken once, by whichever sent it first.
     expect((await L.hold(al.holdId!)).released_units).toBe("4750");
-    await settleCompleted(ctx, inFlight, planFor(tenantId, 20_000n), usage(1_000n));
-    await settleCompleted(ctx, big, planFor(tenantId, 79_150n), usage(79_150n));
+    await settleCompleted({ ctx, input: { opened: inFlight, plan: planFor(tenantId, 20_000n), usage: usage(1_000n) } });
+    await settleCompleted({ ctx, input: { opened: big, plan: planFor(tenantId, 79_150n), usage: usage(79_150n) } });
     await audit(tenantId);
   });
 
@@ -319,7 +319,7 @@ describe("a request is refused only when the money is not there (finding 4)", ()
     // Still closing (a request in flight), and its frozen units are back in available.
     expect(await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: al.id } })).toMatchObject({ state: "closing", frozen: 4_750n });
     expect((await L.hold(al.holdId!)).released_units).toBe("4750");
-    await settleCompleted(ctx, inFlight, planFor(tenantId, 20_000n), usage(500n));
+    await settleCompleted({ ctx, input: { opened: inFlight, plan: planFor(tenantId, 20_000n), usage: usage(500n) } });
     await audit(tenantId);
   });
 });
@@ -344,7 +344,7 @@ describe("the balance views follow within a second (finding 6)", () => {
       },
       allotments: { lingerMs: 100 },
     });
-    await settleReview(noCarve, r, plan, "usage_unavailable");
+    await settleReview({ ctx: noCarve, input: { opened: r, plan, errorCode: "usage_unavailable" } });
     await until("the claim in review shows as reserved", () => viewShows(tenantId, 1_000n));
     await releaseUsage({ ctx: views, input: { actor: "user:usr_op", id: r.id, reason: "no usage" } });
     expect(await until("the release shows", () => viewShows(tenantId, 0n), 1_000)).toBeLessThanOrEqual(1_000);
@@ -367,7 +367,7 @@ describe("the balance views follow within a second (finding 6)", () => {
       from_units: "1000",
       from_operation_id: `post:${r.id}`,
     });
-    await settleCompleted(views, r, plan, usage(300n));
+    await settleCompleted({ ctx: views, input: { opened: r, plan, usage: usage(300n) } });
     await until("the refused charge is settled from the carved hold", async () => (await record(r.id)).holdId !== null);
     expect(await record(r.id)).toMatchObject({ status: "completed", finalUnits: 300n });
     expect(await until("the view agrees", () => viewShows(tenantId, 0n), 1_000)).toBeLessThanOrEqual(1_000);
@@ -445,7 +445,7 @@ describe("the balance views follow within a second (finding 6)", () => {
     const alive = replicaOf(ctx, { allotments: { lingerMs: 100 } });
     await closeAllotments({ ctx: alive, input: { idleSeconds: 3_600, maxAgeSeconds: 3_600, retryBaseSeconds: 0 } });
     expect(await until("the dead replica's claim shows", () => viewShows(tenantId, 3_000n), 1_000)).toBeLessThanOrEqual(1_000);
-    await settleCompleted(alive, r as Opened, planFor(tenantId, 3_000n), usage(10n));
+    await settleCompleted({ ctx: alive, input: { opened: r as Opened, plan: planFor(tenantId, 3_000n), usage: usage(10n) } });
     await audit(tenantId);
   });
 });

@@ -87,7 +87,10 @@ describe("spend budgets", () => {
     // 40 requests at once, each reserving 7: exactly 14 fit in 100.
     const results = await Promise.allSettled(
       Array.from({ length: 40 }, (_, i) =>
-        openMeter(t.ctx, plan(7n), { requestId: `req_conc_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+        openMeter({
+          ctx: t.ctx,
+          input: { plan: plan(7n), request: { requestId: `req_conc_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget } },
+        }),
       ),
     );
     const meters = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
@@ -107,7 +110,10 @@ describe("spend budgets", () => {
     // 30 left: four more of 7 fit, the fifth does not.
     const more = await Promise.allSettled(
       Array.from({ length: 5 }, (_, i) =>
-        openMeter(t.ctx, plan(7n), { requestId: `req_more_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+        openMeter({
+          ctx: t.ctx,
+          input: { plan: plan(7n), request: { requestId: `req_more_${i}`, apiKeyId: "key_conc", idempotencyKey: null, stream: false, keyBudget: budget } },
+        }),
       ),
     );
     expect(more.filter((r) => r.status === "fulfilled")).toHaveLength(4);
@@ -118,7 +124,13 @@ describe("spend budgets", () => {
   it("counts a request against its key's and its instance's budgets, all or none", async () => {
     const { id, plan } = await byokInstance({ units: 20n, period: "month" });
     const open = (rid: string, units: bigint, limit: bigint) =>
-      openMeter(t.ctx, plan(units), { requestId: rid, apiKeyId: "key_both", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_both", limit) });
+      openMeter({
+        ctx: t.ctx,
+        input: {
+          plan: plan(units),
+          request: { requestId: rid, apiKeyId: "key_both", idempotencyKey: null, stream: false, keyBudget: keyBudget("key_both", limit) },
+        },
+      });
     const first = await open("req_both_1", 15n, 1000n);
     // The instance has 5 left: refused by the instance, and the key's budget is untouched.
     const err = await open("req_both_2", 6n, 1000n).catch((e: unknown) => e);
@@ -137,29 +149,47 @@ describe("spend budgets", () => {
 
   it("refuses at once when the budget is lowered below what is spent (and that is reached); a large request that does not fit is not", async () => {
     const { plan } = await byokInstance();
-    const m = await openMeter(t.ctx, plan(10n), {
-      requestId: "req_low_1",
-      apiKeyId: "key_low",
-      idempotencyKey: null,
-      stream: false,
-      keyBudget: keyBudget("key_low", 100n),
+    const m = await openMeter({
+      ctx: t.ctx,
+      input: {
+        plan: plan(10n),
+        request: {
+          requestId: "req_low_1",
+          apiKeyId: "key_low",
+          idempotencyKey: null,
+          stream: false,
+          keyBudget: keyBudget("key_low", 100n),
+        },
+      },
     });
     await m.completed(usage(8n));
     const reached = async () => (await t.outbox()).filter((e) => e.type === "budget.reached" && e.payload.scope_id === "key_low");
-    await openMeter(t.ctx, plan(93n), {
-      requestId: "req_low_big",
-      apiKeyId: "key_low",
-      idempotencyKey: null,
-      stream: false,
-      keyBudget: keyBudget("key_low", 100n),
+    await openMeter({
+      ctx: t.ctx,
+      input: {
+        plan: plan(93n),
+        request: {
+          requestId: "req_low_big",
+          apiKeyId: "key_low",
+          idempotencyKey: null,
+          stream: false,
+          keyBudget: keyBudget("key_low", 100n),
+        },
+      },
     }).catch(() => undefined);
     expect(await reached()).toEqual([]);
-    const err = await openMeter(t.ctx, plan(1n), {
-      requestId: "req_low_2",
-      apiKeyId: "key_low",
-      idempotencyKey: null,
-      stream: false,
-      keyBudget: keyBudget("key_low", 5n),
+    const err = await openMeter({
+      ctx: t.ctx,
+      input: {
+        plan: plan(1n),
+        request: {
+          requestId: "req_low_2",
+          apiKeyId: "key_low",
+          idempotencyKey: null,
+          stream: false,
+          keyBudget: keyBudget("key_low", 5n),
+        },
+      },
     }).catch((e: unknown) => e);
     expect(budgetOf(err)).toMatchObject({ scope: "key", limit_units: 5, spent_units: 8 });
     expect((await reached()).map((e) => e.payload)).toEqual([expect.objectContaining({ limit_units: "5", spent_units: "8" })]);
@@ -186,9 +216,12 @@ describe("spend budgets", () => {
     const { plan } = await byokInstance();
     const budget = keyBudget("key_audit", 10n);
     const spend = async (rid: string, tokens: bigint) =>
-      (await openMeter(t.ctx, plan(tokens), { requestId: rid, apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget })).completed(
-        usage(tokens),
-      );
+      (
+        await openMeter({
+          ctx: t.ctx,
+          input: { plan: plan(tokens), request: { requestId: rid, apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget } },
+        })
+      ).completed(usage(tokens));
     await spend("req_audit_1", 7n);
     const events = async () => (await t.outbox()).filter((e) => e.type.startsWith("budget.") && e.payload.scope_id === "key_audit");
     expect(await events()).toEqual([]);
@@ -196,9 +229,10 @@ describe("spend budgets", () => {
     await spend("req_audit_3", 1n);
     expect((await events()).map((e) => e.type)).toEqual(["budget.threshold"]);
     await spend("req_audit_4", 1n); // 10 of 10
-    await openMeter(t.ctx, plan(1n), { requestId: "req_audit_5", apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget }).catch(
-      () => undefined,
-    );
+    await openMeter({
+      ctx: t.ctx,
+      input: { plan: plan(1n), request: { requestId: "req_audit_5", apiKeyId: "key_audit", idempotencyKey: null, stream: false, keyBudget: budget } },
+    }).catch(() => undefined);
     const all = await events();
     expect(all.map((e) => e.type)).toEqual(["budget.threshold", "budget.reached"]);
     expect(all[1]!.payload).toMatchObject({ scope: "key", limit_units: "10", spent_units: "10", period: "day" });
@@ -213,7 +247,10 @@ describe("spend budgets", () => {
   it("keeps a review record's claim until its record ends, and releases orphans once (the sweep)", async () => {
     const { plan } = await byokInstance();
     const budget = keyBudget("key_sweep", 100n);
-    const m = await openMeter(t.ctx, plan(9n), { requestId: "req_sweep_1", apiKeyId: "key_sweep", idempotencyKey: null, stream: false, keyBudget: budget });
+    const m = await openMeter({
+      ctx: t.ctx,
+      input: { plan: plan(9n), request: { requestId: "req_sweep_1", apiKeyId: "key_sweep", idempotencyKey: null, stream: false, keyBudget: budget } },
+    });
     await m.review("usage_unavailable");
     // A claim whose record was never written (a crash between the two).
     await reserveBudgets({ ctx: t.ctx, input: { requestId: "req_sweep_orphan", tenantId: "ten_x", budgets: [budget], units: 4n } });
@@ -229,7 +266,10 @@ describe("spend budgets", () => {
 
   it("records byok calls with their exact cost at the instance's pricing, never capped at the estimate", async () => {
     const { plan } = await byokInstance();
-    const m = await openMeter(t.ctx, plan(3n), { requestId: "req_byok_rec", apiKeyId: "key_rec", idempotencyKey: "idem", stream: false });
+    const m = await openMeter({
+      ctx: t.ctx,
+      input: { plan: plan(3n), request: { requestId: "req_byok_rec", apiKeyId: "key_rec", idempotencyKey: "idem", stream: false } },
+    });
     // 10 input at 1 unit + 4 output at 2 units = 18, above the estimate of 3.
     expect(await m.completed(usage(10n, 4n))).toBe(18n);
     const row = await t.ctx.prisma.usageRecord.findUniqueOrThrow({ where: { id: "req_byok_rec" } });
@@ -246,7 +286,13 @@ describe("spend budgets", () => {
     const budget = keyBudget("key_byok_conc", 100n);
     const opened = await Promise.allSettled(
       Array.from({ length: 12 }, (_, i) =>
-        openMeter(t.ctx, plan(9n), { requestId: `req_byok_conc_${i}`, apiKeyId: "key_byok_conc", idempotencyKey: null, stream: false, keyBudget: budget }),
+        openMeter({
+          ctx: t.ctx,
+          input: {
+            plan: plan(9n),
+            request: { requestId: `req_byok_conc_${i}`, apiKeyId: "key_byok_conc", idempotencyKey: null, stream: false, keyBudget: budget },
+          },
+        }),
       ),
     );
     const meters = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
@@ -284,7 +330,10 @@ describe("spend budgets", () => {
   it("lets an operator release a byok record in review without touching the ledger, and the sweep then frees its budget", async () => {
     const { plan } = await byokInstance();
     const budget = keyBudget("key_rel", 50n);
-    const m = await openMeter(t.ctx, plan(12n), { requestId: "req_rel", apiKeyId: "key_rel", idempotencyKey: null, stream: true, keyBudget: budget });
+    const m = await openMeter({
+      ctx: t.ctx,
+      input: { plan: plan(12n), request: { requestId: "req_rel", apiKeyId: "key_rel", idempotencyKey: null, stream: true, keyBudget: budget } },
+    });
     await m.review("usage_unavailable");
     // The test context's ledger answers nothing: a ledger call would fail this release.
     expect(await releaseUsage({ ctx: t.ctx, input: { actor: "user:op", id: "req_rel", reason: "stream cut, customer's provider" } })).toEqual({

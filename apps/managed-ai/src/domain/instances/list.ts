@@ -41,7 +41,7 @@ export async function listInstanceModels({
   const managed = managedConfigOf(row);
   if (!managed) {
     if (row.status !== "active") throw new AppError("forbidden", `The instance ${q.alias} is disabled.`);
-    const target = await byokTarget(ctx, row);
+    const target = await byokTarget({ ctx, input: { instance: row } });
     try {
       const listing = await ctx.provider.models({ ...target, ...(signal ? { signal } : {}) });
       return { models: [], providerBody: Buffer.from(JSON.stringify(listing)) };

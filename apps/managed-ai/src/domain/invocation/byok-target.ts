@@ -15,7 +15,7 @@ export type ProviderTarget = { baseUrl: string; apiKey: string; egress: Egress }
  * that cannot be opened or an account that is gone is a configuration problem
  * (503), never a provider call without a key.
  */
-export async function byokTarget(ctx: ManagedAiContext, row: ServiceInstance): Promise<ProviderTarget> {
+export async function byokTarget({ ctx, input: { instance: row } }: { ctx: ManagedAiContext; input: { instance: ServiceInstance } }): Promise<ProviderTarget> {
   const config = configOf(row);
   if (config.mode !== "byok") throw new Error("byokTarget on a managed instance");
   const target = (apiKey: string): ProviderTarget => ({ baseUrl: config.base_url, apiKey, egress: "customer" });

@@ -92,7 +92,13 @@ const embeddings: CallKind<EmbeddingsRequest, EmbeddingsRequest> = {
 };
 
 /** Plans an embeddings call (see `planCall`). */
-export function planEmbeddings(ctx: ManagedAiContext, input: { tenantId: string; alias: string; body: Uint8Array }): Promise<Plan<EmbeddingsRequest>> {
+export function planEmbeddings({
+  ctx,
+  input,
+}: {
+  ctx: ManagedAiContext;
+  input: { tenantId: string; alias: string; body: Uint8Array };
+}): Promise<Plan<EmbeddingsRequest>> {
   return planCall(ctx, input, embeddings);
 }
 
@@ -118,14 +124,20 @@ function embeddingsBody(plan: Plan<EmbeddingsRequest>): Record<string, unknown> 
  * A client that leaves does not stop a managed call: it settles on its usage.
  */
 export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
-  const plan = await planEmbeddings(ctx, input);
-  const meter = await openMeter(ctx, plan, {
-    requestId: input.requestId,
-    apiKeyId: input.apiKeyId,
-    idempotencyKey: input.idempotencyKey,
-    stream: false,
-    keyBudget: input.keyBudget,
-    api: "embeddings",
+  const plan = await planEmbeddings({ ctx, input: input });
+  const meter = await openMeter({
+    ctx,
+    input: {
+      plan,
+      request: {
+        requestId: input.requestId,
+        apiKeyId: input.apiKeyId,
+        idempotencyKey: input.idempotencyKey,
+        stream: false,
+        keyBudget: input.keyBudget,
+        api: "embeddings",
+      },
+    },
   });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
   const call = providerSignal(input);

@@ -39,14 +39,20 @@ export async function invokeChatStream({
   /** Where the stream's messages go (the gRPC call); a send that fails ends the relay, not the metering. */
   send: (message: StreamMessage) => Promise<void>;
 }): Promise<void> {
-  const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, {
-    requestId: input.requestId,
-    apiKeyId: input.apiKeyId,
-    idempotencyKey: input.idempotencyKey,
-    stream: true,
-    keyBudget: input.keyBudget,
-    api: input.api ?? "chat_completions",
+  const plan = await planInvocation({ ctx, input: input });
+  const meter = await openMeter({
+    ctx,
+    input: {
+      plan,
+      request: {
+        requestId: input.requestId,
+        apiKeyId: input.apiKeyId,
+        idempotencyKey: input.idempotencyKey,
+        stream: true,
+        keyBudget: input.keyBudget,
+        api: input.api ?? "chat_completions",
+      },
+    },
   });
   const call = providerSignal(input);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.

@@ -45,14 +45,20 @@ export type InvokeResult = {
  * the record in review. A byok call is aborted (nothing to meter).
  */
 export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
-  const plan = await planInvocation(ctx, input);
-  const meter = await openMeter(ctx, plan, {
-    requestId: input.requestId,
-    apiKeyId: input.apiKeyId,
-    idempotencyKey: input.idempotencyKey,
-    stream: false,
-    keyBudget: input.keyBudget,
-    api: input.api ?? "chat_completions",
+  const plan = await planInvocation({ ctx, input: input });
+  const meter = await openMeter({
+    ctx,
+    input: {
+      plan,
+      request: {
+        requestId: input.requestId,
+        apiKeyId: input.apiKeyId,
+        idempotencyKey: input.idempotencyKey,
+        stream: false,
+        keyBudget: input.keyBudget,
+        api: input.api ?? "chat_completions",
+      },
+    },
   });
   const call = providerSignal(input);
   let answer: Record<string, unknown>;

@@ -28,7 +28,13 @@ export type Meter = {
   review(errorCode: string): Promise<void>;
 };
 
-export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenInput & { keyBudget?: Budget | null }): Promise<Meter> {
+export async function openMeter({
+  ctx,
+  input: { plan, request: input },
+}: {
+  ctx: ManagedAiContext;
+  input: { plan: Plan; request: OpenInput & { keyBudget?: Budget | null } };
+}): Promise<Meter> {
   ctx.metrics?.planned(plan.modelAlias);
   const budgets = await applicableBudgets({ ctx, input: { tenantId: plan.tenantId, serviceAlias: plan.serviceAlias, keyBudget: input.keyBudget } });
   await reserveBudgets({ ctx, input: { requestId: input.requestId, tenantId: plan.tenantId, budgets, units: plan.reservedUnits } });
@@ -36,7 +42,7 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
   const openInput = plan.mode === "byok" ? { ...input, idempotencyKey: null } : input;
   let opened: Opened;
   try {
-    opened = await openReservation(ctx, plan, openInput);
+    opened = await openReservation({ ctx, input: { plan, request: openInput } });
   } catch (err) {
     // Refused before any reservation (402, a used Idempotency-Key): the record is gone, so are its claims.
     // Other failures leave the record in review, and its claims with it (the sweep settles them with it).
@@ -54,7 +60,7 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
   };
   return {
     completed: async (usage) => {
-      const units = await settleCompleted(ctx, opened, plan, usage);
+      const units = await settleCompleted({ ctx, input: { opened, plan, usage } });
       await settled();
       ctx.metrics?.settled({
         tenantId: plan.tenantId,
@@ -66,9 +72,9 @@ export async function openMeter(ctx: ManagedAiContext, plan: Plan, input: OpenIn
       return units;
     },
     failed: async (errorCode) => {
-      await settleFailed(ctx, opened, errorCode);
+      await settleFailed({ ctx, input: { opened, errorCode } });
       await settled();
     },
-    review: (errorCode) => settleReview(ctx, opened, plan, errorCode),
+    review: (errorCode) => settleReview({ ctx, input: { opened, plan, errorCode } }),
   };
 }

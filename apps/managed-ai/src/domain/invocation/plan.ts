@@ -205,12 +205,12 @@ async function planByok<Request>(
   demand: Demand<Request>,
   kind: Pick<CallKind<unknown, Request>, "byokTargetFirst" | "ceilings">,
 ): Promise<Plan<Request>> {
-  const first = kind.byokTargetFirst === true ? await byokTarget(ctx, instance) : null;
+  const first = kind.byokTargetFirst === true ? await byokTarget({ ctx, input: { instance } }) : null;
   const outputTokensCap = outputCap(demand, config, null);
   const price = byokPrice(config);
   const estimate = costUnits(demand.inputTokensBound, outputTokens(demand, outputTokensCap), price, 0n);
   if (kind.ceilings !== false) checkCeilings(estimate, demand.maxCostUsd, config);
-  const target = first ?? (await byokTarget(ctx, instance));
+  const target = first ?? (await byokTarget({ ctx, input: { instance } }));
   const model = demand.model ?? config.default_model;
   return {
     mode: "byok",
@@ -276,7 +276,7 @@ export const chat: CallKind<unknown, ChatRequest> = {
 };
 
 /** Plans a chat completion (see `planCall`). */
-export function planInvocation(ctx: ManagedAiContext, input: { tenantId: string; alias: string; body: Uint8Array }): Promise<Plan> {
+export function planInvocation({ ctx, input }: { ctx: ManagedAiContext; input: { tenantId: string; alias: string; body: Uint8Array } }): Promise<Plan> {
   return planCall(ctx, input, chat);
 }
 

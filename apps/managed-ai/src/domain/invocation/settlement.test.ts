@@ -78,7 +78,7 @@ describe("settleCompleted", () => {
     // sent one after the other (capture first), the record would never get there.
     const g = gate();
     const held = { ...ctx, ledgerCalls: pausingLedger(ctx.ledgerCalls, (m, q) => m === "capture" && q.operation_id === `capture:${id}`, { gate: g }) };
-    const settled = settleCompleted(held, { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage);
+    const settled = settleCompleted({ ctx: held, input: { opened: { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage } });
     await g.reached;
     try {
       await until("the record is written while the capture is under way", async () => (await status(id)).status === "completed");
@@ -103,7 +103,7 @@ describe("settleCompleted", () => {
     const { id, holdId } = await reservedRecord();
     door.down(true);
     try {
-      expect(await settleCompleted(ctx, { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage)).toBe(19n);
+      expect(await settleCompleted({ ctx, input: { opened: { id, holdId, tenantId: TENANT, apiKeyId: null, allotment: null }, plan, usage } })).toBe(19n);
     } finally {
       door.down(false);
     }
@@ -124,12 +124,14 @@ describe("settleCompleted", () => {
     const before = door.sent("capture");
     const movements = (await L.movements(TENANT)).length;
     expect(
-      await settleCompleted(
+      await settleCompleted({
         ctx,
-        { id, holdId: null, tenantId: TENANT, apiKeyId: null, allotment: null },
-        { ...plan, reservedUnits: 0n },
-        usageOf({ prompt_tokens: 0, completion_tokens: 0 })!,
-      ),
+        input: {
+          opened: { id, holdId: null, tenantId: TENANT, apiKeyId: null, allotment: null },
+          plan: { ...plan, reservedUnits: 0n },
+          usage: usageOf({ prompt_tokens: 0, completion_tokens: 0 })!,
+        },
+      }),
     ).toBe(0n);
     expect(door.sent("capture")).toBe(before);
     expect(await L.movements(TENANT)).toHaveLength(movements);
@@ -152,7 +154,9 @@ describe("openReservation refused by the ledger", () => {
       inputTokensBound: 10n,
       outputTokensCap: 10,
     } as unknown as Priced;
-    await expect(openReservation(ctx, refusedPlan, { requestId: id, apiKeyId: "key_1", idempotencyKey: "idem-refused", stream: false })).rejects.toMatchObject({
+    await expect(
+      openReservation({ ctx, input: { plan: refusedPlan, request: { requestId: id, apiKeyId: "key_1", idempotencyKey: "idem-refused", stream: false } } }),
+    ).rejects.toMatchObject({
       code: "insufficient_balance",
     });
     expect(await ctx.sql.query("SELECT id FROM usage_records WHERE id = $1", [id])).toEqual([]);

@@ -55,7 +55,13 @@ export type Api = "chat_completions" | "messages" | "embeddings";
  * (402, and the key can be retried). When the ledger cannot be reached the
  * outcome is unknown: the record is put in `review` for an operator.
  */
-export async function openReservation(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<Opened> {
+export async function openReservation({
+  ctx,
+  input: { plan, request: input },
+}: {
+  ctx: ManagedAiContext;
+  input: { plan: Plan; request: OpenInput };
+}): Promise<Opened> {
   const holdExpiresAt = new Date(Date.now() + ctx.holdTtlSeconds * 1000);
   const written = await ctx.records.open({
     id: input.requestId,
@@ -150,7 +156,13 @@ async function markSettled(ctx: ManagedAiContext, opened: Opened, outcome: Outco
  * missing: the reconciler's check of settled records (`checkCaptures`) finds it
  * in the ledger or replays capture:<id>.
  */
-export async function settleCompleted(ctx: ManagedAiContext, opened: Opened, plan: Plan, usage: Usage): Promise<bigint> {
+export async function settleCompleted({
+  ctx,
+  input: { opened, plan, usage },
+}: {
+  ctx: ManagedAiContext;
+  input: { opened: Opened; plan: Plan; usage: Usage };
+}): Promise<bigint> {
   const cost = costUnits(usage.promptTokens, usage.completionTokens, plan.price, BigInt(plan.discountBps));
   // byok: the estimate bounds nothing (the customer's provider charges what it charges), so the
   // cost is never capped here; its spend budgets count at most the reservation (budgets/settle.ts).
@@ -340,7 +352,13 @@ async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan):
 }
 
 /** The provider failed: release the whole hold (or claim); the record is `failed` with the failure's code. */
-export async function settleFailed(ctx: ManagedAiContext, opened: Opened, errorCode: string): Promise<void> {
+export async function settleFailed({
+  ctx,
+  input: { opened, errorCode },
+}: {
+  ctx: ManagedAiContext;
+  input: { opened: Opened; errorCode: string };
+}): Promise<void> {
   if (opened.allotment) {
     const allotmentId = opened.allotment.id;
     // Not written: fenced meanwhile (its carved hold is voided), or the statement failed (retried).
@@ -369,7 +387,13 @@ export async function settleFailed(ctx: ManagedAiContext, opened: Opened, errorC
  * of the allotment in one ledger step), so the operator decides it as any other;
  * if that fails the record waits in review without it, and the reconciler carves it.
  */
-export async function settleReview(ctx: ManagedAiContext, opened: Opened, plan: Plan, errorCode: string): Promise<void> {
+export async function settleReview({
+  ctx,
+  input: { opened, plan, errorCode },
+}: {
+  ctx: ManagedAiContext;
+  input: { opened: Opened; plan: Plan; errorCode: string };
+}): Promise<void> {
   if (opened.allotment) {
     let holdId: string | null = null;
     try {
