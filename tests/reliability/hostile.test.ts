@@ -34,6 +34,21 @@ const CODES = new Set([
   "upstream_error",
   "unavailable",
 ]);
+/** Section 6c: the Messages routes answer in Anthropic's error shape, its type fixed by the status. */
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  409: "invalid_request_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  502: "overloaded_error",
+  503: "overloaded_error",
+};
+const ANTHROPIC_ROUTE = /\/v1\/messages(\/count_tokens)?$/;
 /** What must never appear in an answer: stack frames, file paths, SQL, driver names. */
 const LEAK = /\n\s+at |\bat [\w.$<>]+ \(|node_modules|file:\/\/|\/work\/|\.(ts|js|mjs):\d+|\bprisma\b|\bSELECT\b.*\bFROM\b|PrismaClient|ECONNREFUSED/i;
 
@@ -261,7 +276,15 @@ function judge(where: string, answer: Answer | Error | "no_answer_to_broken_fram
     } catch {
       body = undefined;
     }
-    const ok = body && typeof body.error === "string" && CODES.has(body.error) && typeof body.message === "string" && body.request_id === answer.requestId;
+    const anthropic = ANTHROPIC_ROUTE.test(where.split(" ")[1] ?? "");
+    const error = body?.error as { type?: unknown; message?: unknown } | undefined;
+    const ok = anthropic
+      ? body &&
+        body.type === "error" &&
+        error?.type === ANTHROPIC_TYPES[answer.status] &&
+        typeof error?.message === "string" &&
+        body.request_id === answer.requestId
+      : body && typeof body.error === "string" && CODES.has(body.error) && typeof body.message === "string" && body.request_id === answer.requestId;
     if (!ok) {
       figures.badShapes++;
       failures.push(`${where}: ${answer.status} not in the error shape: ${answer.text.slice(0, 200)}`);
