@@ -85,8 +85,8 @@ export async function authenticateKey(ctx: KeysContext, req: KeyRequest, require
     if (admission.kind === "denied") {
       await recordDenial(ctx, key, admission.reason, req, ip);
       if (admission.firstQuotaDenial) {
-        await publishQuietly(ctx, () =>
-          ctx.publish("key.quota_exceeded", {
+        await emitQuietly(ctx, () =>
+          ctx.emitAlone("key.quota_exceeded", {
             key_id: key!.id,
             tenant_id: key!.tenantId,
             day: admission.firstQuotaDenial!.day,
@@ -120,16 +120,16 @@ function holdLease(ctx: KeysContext, req: KeyRequest, keyId: string): void {
 }
 
 async function recordDenial(ctx: KeysContext, key: KeyRecord, reason: LocalDenial | "daily_quota" | "rate_limit" | "concurrency", req: KeyRequest, ip: string) {
-  await publishQuietly(ctx, () =>
-    ctx.publish("key.policy_denied", { key_id: key.id, tenant_id: key.tenantId, reason, method: req.method, path: req.path, client_ip: ip }),
+  await emitQuietly(ctx, () =>
+    ctx.emitAlone("key.policy_denied", { key_id: key.id, tenant_id: key.tenantId, reason, method: req.method, path: req.path, client_ip: ip }),
   );
 }
 
-/** A denial is answered even when its audit event cannot be published; the failure is logged. */
-async function publishQuietly(ctx: KeysContext, fn: () => Promise<unknown>): Promise<void> {
+/** A denial is answered even when its audit event cannot be written; the failure is logged. */
+async function emitQuietly(ctx: KeysContext, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {
-    ctx.logger.error({ err }, "could not publish a key audit event");
+    ctx.logger.error({ err }, "could not write a key audit event");
   }
 }
