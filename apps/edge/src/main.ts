@@ -119,7 +119,7 @@ const inFlight = new InFlight();
 const app = createApp({
   deps,
   routes,
-  auth: { sessions, widgets, keys: (req, requirement) => authenticateKey(keys, req, requirement) },
+  auth: { sessions, widgets, keys: (req, presented, requirement) => authenticateKey(keys, req, presented, requirement) },
   inFlight,
   ...(env.CONSOLE_UI ? { consoleDir: CONSOLE_DIST_DIR } : {}),
 });

@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import type { ApiKeyPrincipal } from "../principal.js";
 import type { KeysContext } from "./context.js";
 import { expireKey } from "./expire-key.js";
-import { hashKey, keyFromRequest, looksLikeKey } from "./key-format.js";
+import { hashKey, looksLikeKey } from "./key-format.js";
 import type { KeyRequest } from "./key-request.js";
 import type { KeyRecord } from "./key-store.js";
 import type { Admission } from "./limits.js";
@@ -39,14 +39,14 @@ export function localDenial(key: KeyRecord, requirement: KeyRequirement, ip: str
 const unauthorized = (message = "The API key is invalid, revoked or expired.") => new AppError("unauthorized", message);
 
 /**
- * The key policy of every API-key request, in the contract's order:
+ * The key policy of every API-key request (`presented`: the key the request sent, as
+ * the HTTP layer read it), in the contract's order:
  * unknown / revoked / expired → 401; address → 403; scope → 403; service alias
  * → 403; daily quota → 429; per-minute rate → 429; concurrency → 429.
  * The cached key is checked against its version in Redis in the same round
  * trip that applies the limits, and reloaded when another replica changed it.
  */
-export async function authenticateKey(ctx: KeysContext, req: KeyRequest, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
-  const presented = keyFromRequest(req);
+export async function authenticateKey(ctx: KeysContext, req: KeyRequest, presented: string | undefined, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
   if (!presented) throw unauthorized("Send an API key: X-API-Key: <key>, or Authorization: Bearer <key>.");
   if (!looksLikeKey(presented)) throw unauthorized();
   const hash = hashKey(presented);
