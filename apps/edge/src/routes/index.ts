@@ -64,22 +64,11 @@ import {
   postWidgetRevoke,
   postWidgetToken,
 } from "./v1/bot/widget.js";
-import {
-  deleteChannel,
-  deleteParticipant,
-  getConversation,
-  getConversationEvents,
-  getInbox,
-  patchConversation,
-  patchChannel,
-  patchParticipant,
-  postChannel,
-  postConversation,
-  postParticipant,
-  postWidgetSession,
-} from "./v1/conversations/conversations.js";
+import { deleteChannel, patchChannel, postChannel } from "./v1/conversations/channels.js";
+import { getConversation, getConversationEvents, getInbox, patchConversation, postConversation } from "./v1/conversations/conversations.js";
+import { deleteParticipant, patchParticipant, postParticipant } from "./v1/conversations/participants.js";
 import { deleteWebhook, getWebhookDeliveries, getWebhooks, postWebhook, postWebhookReplay } from "./v1/conversations/webhooks.js";
-import { getWidgetSessions } from "./v1/conversations/widget-sessions.js";
+import { getWidgetSessions, postWidgetSession } from "./v1/conversations/widget-sessions.js";
 import { getTronLease, getTronLeases, postTronLease, postTronQuote } from "./v1/tron/tron.js";
 
 /** Every route of the gateway; the OpenAPI document is built from this list. */
