@@ -9,7 +9,6 @@ import {
   ChatsQuery,
   ChatView,
   CreateBotRequest,
-  data,
   EditMessageRequest,
   FileMessageRequest,
   MessageParams,
@@ -17,6 +16,7 @@ import {
   MessageView,
   ReplyRequest,
 } from "./bot.types.js";
+import { data } from "../../page.js";
 import { botView, chatView, messageView } from "./encode.js";
 import { z } from "zod";
 

@@ -5,7 +5,6 @@ import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal, widgetPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
 import {
-  data,
   EventsPage,
   EventsQuery,
   MessagesQuery,
@@ -16,7 +15,8 @@ import {
   WidgetRefreshRequest,
   WidgetTokenView,
 } from "./bot.types.js";
-import { eventsPage, messageView, orNull } from "./encode.js";
+import { data, orNull, pageArgs } from "../../page.js";
+import { eventsPage, messageView } from "./encode.js";
 
 const TAGS = ["widget"];
 const WIDGET = { kind: "widget" } as const;
@@ -130,8 +130,7 @@ export const getWidgetEvents = defineRoute<EdgeDeps, Record<string, never>, Even
     const res = await deps.services.conversations.ListEvents({
       tenant_id: principal.kind === "widget" ? principal.tenantId : keyPrincipal(principal).tenantId,
       stream: "widget",
-      cursor: query.cursor ?? "",
-      limit: query.limit ?? 100,
+      ...pageArgs(query, 100),
       chat_id: principal.kind === "widget" ? principal.chatId : "",
     });
     return { status: 200, body: eventsPage(res) };

@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data } from "../bot/bot.types.js";
+import { data } from "../../page.js";
 import { AddChannelRequest, ChannelParams, ChannelView, UpdateChannelRequest } from "./channels.types.js";
 import { ConversationParams } from "./conversations.types.js";
 import { channelView } from "./encode.js";

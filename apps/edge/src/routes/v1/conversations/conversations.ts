@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data, EventsPage, EventsQuery } from "../bot/bot.types.js";
+import { EventsPage, EventsQuery } from "../bot/bot.types.js";
+import { data, pageArgs } from "../../page.js";
 import { eventsPage } from "../bot/encode.js";
 import { ConversationParams, ConversationView, CreateConversationRequest, InboxQuery, UpdateConversationRequest } from "./conversations.types.js";
 import { conversationView } from "./encode.js";
@@ -64,8 +65,7 @@ export const getConversationEvents = defineRoute<EdgeDeps, Record<string, never>
     const res = await deps.services.conversations.ListEvents({
       tenant_id: keyPrincipal(principal).tenantId,
       stream: "conversation",
-      cursor: query.cursor ?? "",
-      limit: query.limit ?? 100,
+      ...pageArgs(query, 100),
       chat_id: "",
     });
     return { status: 200, body: eventsPage(res) };

@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data } from "../bot/bot.types.js";
+import { data } from "../../page.js";
 import { ConversationParams } from "./conversations.types.js";
 import { participantView } from "./encode.js";
 import { notFound, TAGS, WRITE } from "./hub-access.js";
