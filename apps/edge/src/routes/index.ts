@@ -54,7 +54,9 @@ import { postEmbeddings } from "./v1/ai/embeddings.js";
 import { postCountTokens, postMessages } from "./v1/ai/messages.js";
 import { postNativeChat, postNativeChatStream, postNativeEmbeddings } from "./v1/ai/native.js";
 import { getUsers } from "./ops/users/list-users.js";
-import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
+import { postBot } from "./v1/bot/bots.js";
+import { getChats, postChatAction } from "./v1/bot/chats.js";
+import { deleteMessage, getChatMessages, patchMessage, postFileMessage, postReply } from "./v1/bot/messages.js";
 import {
   getWidgetEvents,
   getWidgetMessages,

@@ -4,17 +4,8 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal, widgetPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import {
-  EventsPage,
-  EventsQuery,
-  MessagesQuery,
-  MessageView,
-  WidgetAuthRequest,
-  WidgetGrantView,
-  WidgetMessageRequest,
-  WidgetRefreshRequest,
-  WidgetTokenView,
-} from "./bot.types.js";
+import { MessagesQuery, MessageView } from "./messages.types.js";
+import { EventsPage, EventsQuery, WidgetAuthRequest, WidgetGrantView, WidgetMessageRequest, WidgetRefreshRequest, WidgetTokenView } from "./widget.types.js";
 import { data, orNull, pageArgs } from "../../page.js";
 import { eventsPage, messageView } from "./encode.js";
 

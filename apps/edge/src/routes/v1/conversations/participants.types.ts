@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ExternalId, Id } from "@gateway/contract-schemas";
-import { DisplayName } from "../bot/bot.types.js";
+import { DisplayName } from "../bot/widget.types.js";
 
 /** A conversation's participants (docs/decisions/0124). */
 

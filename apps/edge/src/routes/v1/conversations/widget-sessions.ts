@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { WidgetGrantView } from "../bot/bot.types.js";
+import { WidgetGrantView } from "../bot/widget.types.js";
 import { data } from "../../page.js";
 import { orNull } from "../../page.js";
 import { grantView } from "../bot/widget.js";

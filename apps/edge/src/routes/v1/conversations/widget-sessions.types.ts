@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ExternalId, listLimitQuery } from "@gateway/contract-schemas";
-import { DisplayName } from "../bot/bot.types.js";
+import { DisplayName } from "../bot/widget.types.js";
 
 export const WidgetSessionsQuery = z.strictObject({ limit: listLimitQuery(100).describe("Default 50.") });
 export type WidgetSessionsQuery = z.infer<typeof WidgetSessionsQuery>;
