@@ -57,15 +57,8 @@ import { getUsers } from "./ops/users/list-users.js";
 import { postBot } from "./v1/bot/bots.js";
 import { getChats, postChatAction } from "./v1/bot/chats.js";
 import { deleteMessage, getChatMessages, patchMessage, postFileMessage, postReply } from "./v1/bot/messages.js";
-import {
-  getWidgetEvents,
-  getWidgetMessages,
-  postWidgetAuth,
-  postWidgetMessage,
-  postWidgetRefresh,
-  postWidgetRevoke,
-  postWidgetToken,
-} from "./v1/bot/widget.js";
+import { postWidgetAuth, postWidgetRefresh, postWidgetRevoke, postWidgetToken } from "./v1/bot/widget.js";
+import { getWidgetEvents, getWidgetMessages, postWidgetMessage } from "./v1/bot/widget-feed.js";
 import { deleteChannel, patchChannel, postChannel } from "./v1/conversations/channels.js";
 import { getConversation, getConversationEvents, getInbox, patchConversation, postConversation } from "./v1/conversations/conversations.js";
 import { deleteParticipant, patchParticipant, postParticipant } from "./v1/conversations/participants.js";

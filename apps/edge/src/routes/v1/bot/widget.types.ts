@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { cursorPageQuery, ExternalId, FileId, Id } from "@gateway/contract-schemas";
+import { ExternalId, Id } from "@gateway/contract-schemas";
 
-/** The widget's schemas: its sessions and tokens, and the feeds' events (docs/decisions/0122). */
+/** The widget's session: its sign-in, refresh and token (docs/decisions/0122). */
 
 const OptionalId = Id.optional();
 export const DisplayName = z.string().trim().min(1).max(128);
@@ -30,21 +30,3 @@ export const WidgetTokenView = z.object({
   conversation_id: z.string().nullable(),
   expires_at: z.string().describe("When this access token expires."),
 });
-
-export const EventView = z.object({
-  id: z.string().describe("Stable event id (also X-Service-Event-Id of webhook deliveries)."),
-  cursor: z.string().describe("This event's position; pass it as `cursor` to continue after it."),
-  type: z.string(),
-  chat_id: z.string().nullable(),
-  conversation_id: z.string().nullable(),
-  data: z.unknown(),
-  created_at: z.string(),
-});
-export const EventsQuery = cursorPageQuery({ max: 100, item: "event" });
-export type EventsQuery = z.infer<typeof EventsQuery>;
-export const EventsPage = z.object({ data: z.object({ events: z.array(EventView), next_cursor: z.string() }) });
-
-export const WidgetMessageRequest = z
-  .strictObject({ text: z.string().max(4096).optional(), file_id: FileId.optional() })
-  .refine((b) => (b.text !== undefined && b.text.length > 0) || b.file_id !== undefined, "text or file_id is required");
-export type WidgetMessageRequest = z.infer<typeof WidgetMessageRequest>;

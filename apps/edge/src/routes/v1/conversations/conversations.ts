@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { EventsPage, EventsQuery } from "../bot/widget.types.js";
+import { EventsPage, EventsQuery } from "../bot/events.types.js";
 import { data, pageArgs } from "../../page.js";
 import { eventsPage } from "../bot/encode.js";
 import { ConversationParams, ConversationView, CreateConversationRequest, InboxQuery, UpdateConversationRequest } from "./conversations.types.js";
