@@ -239,7 +239,7 @@ describe("ledger under concurrency, retries and two replicas", () => {
     expect(holdState.size - settledCount).toBeGreaterThan(5);
 
     // The service, the SQL sums and the callers' model agree for every tenant.
-    const report = await clients[0]!.CheckInvariant({ tenant_id: "" });
+    const report = await clients[0]!.CheckInvariant({ all_tenants: true });
     expect(report).toMatchObject({ ok: true, journal_sum: "0", unbalanced_transfers: "0" });
     const { perTenant, journal } = await sqlSums();
     expect(journal).toMatchObject({ total: "0", unbalanced: 0 });

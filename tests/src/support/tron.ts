@@ -91,7 +91,7 @@ export async function balance(stack: Stack, c: LeaseCustomer): Promise<{ availab
 export async function ledgerInvariant(stack: Stack): Promise<{ ok: boolean; detail: unknown }> {
   const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 30_000, serviceToken: stack.serviceToken });
   try {
-    const res = await ledger.CheckInvariant({ tenant_id: "" });
+    const res = await ledger.CheckInvariant({ all_tenants: true });
     return { ok: res.ok, detail: res };
   } finally {
     ledger.close();
