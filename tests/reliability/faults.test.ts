@@ -222,7 +222,7 @@ describe(`load with faults (profile ${PROFILE})`, () => {
     // After the reconciler's turn: the books.
     const tenantIds = customers.map((c) => c.tenantId);
     const audit = await settledBooks(stack, tenantIds, 120_000);
-    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
+    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken, tls: stack.tls });
     let unitsLost = 0n;
     try {
       const global = await ledger.CheckInvariant({ all_tenants: true });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   });
   replica.start();
   clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) =>
-    createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken }),
+    createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken, tls: stack.tls }),
   );
   await eventually(
     () =>
