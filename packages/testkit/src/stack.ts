@@ -11,6 +11,7 @@ import { checkHealth, type GrpcTls } from "@gateway/grpc-kit";
 import { testCerts, type CertName } from "./certs.js";
 import { freePort } from "./ports.js";
 import { ServiceProcess, type LogLine } from "./process.js";
+import { REPO_ROOT } from "./root.js";
 
 export const GRPC_SERVICES = ["ledger", "managed-ai", "jobs", "messaging", "files"] as const;
 export type GrpcServiceName = (typeof GRPC_SERVICES)[number];
@@ -34,8 +35,7 @@ const EDGE_GRPC_VARS: Record<GrpcServiceName, string> = {
   files: "FILES_GRPC_URL",
 };
 
-export { REPO_ROOT } from "./root.js";
-import { REPO_ROOT } from "./root.js";
+export { REPO_ROOT };
 
 export type StackOptions = {
   /** Extra environment per service, e.g. `{ edge: { GRPC_DEADLINE_MS: "500" } }`. */
