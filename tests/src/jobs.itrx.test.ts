@@ -91,14 +91,16 @@ describe("energy leases through itrx (TRON_PROVIDER=itrx)", () => {
     }
   });
 
-  it("voids a refused order: the provider's balance is short (its own error code)", async () => {
-    tron.set({ itrx: { balanceSun: 1_000 } });
+  it.each(["errno", "detail"] as const)("voids a refused order: the provider's balance is short (its own error code, %s answer)", async (errors) => {
+    tron.set({ itrx: { balanceSun: 1_000, errors } });
     const c = await leaseCustomer(stack, 10_000);
     const { lease } = await quoteAndLease(stack, c);
     const job = await waitJob(stack, c, lease.body.data.job_id, (j) => j.status === "failed");
     expect(job.error).toMatchObject({ code: "provider_balance_short" });
+    if (errors === "detail") expect(job.error.message).toContain("Insufficient funds");
     expect(await balance(stack, c)).toMatchObject({ available_units: 10_000, reserved_units: 0 });
-    expect(JSON.stringify(stack.logs("jobs"))).toContain("operator action needed");
+    const alert = stack.logs("jobs").find((l) => JSON.stringify(l).includes("operator action needed") && JSON.stringify(l).includes(lease.body.data.job_id));
+    expect(alert).toBeDefined();
   });
 
   it("expires, refunded, when the order is never delegated", async () => {

@@ -49,6 +49,20 @@ export type ItrxMockBehaviour = {
   splits?: number;
   /** Place the next N orders but cut the connection instead of answering (the client never learns the serial). */
   dropOrderAnswers?: number;
+  /**
+   * How refusals are answered: `errno` (HTTP 200 `{errno, message}`, the default) or `detail`
+   * (HTTP 400 `{detail: "Insufficient funds"}`, `{detail: "API not found"}`, or per-field
+   * arrays such as `{"energy_amount": ["…"]}` for a bad order), as itrx's API answers errors.
+   */
+  errors?: "errno" | "detail";
+  /**
+   * What the order query takes: `serial` only (the English and Russian pages: anything
+   * else is HTTP 400 `{"serial": ["This field is required."]}`), or `serial_or_out_trade_no`
+   * (the Chinese page, the default for now).
+   */
+  orderQuery?: "serial" | "serial_or_out_trade_no";
+  /** `minimum_order_energy` of `GET /api/v1/frontend/index-data`, and the smallest order taken (default 32 000). */
+  minimumOrderEnergy?: number;
 };
 
 export type ItrxMockOrder = {
@@ -73,6 +87,8 @@ export type MockTransaction = {
   resource: "ENERGY" | "BANDWIDTH";
   contractRet: "SUCCESS" | "REVERT";
   inBlock: boolean;
+  /** In an irreversible block (what `walletsolidity/` shows); default: when in a block. */
+  solid?: boolean;
   failed?: boolean;
 };
 
@@ -87,6 +103,8 @@ export type TronMock = {
   orderRequests: { idempotencyKey: string | undefined; body: unknown }[];
   /** Node calls received. */
   nodeCalls: number;
+  /** Node paths asked, in order (`/wallet/…`, `/walletsolidity/…`). */
+  nodePaths: string[];
   itrxUrl: string;
   /** itrx orders by serial, in the order they were placed (several may share an out_trade_no). */
   itrxOrders: Map<string, ItrxMockOrder>;
@@ -154,6 +172,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const orderRequests: TronMock["orderRequests"] = [];
   let seq = 0;
   let nodeCalls = 0;
+  const nodePaths: string[] = [];
 
   const itrxOrders = new Map<string, ItrxMockOrder>();
   const itrxRequests: TronMock["itrxRequests"] = [];
@@ -258,18 +277,44 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const record = { method: req.method ?? "", path: url.pathname, body: tryJson(raw), signed: false };
     itrxRequests.push(record);
     if (b.httpStatus) return void res.writeHead(b.httpStatus, { "content-type": "text/html" }).end("<html>unavailable</html>");
+    const detail = b.errors === "detail";
+    const minimum = b.minimumOrderEnergy ?? 32_000;
+    if (req.method === "GET" && url.pathname === "/api/v1/frontend/index-data") {
+      // As documented: no error, but empty data for a wrong API key.
+      if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 200, {});
+      return send(res, 200, {
+        platform_avail_energy: 603_249,
+        platform_max_energy: 329_009,
+        minimum_order_energy: minimum,
+        maximum_order_energy: 100_000_000,
+        small_amount: 50_000,
+        small_addition: 0.6,
+        usdt_energy_need_old: 32_000,
+        usdt_energy_need_new: 65_000,
+        tiered_pricing: [
+          { period: 0, price: 100 },
+          { period: 1, price: 200 },
+        ],
+        balance: balanceLeft(),
+      });
+    }
     if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 403, { errno: 403, message: "API-KEY invalid" });
     if (req.method === "GET" && url.pathname === "/api/v1/frontend/order/query") {
       const serial = url.searchParams.get("serial");
-      const outTradeNo = url.searchParams.get("out_trade_no");
-      if (!serial && !outTradeNo) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
+      const outTradeNo = (b.orderQuery ?? "serial_or_out_trade_no") === "serial_or_out_trade_no" ? url.searchParams.get("out_trade_no") : null;
+      if (!serial && !outTradeNo) {
+        if ((b.orderQuery ?? "serial_or_out_trade_no") === "serial") return send(res, 400, { serial: ["This field is required."] });
+        return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
+      }
       const order = serial ? itrxOrders.get(serial) : [...itrxOrders.values()].find((o) => o.outTradeNo === outTradeNo);
       if (!order) return send(res, 200, { errno: MOCK_ITRX_ERRNO.notFound, message: "order not found" });
       order.queries += 1;
       advance(order);
       return send(res, 200, itrxOrderView(order));
     }
-    if (req.method !== "POST" || url.pathname !== "/api/v1/frontend/order") return send(res, 404, { errno: 404, message: "not found" });
+    if (req.method !== "POST" || url.pathname !== "/api/v1/frontend/order") {
+      return detail ? send(res, 400, { detail: "API not found" }) : send(res, 404, { errno: 404, message: "not found" });
+    }
     // The documented signature: hex HMAC-SHA256(secret, "<TIMESTAMP>&<JSON with sorted keys, no spaces>").
     const body = tryJson(raw) as Record<string, unknown> | undefined;
     const ts = String(req.headers.timestamp ?? "");
@@ -287,6 +332,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const fresh = /^\d{10}$/.test(ts) && Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
     record.signed = fresh && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
     if (!record.signed) return send(res, 403, { errno: 403, message: "signature error" });
+    const refuse = (errno: number, message: string, fields?: Record<string, string[]>) =>
+      detail ? send(res, 400, fields ?? { detail: message }) : send(res, 200, { errno, message });
     if (
       !body ||
       typeof body.energy_amount !== "number" ||
@@ -294,13 +341,23 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       typeof body.receive_address !== "string" ||
       typeof body.period !== "string"
     ) {
-      return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount, period and receive_address are required" });
+      return refuse(MOCK_ITRX_ERRNO.badRequest, "energy_amount, period and receive_address are required", {
+        energy_amount: ["This field is required."],
+        period: ["This field is required."],
+        receive_address: ["This field is required."],
+      });
     }
-    if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "period must be 1H or 1D-30D" });
-    if (body.energy_amount < 32_000) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount below the minimum order (32000)" });
-    if (b.refuse) return send(res, 200, { errno: b.refuse.errno, message: b.refuse.message });
+    if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) {
+      return refuse(MOCK_ITRX_ERRNO.badRequest, "period must be 1H or 1D-30D", { period: [`"${body.period}" is not a valid choice.`] });
+    }
+    if (body.energy_amount < minimum) {
+      return refuse(MOCK_ITRX_ERRNO.badRequest, `energy_amount below the minimum order (${minimum})`, {
+        energy_amount: [`Ensure this value is greater than or equal to ${minimum}.`],
+      });
+    }
+    if (b.refuse) return refuse(b.refuse.errno, b.refuse.message);
     const cost = body.energy_amount * (body.period === "1H" ? 100 : 200);
-    if (cost > balanceLeft()) return send(res, 200, { errno: MOCK_ITRX_ERRNO.balance, message: "insufficient balance" });
+    if (cost > balanceLeft()) return detail ? send(res, 400, { detail: "Insufficient funds" }) : refuse(MOCK_ITRX_ERRNO.balance, "insufficient balance");
     const order = place({
       outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined,
       receiver: body.receive_address,
@@ -318,7 +375,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const node = await listen(async (req, res) => {
     const body = (await readJson(req)) as Record<string, unknown> | undefined;
     nodeCalls += 1;
-    if (req.url === "/wallet/gettransactionbyid" || req.url === "/wallet/gettransactioninfobyid") {
+    nodePaths.push(req.url ?? "");
+    if (req.url === "/wallet/gettransactionbyid" || req.url === "/wallet/gettransactioninfobyid" || req.url === "/walletsolidity/gettransactioninfobyid") {
       const tx = transactions.get(String(body?.value ?? "").toLowerCase());
       // A real node answers {} for a hash it does not know (or not yet in a block, for the info).
       if (!tx) return send(res, 200, {});
@@ -336,6 +394,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
         });
       }
       if (!tx.inBlock) return send(res, 200, {});
+      // The solidity API knows a transaction only once its block is irreversible.
+      if (req.url.startsWith("/walletsolidity/") && tx.solid === false) return send(res, 200, {});
       return send(res, 200, {
         id: tx.txid,
         blockNumber: 60_000_000,
@@ -346,13 +406,14 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     }
     if (req.url === "/wallet/getaccountresource")
       return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
-    if (req.url !== "/wallet/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
+    if (req.url !== "/wallet/getdelegatedresourcev2" && req.url !== "/walletsolidity/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
+    const solidOnly = req.url.startsWith("/walletsolidity/");
     const from = body?.fromAddress;
     const to = body?.toAddress;
     const delegatedResource = [];
     if (from === MOCK_ITRX_DELEGATOR) {
       for (const tx of transactions.values()) {
-        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed)
+        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed && !(solidOnly && tx.solid === false))
           delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
       }
     }
@@ -380,6 +441,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     get nodeCalls() {
       return nodeCalls;
     },
+    nodePaths,
     itrxUrl: itrxServer.url,
     itrxOrders,
     itrxRequests,

@@ -88,6 +88,18 @@ describe("a live lease through itrx", () => {
     expect(t.ledger.reserved(tenant)).toBe(0n);
   });
 
+  it("voids an order refused with HTTP 400 `Insufficient funds`: provider_balance_short, the reason kept", async () => {
+    tron.set({ itrx: { errors: "detail", balanceSun: 10 } });
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({
+      status: "failed",
+      error: { code: "provider_balance_short", message: expect.stringContaining("HTTP 400: Insufficient funds") },
+    });
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+  });
+
   it("voids an order the provider ends without delegating", async () => {
     tron.set({ itrx: { endStatus: 43 } });
     const { tenant, jobId } = await newLease();

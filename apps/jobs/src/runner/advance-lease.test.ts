@@ -69,6 +69,18 @@ describe("advanceLease", () => {
     expect(statuses).toEqual(["pending", "running", "succeeded"]);
   });
 
+  it("verifies a delivery within the tolerance below the ordered energy (the ratio drifts), not one further below", async () => {
+    const { jobId } = await newLease();
+    await step(jobId, "pending");
+    // 1 % (TRON_DELIVERY_TOLERANCE_BPS=100) below 65 000 is 64 350: one less waits.
+    t.node.energy = 64_349;
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    t.node.energy = 64_350;
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { energy: 65_000, delegated_energy: 64_350 } });
+    t.node.energy = 0;
+  });
+
   it("settles again after a crash between the ledger call and the status commit", async () => {
     const { tenant, jobId } = await newLease();
     await step(jobId, "pending");
@@ -191,7 +203,7 @@ describe("advanceLease", () => {
   it("expires and refunds when the delegation is not seen before the deadline", async () => {
     const { tenant, jobId } = await newLease();
     await step(jobId, "pending");
-    t.node.energy = 64_999;
+    t.node.energy = 64_349; // below the 1 % tolerance
     expect((await step(jobId, "running")).kind).toBe("later");
     await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { verifyDeadline: new Date(Date.now() - 1) } });
     expect(await step(jobId, "running")).toEqual({ kind: "done" });

@@ -241,7 +241,7 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
   if (f.txids.length > 0) {
     const check = await ctx.node.delegatedByTransactions(f.txids, lease.receiver);
     if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
-    if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
+    if (delivered(ctx, check.energy, lease.energy)) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
     const rejected = check.rejected.map((r) => `${r.txid}: ${r.reason}`).join("; ");
     return {
       kind: "waiting",
@@ -251,8 +251,18 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
   if (!lease.delegator) return { kind: "waiting", reason: "the provider has reported no delegation transaction yet" };
   const check = await ctx.node.delegatedEnergy(lease.delegator, lease.receiver);
   if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
-  if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegated_sum", txids: [] };
+  if (delivered(ctx, check.energy, lease.energy)) return { kind: "verified", energy: check.energy, by: "delegated_sum", txids: [] };
   return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy delegated` };
+}
+
+/**
+ * Is `energy` (measured on chain, at the network's ratio as it is now) the `ordered`
+ * energy? Within TRON_DELIVERY_TOLERANCE_BPS below it (docs/decisions/0245): the ratio
+ * that turns the delegated TRX into energy drifts between the provider's delegation and
+ * the check, so an exact `>=` can fail a lease the provider delivered.
+ */
+export function delivered(ctx: Pick<JobsContext, "tron">, energy: number, ordered: number): boolean {
+  return BigInt(energy) * 10_000n >= BigInt(ordered) * BigInt(10_000 - ctx.tron.deliveryToleranceBps);
 }
 
 /** Settles the money as decided (idempotent operation ids), then the status, in that order. */

@@ -170,7 +170,14 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
     reclaimAllotments: async () => "none" as const,
     provider,
     node,
-    tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },
+    tron: {
+      mode: "live",
+      pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 },
+      quoteTtlSeconds: 300,
+      verifyTimeoutSeconds: 60,
+      verifyPollMs: 100,
+      deliveryToleranceBps: 100,
+    },
     callbacks: { allowHttpLoopback: true, baseDelayMs: 1_000, timeoutMs: 2_000 },
     kickCallbacks: () => undefined,
     accounts: {

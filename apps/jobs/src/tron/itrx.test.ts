@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, startTronMock, type TronMock } from "@gateway/testkit";
-import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxSignature } from "./itrx.js";
+import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxReason, itrxSignature } from "./itrx.js";
 
 const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
 let tron: TronMock;
@@ -95,6 +95,29 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     });
     tron.set({ itrx: { refuse: { errno: 4002, message: "no energy available" } } });
     expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "errno 4002: no energy available" });
+  });
+
+  it("reads HTTP 400 bodies: a short balance (`detail`) is the operator's, with the reason kept; other details and per-field arrays are refusals", async () => {
+    tron.set({ itrx: { errors: "detail", balanceSun: 1_000 } });
+    expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_balance_short", reason: "HTTP 400: Insufficient funds" });
+    tron.set({ itrx: { errors: "detail" } });
+    expect(await provider().order(request({ energy: 20_000 }))).toEqual({
+      kind: "refused",
+      code: "provider_refused",
+      reason: "HTTP 400: energy_amount: Ensure this value is greater than or equal to 32000.",
+    });
+    tron.set({ itrx: { errors: "detail", refuse: { errno: 0, message: "API not found" } } });
+    expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "HTTP 400: API not found" });
+    expect(await provider({ baseUrl: `${tron.itrxUrl}/nowhere` }).order(request())).toMatchObject({ kind: "refused", code: "provider_refused" });
+  });
+
+  it("takes a reason from every error shape, never the whole body", () => {
+    expect(itrxReason({ detail: "Insufficient funds" })).toBe("Insufficient funds");
+    expect(itrxReason({ errno: 4001, message: "余额不足" })).toBe("余额不足");
+    expect(itrxReason({ serial: ["This field is required."], period: ["a", "b"] })).toBe("serial: This field is required.; period: a b");
+    expect(itrxReason({ detail: "x".repeat(500) })).toHaveLength(200);
+    expect(itrxReason({ errno: 1, other: { nested: true } })).toBeUndefined();
+    expect(itrxReason(undefined)).toBeUndefined();
   });
 
   it("retries (unreachable) on an outage, a timeout and a closed port", async () => {

@@ -56,11 +56,32 @@ export function itrxSignature(secret: string, timestamp: string, body: string): 
   return createHmac("sha256", secret).update(`${timestamp}&${body}`).digest("hex");
 }
 
+/** Why a refusal is the operator's short balance at itrx: the errno answers' `message` ("insufficient balance", "余额不足") or the HTTP 400 `detail` ("Insufficient funds"). */
+const BALANCE_SHORT = /balance|余额|insufficient funds|not enough funds/i;
+
 /** A refusal's code from itrx's `errno`/`message` (its documentation publishes no errno table: the message tells a short balance). */
 export function itrxRefusal(errno: number, message: string): { code: RefusalCode; reason: string } {
   const reason = `errno ${errno}${message ? `: ${message.slice(0, 200)}` : ""}`;
-  if (/balance|余额|insufficient/i.test(message)) return { code: "provider_balance_short", reason };
+  if (BALANCE_SHORT.test(message)) return { code: "provider_balance_short", reason };
   return { code: "provider_refused", reason };
+}
+
+/**
+ * The printable reason of an itrx error body, whichever of its shapes it has:
+ * `{errno, message}` (answered with HTTP 200), `{detail: "Insufficient funds"}` or
+ * `{detail: "API not found"}` (HTTP 400), or per-field arrays
+ * (`{"energy_amount": ["…"], "period": ["…"]}`, HTTP 400). Never the whole body.
+ */
+export function itrxReason(body: Record<string, unknown> | undefined): string | undefined {
+  if (!body) return undefined;
+  for (const key of ["detail", "message", "error"]) {
+    const value = body[key];
+    if (typeof value === "string" && value !== "") return value.slice(0, 200);
+  }
+  const fields = Object.entries(body)
+    .filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === "string"))
+    .map(([k, v]) => `${k}: ${(v as string[]).join(" ")}`);
+  return fields.length > 0 ? fields.join("; ").slice(0, 200) : undefined;
 }
 
 type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string };
@@ -99,7 +120,7 @@ export class ItrxEnergyProvider implements EnergyProvider {
     if (failure) return failure;
     const { body: b } = answer as Extract<Answer, { kind: "answer" }>;
     if (!b || typeof b.errno !== "number") return { kind: "unreachable", reason: "order answer without errno" };
-    if (b.errno !== 0) return { kind: "refused", ...itrxRefusal(b.errno, typeof b.message === "string" ? b.message : "") };
+    if (b.errno !== 0) return { kind: "refused", ...itrxRefusal(b.errno, itrxReason(b) ?? "") };
     if (typeof b.serial !== "string" || b.serial === "") return { kind: "unreachable", reason: "order answer without serial" };
     return { kind: "ordered", orderId: b.serial };
   }
@@ -161,20 +182,24 @@ function ordered(order: ItrxOrder): OrderOutcome {
     : { kind: "unreachable", reason: "order query answer without order_no" };
 }
 
-/** HTTP-level outcomes (decision 0105's table): retry on no answer, 429 and 5xx; refuse on 401/403 (credentials) and other 4xx. */
+/**
+ * HTTP-level outcomes (decision 0105's table, amended by 0245): retry on no answer, 429
+ * and 5xx; refuse on 401/403 (credentials), 402 and a 4xx whose reason tells a short
+ * balance (the operator's), other 4xx (the reason kept: `detail`, per-field arrays).
+ */
 function httpFailure(answer: Answer): Exclude<OrderOutcome, { kind: "ordered" }> | undefined {
   if (answer.kind === "unreachable") return answer;
   const { status, body } = answer;
-  const message = typeof body?.message === "string" ? body.message.slice(0, 200) : `HTTP ${status}`;
+  const said = itrxReason(body);
+  const message = said ? `HTTP ${status}: ${said}` : `HTTP ${status}`;
   if (status === 401 || status === 403)
     return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
   if (status === 402) return { kind: "refused", code: "provider_balance_short", reason: message };
   if (status === 429 || status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
-  if (status < 200 || status >= 300)
-    return {
-      kind: "refused",
-      ...(typeof body?.errno === "number" ? itrxRefusal(body.errno, message) : { code: "provider_refused" as const, reason: message }),
-    };
+  if (status < 200 || status >= 300) {
+    if (typeof body?.errno === "number") return { kind: "refused", ...itrxRefusal(body.errno, said ?? "") };
+    return { kind: "refused", code: said && BALANCE_SHORT.test(said) ? "provider_balance_short" : "provider_refused", reason: message };
+  }
   if (!body) return { kind: "unreachable", reason: "answer is not JSON" };
   return undefined;
 }

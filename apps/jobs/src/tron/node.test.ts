@@ -58,7 +58,9 @@ describe("HttpTronNode.delegatedByTransactions", () => {
       [tx({ resource: "BANDWIDTH" }), "not ENERGY"],
       [tx({ type: "TransferContract" }), "not a DelegateResourceContract"],
       [tx({ contractRet: "REVERT" }), "contract result REVERT"],
-      [tx({ inBlock: false }), "not in a block yet"],
+      [tx({ inBlock: false }), "not in an irreversible block yet"],
+      // In a block the latest state shows, which a fork can still undo: not yet.
+      [tx({ solid: false }), "not in an irreversible block yet"],
       [tx({ failed: true }), "failed on chain"],
       ["ab".repeat(32), "not found on chain"],
     ];
@@ -90,6 +92,23 @@ describe("HttpTronNode.delegatedByTransactions", () => {
     const check = await node.delegatedByTransactions((firstTx as { txids: string[] }).txids, receiver);
     expect((check as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
     tron.set({ itrx: {} });
+  });
+
+  it("confirms on the solidity API (walletsolidity/), at its own URL when given, never on the latest block", async () => {
+    const pending = tx({ solid: false });
+    expect(await node.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ energy: 0, confirmed: [] });
+    tron.transactions.get(pending)!.solid = true;
+    expect(await node.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ confirmed: [pending] });
+    const infos = tron.nodePaths.filter((p) => p.endsWith("/gettransactioninfobyid"));
+    expect(infos.length).toBeGreaterThan(0);
+    expect(infos.every((p) => p === "/walletsolidity/gettransactioninfobyid")).toBe(true);
+    // The delegated sum (the generic provider's fallback) reads irreversible state too.
+    const before = tron.nodePaths.length;
+    await node.delegatedEnergy(MOCK_ITRX_DELEGATOR, RECEIVER);
+    expect(tron.nodePaths.slice(before)).toContain("/walletsolidity/getdelegatedresourcev2");
+    // A separate solidity URL (java-tron's own port): a dead one makes the check unreachable.
+    const split = new HttpTronNode({ baseUrl: tron.nodeUrl, solidityUrl: "http://127.0.0.1:9", timeoutMs: 500 });
+    expect(await split.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ kind: "unreachable" });
   });
 
   it("counts a split order's transactions together", async () => {

@@ -6,15 +6,19 @@ import { withSlash } from "./provider.js";
  * TRX (in sun) staked for energy and delegated from → to; `wallet/getaccountresource`
  * gives the network's TotalEnergyLimit and TotalEnergyWeight, which turn staked
  * TRX into energy: energy = frozen_sun / 10^6 × TotalEnergyLimit / TotalEnergyWeight.
- * `wallet/gettransactionbyid` and `wallet/gettransactioninfobyid` confirm one
+ * `wallet/gettransactionbyid` and `walletsolidity/gettransactioninfobyid` confirm one
  * delegation transaction a provider reported (docs/decisions/0106).
+ * What decides a capture is read from the solidity API (`walletsolidity/`: the last
+ * irreversible block, about 19 blocks, a minute, behind the head), never from the latest
+ * block, which a fork can still undo (docs/decisions/0245). java-tron serves it on its own
+ * port (TRON_SOLIDITY_URL); TronGrid on the same host as `wallet/`.
  */
 export type DelegationCheck = { kind: "energy"; energy: number } | { kind: "unreachable"; reason: string };
 
 /**
  * The delegation transactions a provider reported, checked one by one
  * (docs/decisions/0106): `energy` counts only those that are, on chain, a
- * successful `DelegateResourceContract` of ENERGY to the receiver in a block;
+ * successful `DelegateResourceContract` of ENERGY to the receiver in an irreversible block;
  * `rejected` says why the others did not count (not found yet, not in a block
  * yet, failed, another contract, resource or receiver).
  */
@@ -39,11 +43,12 @@ export type TransactionInfo = { id?: string; blockNumber?: number; result?: stri
 type Resources = { TotalEnergyLimit?: number; TotalEnergyWeight?: number };
 
 export class HttpTronNode implements TronNode {
-  constructor(private readonly options: { baseUrl: string; timeoutMs: number; fetch?: typeof fetch }) {}
+  constructor(private readonly options: { baseUrl: string; solidityUrl?: string | undefined; timeoutMs: number; fetch?: typeof fetch }) {}
 
   private async post<T>(path: string, body: unknown): Promise<T> {
     const doFetch = this.options.fetch ?? fetch;
-    const res = await doFetch(new URL(path, withSlash(this.options.baseUrl)), {
+    const base = path.startsWith("walletsolidity/") ? (this.options.solidityUrl ?? this.options.baseUrl) : this.options.baseUrl;
+    const res = await doFetch(new URL(path, withSlash(base)), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -71,7 +76,7 @@ export class HttpTronNode implements TronNode {
       for (const txid of [...new Set(txids)]) {
         const [tx, info] = await Promise.all([
           this.post<Transaction>("wallet/gettransactionbyid", { value: txid, visible: true }),
-          this.post<TransactionInfo>("wallet/gettransactioninfobyid", { value: txid }),
+          this.post<TransactionInfo>("walletsolidity/gettransactioninfobyid", { value: txid }),
         ]);
         const verdict = judgeDelegation(txid, tx, info, receiver);
         if (typeof verdict === "string") rejected.push({ txid, reason: verdict });
@@ -88,7 +93,7 @@ export class HttpTronNode implements TronNode {
 
   async delegatedEnergy(from: string, to: string): Promise<DelegationCheck> {
     try {
-      const delegated = await this.post<Delegated>("wallet/getdelegatedresourcev2", { fromAddress: from, toAddress: to, visible: true });
+      const delegated = await this.post<Delegated>("walletsolidity/getdelegatedresourcev2", { fromAddress: from, toAddress: to, visible: true });
       const sun = (delegated.delegatedResource ?? [])
         .filter((d) => d.from === from && d.to === to)
         .reduce((sum, d) => sum + BigInt(Math.trunc(d.frozen_balance_for_energy ?? 0)), 0n);
@@ -101,9 +106,10 @@ export class HttpTronNode implements TronNode {
 
 /**
  * The sun a transaction delegates as energy to `receiver`, or why it does not
- * count: it must be known to the node, in a block, not failed, and exactly one
- * `DelegateResourceContract` of ENERGY to the receiver (a node that does not
- * know a hash answers `{}`; one not yet in a block has no `blockNumber`).
+ * count: it must be known to the node, in an irreversible block, not failed, and
+ * exactly one `DelegateResourceContract` of ENERGY to the receiver (a node that
+ * does not know a hash answers `{}`; the solidity API answers `{}` too, without
+ * `blockNumber`, until the block is irreversible).
  */
 export function judgeDelegation(txid: string, tx: Transaction, info: TransactionInfo, receiver: string): bigint | string {
   if (!tx.txID) return "not found on chain (yet)";
@@ -115,7 +121,7 @@ export function judgeDelegation(txid: string, tx: Transaction, info: Transaction
   if (value.resource !== "ENERGY") return `delegates ${value.resource ?? "BANDWIDTH"}, not ENERGY`;
   if (value.receiver_address !== receiver) return "delegates to another receiver";
   if (tx.ret?.[0]?.contractRet !== "SUCCESS") return `contract result ${tx.ret?.[0]?.contractRet ?? "missing"}`;
-  if (typeof info.blockNumber !== "number") return "not in a block yet";
+  if (typeof info.blockNumber !== "number") return "not in an irreversible block yet";
   if (info.result === "FAILED") return "failed on chain";
   const balance = value.balance;
   if (typeof balance !== "number" || !Number.isSafeInteger(balance) || balance <= 0) return "no delegated balance";
