@@ -10,7 +10,7 @@ import {
   type Stack,
   type TronMock,
 } from "@gateway/testkit";
-import { balance, eventually, ledgerInvariant, leaseCustomer, quoteAndLease, randomSecret, RECEIVERS, waitJob } from "./support/tron.js";
+import { balance, eventually, ledgerInvariant, leaseCustomer, quote, quoteAndLease, randomSecret, RECEIVERS, waitJob } from "./support/tron.js";
 
 // Live mode with TRON_PROVIDER=itrx against the testkit's mock of itrx.io's documented API and the TRON node mock.
 let stack: Stack;
@@ -32,6 +32,7 @@ beforeAll(async () => {
         TRON_PROVIDER_API_SECRET: MOCK_ITRX_API_SECRET,
         TRON_NODE_URL: tron.nodeUrl,
         TRON_HTTP_TIMEOUT_MS: "1000",
+        TRON_PROVIDER_MINIMUM_TTL_SECONDS: "1",
         TRON_VERIFY_POLL_MS: "100",
         TRON_VERIFY_TIMEOUT_SECONDS: "3",
         CALLBACK_ALLOW_HTTP_LOOPBACK: "true",
@@ -101,6 +102,20 @@ describe("energy leases through itrx (TRON_PROVIDER=itrx)", () => {
     expect(await balance(stack, c)).toMatchObject({ available_units: 10_000, reserved_units: 0 });
     const alert = stack.logs("jobs").find((l) => JSON.stringify(l).includes("operator action needed") && JSON.stringify(l).includes(lease.body.data.job_id));
     expect(alert).toBeDefined();
+  });
+
+  it("refuses at the quote (400) an energy below itrx's reported minimum order, holding nothing", async () => {
+    tron.set({ itrx: { minimumOrderEnergy: 70_000 } });
+    // The minimum is cached TRON_PROVIDER_MINIMUM_TTL_SECONDS (1 s here).
+    await new Promise((r) => setTimeout(r, 1_100));
+    const c = await leaseCustomer(stack, 10_000);
+    const refused = await quote(stack, c, { energy: 65_000 });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "invalid_request", message: expect.stringContaining("at least 70000") });
+    expect((await quote(stack, c, { energy: 70_000 })).status).toBe(200);
+    expect(await balance(stack, c)).toMatchObject({ available_units: 10_000, reserved_units: 0 });
+    tron.set({ itrx: {} });
+    await new Promise((r) => setTimeout(r, 1_100));
   });
 
   it("expires, refunded, when the order is never delegated", async () => {

@@ -36,6 +36,11 @@ export const JobsEnv = z
     TRON_PROVIDER_API_SECRET: env.optionalSecret(
       "`itrx` only: the API secret paired with the key, which signs orders (HMAC-SHA256); required with `TRON_PROVIDER=itrx` in live mode.",
     ),
+    TRON_PROVIDER_MINIMUM_TTL_SECONDS: int(
+      "`itrx` only: how long the provider's reported minimum order (`minimum_order_energy` of `GET /api/v1/frontend/index-data`) is kept; quotes below it are refused in live mode (docs/decisions/0245).",
+      600,
+      { min: 1, max: 86_400 },
+    ),
     TRON_NODE_URL: url(
       "Base URL of the TRON node HTTP API (live mode): `wallet/gettransactionbyid` reads a reported delegation transaction, `wallet/getaccountresource` the energy ratio; the confirmation is read from the solidity API (`TRON_SOLIDITY_URL`).",
       "http://127.0.0.1:8090",

@@ -67,6 +67,23 @@ describe("a live lease through itrx", () => {
     expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${jobId}`)).toHaveLength(1);
   });
 
+  it("refuses at the quote an energy below the provider's reported minimum (live mode), before anything is held or ordered", async () => {
+    tron.set({ itrx: { minimumOrderEnergy: 40_000 } });
+    const input = { tenant_id: "ten_itrx_min", receiver: RECEIVER, energy: 39_999, duration_seconds: 3_600 };
+    // The provider instance caches the minimum: a fresh one sees this one.
+    const provider = new ItrxEnergyProvider({ baseUrl: tron.itrxUrl, apiKey: MOCK_ITRX_API_KEY, apiSecret: MOCK_ITRX_API_SECRET, timeoutMs: 1_000 });
+    const ctx = { ...t.ctx, provider };
+    await expect(createQuote({ ctx, input })).rejects.toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining("at least 40000"),
+      extra: { minimum_energy: 40_000 },
+    });
+    expect(await createQuote({ ctx, input: { ...input, energy: 40_000 } })).toMatchObject({ energy: 40_000 });
+    // Sandbox asks no provider and refuses nothing below it.
+    expect(await createQuote({ ctx: { ...ctx, tron: { ...ctx.tron, mode: "sandbox" } }, input })).toMatchObject({ energy: 39_999 });
+    expect(await t.ctx.prisma.tronQuote.count({ where: { tenantId: "ten_itrx_min" } })).toBe(2);
+  });
+
   it("waits for a slow order, then verifies it", async () => {
     tron.set({ itrx: { fulfilment: { afterQueries: 2 } } });
     const { jobId } = await newLease();

@@ -103,9 +103,15 @@ export class FakeProvider implements EnergyProvider {
   reportsTransactions = false;
   readonly txids = new Map<string, string[]>();
   fulfilmentNext: FulfilmentOutcome | undefined;
+  /** What `minimumEnergy` reports. */
+  minimum: number | null = null;
 
   period(): ProviderPeriod | null {
     return null;
+  }
+
+  async minimumEnergy(): Promise<number | null> {
+    return this.minimum;
   }
 
   async fulfilment(order: { orderId: string }): Promise<FulfilmentOutcome> {

@@ -120,6 +120,28 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(itrxReason(undefined)).toBeUndefined();
   });
 
+  it("reads the minimum order from index-data, once per TTL; keeps the last value when itrx cannot be asked", async () => {
+    let now = 1_000_000;
+    const p = provider({ now: () => now, minimumTtlMs: 60_000 });
+    const asked = () => tron.itrxRequests.filter((r) => r.path === "/api/v1/frontend/index-data").length;
+    const before = asked();
+    tron.set({ itrx: { minimumOrderEnergy: 20_000 } });
+    expect(await Promise.all([p.minimumEnergy(), p.minimumEnergy()])).toEqual([20_000, 20_000]);
+    expect(await p.minimumEnergy()).toBe(20_000);
+    expect(asked() - before).toBe(1);
+    tron.set({ itrx: { minimumOrderEnergy: 32_000 } });
+    now += 60_001;
+    expect(await p.minimumEnergy()).toBe(32_000);
+    expect(asked() - before).toBe(2);
+    tron.set({ itrx: { httpStatus: 503 } });
+    now += 60_001;
+    expect(await p.minimumEnergy()).toBe(32_000);
+    // A wrong key: index-data answers empty data, as documented; never asked, nothing known.
+    tron.set({ itrx: {} });
+    expect(await provider({ apiKey: "wrong" }).minimumEnergy()).toBeNull();
+    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).minimumEnergy()).toBeNull();
+  });
+
   it("retries (unreachable) on an outage, a timeout and a closed port", async () => {
     tron.set({ itrx: { httpStatus: 502 } });
     expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });

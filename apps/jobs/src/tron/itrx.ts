@@ -88,11 +88,47 @@ type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | 
 type QueryOutcome = { kind: "found"; order: ItrxOrder } | { kind: "missing" } | Exclude<OrderOutcome, { kind: "ordered" }>;
 type ItrxOrder = { order_no?: unknown; status?: unknown; details?: unknown };
 
-export type ItrxOptions = { baseUrl: string; apiKey: string; apiSecret: string; timeoutMs: number; fetch?: typeof fetch; now?: () => number };
+export type ItrxOptions = {
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  timeoutMs: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+  /** How long the reported minimum order is kept before it is asked again (default ITRX_MINIMUM_TTL_MS). */
+  minimumTtlMs?: number;
+};
+
+/** How long `minimum_order_energy` is cached: it changes rarely (10 000 to 32 000 seen), and a quote must not wait for itrx. */
+export const ITRX_MINIMUM_TTL_MS = 10 * 60_000;
 
 export class ItrxEnergyProvider implements EnergyProvider {
   readonly name = "itrx";
+  private minimum: { value: number; at: number } | undefined;
+  private asking: Promise<number | null> | undefined;
   constructor(private readonly options: ItrxOptions) {}
+
+  /**
+   * `minimum_order_energy` of `GET /api/v1/frontend/index-data` (header `API-KEY`), kept
+   * `minimumTtlMs`; concurrent quotes share one request. When itrx cannot be asked (or
+   * answers without it: the documented answer to a wrong key is empty data), the last
+   * value it reported stands, however old; null when it never reported one.
+   */
+  async minimumEnergy(): Promise<number | null> {
+    const now = this.options.now?.() ?? Date.now();
+    if (this.minimum && now - this.minimum.at < (this.options.minimumTtlMs ?? ITRX_MINIMUM_TTL_MS)) return this.minimum.value;
+    this.asking ??= this.askMinimum(now).finally(() => {
+      this.asking = undefined;
+    });
+    return this.asking;
+  }
+
+  private async askMinimum(now: number): Promise<number | null> {
+    const answer = await this.call("api/v1/frontend/index-data", { method: "GET", headers: { "api-key": this.options.apiKey } });
+    const value = answer.kind === "answer" && answer.status === 200 ? answer.body?.minimum_order_energy : undefined;
+    if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) this.minimum = { value, at: now };
+    return this.minimum?.value ?? null;
+  }
 
   period(durationSeconds: number): ProviderPeriod | null {
     return itrxPeriod(durationSeconds);

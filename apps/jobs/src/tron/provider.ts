@@ -38,6 +38,8 @@ export type EnergyProvider = {
   period(durationSeconds: number): ProviderPeriod | null;
   order(request: OrderRequest): Promise<OrderOutcome>;
   fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome>;
+  /** The smallest order the provider takes, as it reports it (cached); null when it does not say or cannot be asked. */
+  minimumEnergy(): Promise<number | null>;
 };
 
 export class HttpEnergyProvider implements EnergyProvider {
@@ -45,6 +47,11 @@ export class HttpEnergyProvider implements EnergyProvider {
   constructor(private readonly options: { baseUrl: string; apiKey?: string | undefined; timeoutMs: number; fetch?: typeof fetch }) {}
 
   period(): ProviderPeriod | null {
+    return null;
+  }
+
+  /** This API states no minimum: the contract's bounds (1 000 energy) are the only ones. */
+  async minimumEnergy(): Promise<number | null> {
     return null;
   }
 
