@@ -12,7 +12,8 @@ import {
 } from "@gateway/testkit";
 import { balance, eventually, ledgerInvariant, leaseCustomer, quote, quoteAndLease, randomSecret, RECEIVERS, waitJob } from "./support/tron.js";
 
-// Live mode with TRON_PROVIDER=itrx against the testkit's mock of itrx.io's documented API and the TRON node mock.
+// Live mode with TRON_PROVIDER=itrx against the testkit's mock of itrx.io's documented API (as the English
+// page describes it: the order query takes `serial` only) and the TRON node mock.
 let stack: Stack;
 let tron: TronMock;
 let receiver: CallbackReceiver;
@@ -128,16 +129,25 @@ describe("energy leases through itrx (TRON_PROVIDER=itrx)", () => {
     expect(ordersOf(lease.body.data.job_id)).toHaveLength(1);
   });
 
-  it("finds an order whose answer was lost by out_trade_no, and charges once", async () => {
+  it("orders once when the answer is lost, reconciles it by the receiver and the time window (never by out_trade_no), and charges once", async () => {
     tron.set({ itrx: { dropOrderAnswers: 1 } });
     const c = await leaseCustomer(stack, 10_000);
     const { lease } = await quoteAndLease(stack, c);
     const jobId = lease.body.data.job_id;
     const job = await waitJob(stack, c, jobId, (j) => j.status === "succeeded");
     expect(ordersOf(jobId)).toHaveLength(1);
-    expect(job.result).toMatchObject({ provider_order_id: ordersOf(jobId)[0]!.serial });
-    expect(tron.itrxRequests.filter((r) => r.method === "GET" && r.path.endsWith("/order/query")).length).toBeGreaterThan(1);
+    expect(job.result).toMatchObject({ provider_order_id: null, reconciled: true, delegation_txids: ordersOf(jobId)[0]!.txids });
+    expect(tron.itrxRequests.filter((r) => r.method === "POST" && (r.body as { out_trade_no?: string }).out_trade_no === jobId)).toHaveLength(1);
+    expect(tron.itrxRequests.filter((r) => r.query.includes("out_trade_no"))).toEqual([]);
     expect(await balance(stack, c)).toMatchObject({ available_units: 10_000 - COST, reserved_units: 0 });
+  });
+
+  it("runs a lease against the Chinese page's API too (the query also takes out_trade_no): nothing depends on it", async () => {
+    tron.set({ itrx: { orderQuery: "serial_or_out_trade_no" } });
+    const c = await leaseCustomer(stack, 10_000);
+    const { lease } = await quoteAndLease(stack, c);
+    const job = await waitJob(stack, c, lease.body.data.job_id, (j) => j.status === "succeeded");
+    expect(job.result).toMatchObject({ provider_order_id: ordersOf(lease.body.data.job_id)[0]!.serial, verified_by: "delegation_transaction" });
   });
 
   it("keeps the ledger invariant after all of the above", async () => {

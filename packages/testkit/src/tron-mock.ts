@@ -7,11 +7,17 @@ import type { AddressInfo } from "node:net";
  * rental providers — the generic one (`POST /orders`, idempotent by
  * `Idempotency-Key`) and itrx.io's API as its public documentation describes
  * it (`POST /api/v1/frontend/order` signed with HMAC-SHA256, `GET
- * /api/v1/frontend/order/query`) — and a TRON node (`wallet/getdelegatedresourcev2`,
- * `wallet/getaccountresource`, `wallet/gettransactionbyid`,
- * `wallet/gettransactioninfobyid`). A fulfilled order shows up on the node as
+ * /api/v1/frontend/order/query` by `serial` as the English page says, or also by
+ * `out_trade_no` as the Chinese one does, `GET /api/v1/frontend/index-data`; errors
+ * as `{errno, message}` or as HTTP 400 `detail`/per-field bodies) — and a TRON node
+ * (`wallet/getdelegatedresourcev2`, `wallet/getaccountresource`,
+ * `wallet/gettransactionbyid`, `wallet/getnowblock`, `wallet/getblockbylimitnext`,
+ * and the solidity API's `walletsolidity/gettransactioninfobyid` and
+ * `walletsolidity/getdelegatedresourcev2`). A fulfilled order shows up on the node as
  * TRX staked for energy and delegated from the provider's address to the
- * receiver; an itrx order also as its `DelegateResourceContract` transaction.
+ * receiver; an itrx order also as its `DelegateResourceContract` transaction, in
+ * a new block. itrx delegates on its own once an order is placed (unless told to
+ * wait for queries), whether or not its answer reached the client.
  */
 export const MOCK_DELEGATOR = "THr3dxkeAbY3y5B3QGremvZw5NbrCPR6tR";
 /** The address the itrx mock delegates from. */
@@ -23,6 +29,8 @@ export const MOCK_ITRX_ERRNO = { badRequest: 400, balance: 4001, noEnergy: 4002,
 /** The network figures the mock node reports (energy per staked TRX = limit / weight). */
 export const MOCK_TOTAL_ENERGY_LIMIT = 180_000_000_000;
 export const MOCK_TOTAL_ENERGY_WEIGHT = 19_000_000_000;
+/** The mock chain's head when it starts; each delegation the itrx mock makes is in the next block. */
+export const MOCK_FIRST_BLOCK = 60_000_000;
 
 export type TronMockBehaviour = {
   /** Refuse every order with this HTTP status. */
@@ -58,7 +66,7 @@ export type ItrxMockBehaviour = {
   /**
    * What the order query takes: `serial` only (the English and Russian pages: anything
    * else is HTTP 400 `{"serial": ["This field is required."]}`), or `serial_or_out_trade_no`
-   * (the Chinese page, the default for now).
+   * (the Chinese page). The default is `serial`.
    */
   orderQuery?: "serial" | "serial_or_out_trade_no";
   /** `minimum_order_energy` of `GET /api/v1/frontend/index-data`, and the smallest order taken (default 32 000). */
@@ -89,6 +97,8 @@ export type MockTransaction = {
   inBlock: boolean;
   /** In an irreversible block (what `walletsolidity/` shows); default: when in a block. */
   solid?: boolean;
+  /** Its block number (default MOCK_FIRST_BLOCK); the itrx mock's delegations each take a new block. */
+  block?: number;
   failed?: boolean;
 };
 
@@ -105,12 +115,14 @@ export type TronMock = {
   nodeCalls: number;
   /** Node paths asked, in order (`/wallet/…`, `/walletsolidity/…`). */
   nodePaths: string[];
+  /** The mock chain's head block number. */
+  readonly height: number;
   itrxUrl: string;
   /** itrx orders by serial, in the order they were placed (several may share an out_trade_no). */
   itrxOrders: Map<string, ItrxMockOrder>;
-  /** Every itrx request received: method, path and whether its signature was good. */
-  itrxRequests: { method: string; path: string; body: unknown; signed: boolean }[];
-  /** Places an itrx order as a client would have (for a test of a crash after ordering). */
+  /** Every itrx request received: method, path, query string and whether its signature was good. */
+  itrxRequests: { method: string; path: string; query: string; body: unknown; signed: boolean }[];
+  /** Places an itrx order as a client would have (for a test of a crash after ordering): it delegates as any order does. */
   placeItrxOrder(order: { outTradeNo: string; receiver: string; energy: number; period: string }): ItrxMockOrder;
   /** Transactions on the mock chain, by id. */
   transactions: Map<string, MockTransaction>;
@@ -173,6 +185,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   let seq = 0;
   let nodeCalls = 0;
   const nodePaths: string[] = [];
+  let height = MOCK_FIRST_BLOCK;
 
   const itrxOrders = new Map<string, ItrxMockOrder>();
   const itrxRequests: TronMock["itrxRequests"] = [];
@@ -223,6 +236,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     };
     itrxBalance = balanceLeft() - order.amountSun;
     itrxOrders.set(order.serial, order);
+    // itrx delegates on its own: an order whose answer was lost is fulfilled all the same.
+    advance(order);
     return order;
   };
   /** Moves an order on when it is looked at: delegate (write its transactions), end, or stay. */
@@ -241,6 +256,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       const txid = createHash("sha256").update(`${order.serial}:${i}`).digest("hex");
       transactions.set(txid, {
         txid,
+        block: ++height,
         type: "DelegateResourceContract",
         owner: MOCK_ITRX_DELEGATOR,
         receiver: order.receiver,
@@ -274,7 +290,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
     const url = new URL(req.url ?? "/", "http://mock");
     const apiKey = req.headers["api-key"];
-    const record = { method: req.method ?? "", path: url.pathname, body: tryJson(raw), signed: false };
+    const record = { method: req.method ?? "", path: url.pathname, query: url.search, body: tryJson(raw), signed: false };
     itrxRequests.push(record);
     if (b.httpStatus) return void res.writeHead(b.httpStatus, { "content-type": "text/html" }).end("<html>unavailable</html>");
     const detail = b.errors === "detail";
@@ -301,9 +317,9 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 403, { errno: 403, message: "API-KEY invalid" });
     if (req.method === "GET" && url.pathname === "/api/v1/frontend/order/query") {
       const serial = url.searchParams.get("serial");
-      const outTradeNo = (b.orderQuery ?? "serial_or_out_trade_no") === "serial_or_out_trade_no" ? url.searchParams.get("out_trade_no") : null;
+      const outTradeNo = (b.orderQuery ?? "serial") === "serial_or_out_trade_no" ? url.searchParams.get("out_trade_no") : null;
       if (!serial && !outTradeNo) {
-        if ((b.orderQuery ?? "serial_or_out_trade_no") === "serial") return send(res, 400, { serial: ["This field is required."] });
+        if ((b.orderQuery ?? "serial") === "serial") return send(res, 400, { serial: ["This field is required."] });
         return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
       }
       const order = serial ? itrxOrders.get(serial) : [...itrxOrders.values()].find((o) => o.outTradeNo === outTradeNo);
@@ -372,6 +388,21 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     send(res, 200, { errno: 0, serial: order.serial, amount: order.amountSun, balance: balanceLeft() });
   });
 
+  /** A transaction as `wallet/gettransactionbyid` (and a block's `transactions`) show it. */
+  const renderTx = (tx: MockTransaction) => {
+    const value = {
+      owner_address: tx.owner,
+      receiver_address: tx.receiver,
+      balance: tx.balanceSun,
+      ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}),
+    };
+    return {
+      ret: [{ contractRet: tx.contractRet }],
+      txID: tx.txid,
+      raw_data: { contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${tx.type}` }, type: tx.type }], timestamp: Date.now() },
+    };
+  };
+
   const node = await listen(async (req, res) => {
     const body = (await readJson(req)) as Record<string, unknown> | undefined;
     nodeCalls += 1;
@@ -380,29 +411,29 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       const tx = transactions.get(String(body?.value ?? "").toLowerCase());
       // A real node answers {} for a hash it does not know (or not yet in a block, for the info).
       if (!tx) return send(res, 200, {});
-      if (req.url === "/wallet/gettransactionbyid") {
-        const value = {
-          owner_address: tx.owner,
-          receiver_address: tx.receiver,
-          balance: tx.balanceSun,
-          ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}),
-        };
-        return send(res, 200, {
-          ret: [{ contractRet: tx.contractRet }],
-          txID: tx.txid,
-          raw_data: { contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${tx.type}` }, type: tx.type }], timestamp: Date.now() },
-        });
-      }
+      if (req.url === "/wallet/gettransactionbyid") return send(res, 200, renderTx(tx));
       if (!tx.inBlock) return send(res, 200, {});
       // The solidity API knows a transaction only once its block is irreversible.
       if (req.url.startsWith("/walletsolidity/") && tx.solid === false) return send(res, 200, {});
       return send(res, 200, {
         id: tx.txid,
-        blockNumber: 60_000_000,
+        blockNumber: tx.block ?? MOCK_FIRST_BLOCK,
         blockTimeStamp: Date.now(),
         receipt: { net_usage: 280 },
         ...(tx.failed ? { result: "FAILED", resMessage: "6661696c6564" } : {}),
       });
+    }
+    if (req.url === "/wallet/getnowblock") return send(res, 200, { blockID: "00", block_header: { raw_data: { number: height } } });
+    if (req.url === "/wallet/getblockbylimitnext") {
+      const start = Number(body?.startNum);
+      const end = Math.min(Number(body?.endNum), height + 1);
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end - start > 100) return send(res, 200, { Error: "bad range" });
+      const block = [];
+      for (let n = start; n < end; n++) {
+        const txs = [...transactions.values()].filter((t) => t.inBlock && (t.block ?? MOCK_FIRST_BLOCK) === n).map(renderTx);
+        block.push({ blockID: n.toString(16), block_header: { raw_data: { number: n } }, ...(txs.length > 0 ? { transactions: txs } : {}) });
+      }
+      return send(res, 200, { block });
     }
     if (req.url === "/wallet/getaccountresource")
       return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
@@ -442,6 +473,9 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       return nodeCalls;
     },
     nodePaths,
+    get height() {
+      return height;
+    },
     itrxUrl: itrxServer.url,
     itrxOrders,
     itrxRequests,

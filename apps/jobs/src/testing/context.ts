@@ -11,7 +11,7 @@ import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
 import { createPrisma } from "../db.js";
 import type { JobsContext, Tx } from "../domain/context.js";
-import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
+import type { DelegationCheck, DelegationScan, HeadCheck, TransactionCheck, TronNode } from "../tron/node.js";
 import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
 import { freshDatabase } from "@gateway/testkit";
 
@@ -96,6 +96,8 @@ export class FakeLedger {
  */
 export class FakeProvider implements EnergyProvider {
   readonly name = "fake";
+  /** Idempotent by client order id, as the generic API. */
+  readonly repeatable = true;
   readonly requests: OrderRequest[] = [];
   readonly orders = new Map<string, string>();
   next: OrderOutcome["kind"] = "ordered";
@@ -136,6 +138,13 @@ export class FakeNode implements TronNode {
   async delegatedEnergy(): Promise<DelegationCheck> {
     this.calls += 1;
     return { kind: "energy", energy: this.energy };
+  }
+  async head(): Promise<HeadCheck> {
+    return { kind: "head", block: 1 };
+  }
+  /** The transactions of `transactions`, as if all were to the receiver since the block asked. */
+  async delegationsTo(): Promise<DelegationScan> {
+    return { kind: "scanned", txids: [...this.transactions.keys()], head: 1 };
   }
   async delegatedByTransactions(txids: string[]): Promise<TransactionCheck> {
     this.calls += 1;

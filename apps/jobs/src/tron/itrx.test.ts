@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, startTronMock, type TronMock } from "@gateway/testkit";
 import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxReason, itrxSignature } from "./itrx.js";
@@ -67,18 +69,42 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(tron.itrxOrders.get(orderId)!.txids).toHaveLength(1);
   });
 
-  it("asks by out_trade_no before ordering: a repeat after a crash finds the order and places none", async () => {
+  it("never asks by out_trade_no (the English page's query takes `serial` only): one POST, no query, per order", async () => {
     const p = provider();
     const r = request();
-    const first = await p.order(r);
-    const again = await p.order(r);
-    expect(again).toEqual(first);
-    expect(posts(r.clientOrderId)).toHaveLength(1);
-    // An order placed by an earlier run whose answer was lost.
-    const r2 = request();
-    const placed = tron.placeItrxOrder({ outTradeNo: r2.clientOrderId, receiver: RECEIVER, energy: 65_000, period: "1H" });
-    expect(await p.order(r2)).toEqual({ kind: "ordered", orderId: placed.serial });
-    expect(posts(r2.clientOrderId)).toHaveLength(0);
+    const before = tron.itrxRequests.length;
+    expect(await p.order(r)).toMatchObject({ kind: "ordered" });
+    expect(tron.itrxRequests.slice(before)).toEqual([expect.objectContaining({ method: "POST", path: "/api/v1/frontend/order" })]);
+    // The mock is the English page: a query without `serial` is HTTP 400 naming the field.
+    const res = await fetch(`${tron.itrxUrl}/api/v1/frontend/order/query?out_trade_no=${r.clientOrderId}`, { headers: { "api-key": MOCK_ITRX_API_KEY } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ serial: ["This field is required."] });
+  });
+
+  it("says when an unanswered order certainly placed nothing (no connection, 429, 503), and when it may have", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+    expect(await provider({ baseUrl: `http://127.0.0.1:${closed}` }).order(request())).toEqual({
+      kind: "unreachable",
+      reason: "connection failed",
+      notPlaced: true,
+    });
+    for (const httpStatus of [429, 503]) {
+      tron.set({ itrx: { httpStatus } });
+      expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: `HTTP ${httpStatus}`, notPlaced: true });
+    }
+    tron.set({ itrx: { httpStatus: 502 } });
+    expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });
+    // Placed, then the connection cut: the order exists, the client cannot know it.
+    tron.set({ itrx: { dropOrderAnswers: 1 } });
+    const r = request();
+    expect(await provider().order(r)).toEqual({ kind: "unreachable", reason: "connection failed" });
+    expect([...tron.itrxOrders.values()].filter((o) => o.outTradeNo === r.clientOrderId)).toHaveLength(1);
   });
 
   it("is refused with its own codes: a short balance, bad credentials, an ordinary refusal", async () => {
@@ -147,7 +173,7 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });
     tron.set({ itrx: { delayMs: 300 } });
     expect(await provider({ timeoutMs: 100 }).order(request())).toEqual({ kind: "unreachable", reason: "timeout" });
-    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).order(request())).toEqual({ kind: "unreachable", reason: "connection failed" });
+    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).order(request())).toMatchObject({ kind: "unreachable", reason: "connection failed" });
   });
 
   it("reports progress until the slow order delegates, and failure when the provider ends it", async () => {

@@ -16,12 +16,16 @@ import {
  *   out_trade_no} → {errno, serial, amount, balance}; signed: headers `API-KEY`,
  *   `TIMESTAMP` (seconds) and `SIGNATURE` = hex HMAC-SHA256(API secret,
  *   `<timestamp>&<body>`), the body being the JSON with keys sorted and no spaces;
- * - `GET /api/v1/frontend/order/query?serial=…|out_trade_no=…` (header `API-KEY`)
- *   → {errno, order_no, status, details: [{delegate_hash, …}]}, errno 404 when
- *   there is no such order.
- * `out_trade_no` is the job id, and an order is always looked up by it before
- * one is placed: a step retried after a crash (or after an answer lost to a
- * timeout) finds the order it placed instead of ordering twice.
+ * - `GET /api/v1/frontend/order/query?serial=…` (header `API-KEY`) → {errno,
+ *   order_no, status, details: [{delegate_hash, …}]}, errno 404 when there is no
+ *   such order. Only the Chinese page also takes `out_trade_no`; the English and
+ *   Russian pages and every public client require `serial`, so nothing here asks
+ *   by `out_trade_no` (it is sent, as a label, and is the job id);
+ * - errors as `{errno, message}` (HTTP 200) or HTTP 400 `{detail}` / per-field arrays;
+ * - `GET /api/v1/frontend/index-data` → {minimum_order_energy, …}.
+ * itrx does not deduplicate orders (`repeatable` false): the runner never asks it
+ * twice for one lease, and reconciles an attempt whose answer was lost on chain
+ * (docs/decisions/0245).
  */
 
 /** The periods itrx sells: 1 hour, then 1 to 30 days. */
@@ -84,9 +88,9 @@ export function itrxReason(body: Record<string, unknown> | undefined): string | 
   return fields.length > 0 ? fields.join("; ").slice(0, 200) : undefined;
 }
 
-type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string };
 type QueryOutcome = { kind: "found"; order: ItrxOrder } | { kind: "missing" } | Exclude<OrderOutcome, { kind: "ordered" }>;
 type ItrxOrder = { order_no?: unknown; status?: unknown; details?: unknown };
+type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string; notPlaced?: boolean };
 
 export type ItrxOptions = {
   baseUrl: string;
@@ -104,6 +108,7 @@ export const ITRX_MINIMUM_TTL_MS = 10 * 60_000;
 
 export class ItrxEnergyProvider implements EnergyProvider {
   readonly name = "itrx";
+  readonly repeatable = false;
   private minimum: { value: number; at: number } | undefined;
   private asking: Promise<number | null> | undefined;
   constructor(private readonly options: ItrxOptions) {}
@@ -134,10 +139,8 @@ export class ItrxEnergyProvider implements EnergyProvider {
     return itrxPeriod(durationSeconds);
   }
 
+  /** One signed `POST`, never preceded by a query: the runner decides whether it may be sent (docs/decisions/0245). */
   async order(request: OrderRequest): Promise<OrderOutcome> {
-    const existing = await this.query({ out_trade_no: request.clientOrderId });
-    if (existing.kind === "found") return ordered(existing.order);
-    if (existing.kind !== "missing") return existing;
     const period = itrxPeriod(request.durationSeconds);
     if (!period) return { kind: "refused", code: "provider_refused", reason: `no itrx period covers ${request.durationSeconds} s` };
     const body = canonicalJson({ energy_amount: request.energy, out_trade_no: request.clientOrderId, period: period.name, receive_address: request.receiver });
@@ -162,7 +165,7 @@ export class ItrxEnergyProvider implements EnergyProvider {
   }
 
   async fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome> {
-    const found = await this.query({ serial: order.orderId });
+    const found = await this.query(order.orderId);
     if (found.kind === "missing") return { kind: "failed", code: "provider_order_failed", reason: "the provider does not know the order" };
     if (found.kind === "unreachable") return found;
     if (found.kind === "refused") return { kind: "failed", code: found.code, reason: found.reason };
@@ -174,10 +177,9 @@ export class ItrxEnergyProvider implements EnergyProvider {
     return { kind: "progress", txids: txids.map((t) => t.toLowerCase()) };
   }
 
-  /** The order by `serial` or `out_trade_no`. */
-  private async query(by: { serial: string } | { out_trade_no: string }): Promise<QueryOutcome> {
-    const [key, value] = Object.entries(by)[0] as [string, string];
-    const answer = await this.call(`api/v1/frontend/order/query?${key}=${encodeURIComponent(value)}`, {
+  /** The order by its `serial`, the only key the English documentation gives the query. */
+  private async query(serial: string): Promise<QueryOutcome> {
+    const answer = await this.call(`api/v1/frontend/order/query?serial=${encodeURIComponent(serial)}`, {
       method: "GET",
       headers: { "api-key": this.options.apiKey },
     });
@@ -195,7 +197,11 @@ export class ItrxEnergyProvider implements EnergyProvider {
     try {
       res = await doFetch(new URL(path, withSlash(this.options.baseUrl)), { ...init, signal: AbortSignal.timeout(this.options.timeoutMs) });
     } catch (err) {
-      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : "connection failed" };
+      if ((err as Error).name === "TimeoutError") return { kind: "unreachable", reason: "timeout" };
+      // No connection was made: nothing can have been placed.
+      const cause = (err as Error).cause as { code?: unknown; message?: unknown } | undefined;
+      const refused = cause?.code === "ECONNREFUSED" || cause?.code === "ENOTFOUND" || cause?.code === "EAI_AGAIN" || cause?.message === "bad port";
+      return { kind: "unreachable", reason: "connection failed", ...(refused ? { notPlaced: true } : {}) };
     }
     let text: string;
     try {
@@ -212,12 +218,6 @@ export class ItrxEnergyProvider implements EnergyProvider {
   }
 }
 
-function ordered(order: ItrxOrder): OrderOutcome {
-  return typeof order.order_no === "string" && order.order_no !== ""
-    ? { kind: "ordered", orderId: order.order_no }
-    : { kind: "unreachable", reason: "order query answer without order_no" };
-}
-
 /**
  * HTTP-level outcomes (decision 0105's table, amended by 0245): retry on no answer, 429
  * and 5xx; refuse on 401/403 (credentials), 402 and a 4xx whose reason tells a short
@@ -231,7 +231,9 @@ function httpFailure(answer: Answer): Exclude<OrderOutcome, { kind: "ordered" }>
   if (status === 401 || status === 403)
     return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
   if (status === 402) return { kind: "refused", code: "provider_balance_short", reason: message };
-  if (status === 429 || status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
+  // 429 and 503 are refusals to serve, nothing placed; another 5xx may come after the order was taken.
+  if (status === 429 || status === 503) return { kind: "unreachable", reason: `HTTP ${status}`, notPlaced: true };
+  if (status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
   if (status < 200 || status >= 300) {
     if (typeof body?.errno === "number") return { kind: "refused", ...itrxRefusal(body.errno, said ?? "") };
     return { kind: "refused", code: said && BALANCE_SHORT.test(said) ? "provider_balance_short" : "provider_refused", reason: message };

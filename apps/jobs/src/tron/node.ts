@@ -26,10 +26,26 @@ export type TransactionCheck =
   | { kind: "energy"; energy: number; confirmed: string[]; rejected: { txid: string; reason: string }[] }
   | { kind: "unreachable"; reason: string };
 
+/** The chain's head block number (`wallet/getnowblock`). */
+export type HeadCheck = { kind: "head"; block: number } | { kind: "unreachable"; reason: string };
+
+/**
+ * The `DelegateResourceContract`s of ENERGY to a receiver in blocks `from`..head
+ * (`wallet/getblockbylimitnext`, at most SCAN_MAX_BLOCKS): the reconciliation's window
+ * (docs/decisions/0245). Candidates only: `delegatedByTransactions` confirms them.
+ */
+export type DelegationScan = { kind: "scanned"; txids: string[]; head: number } | { kind: "unreachable"; reason: string };
+
 export type TronNode = {
   delegatedEnergy(from: string, to: string): Promise<DelegationCheck>;
   delegatedByTransactions(txids: string[], receiver: string): Promise<TransactionCheck>;
+  head(): Promise<HeadCheck>;
+  delegationsTo(receiver: string, fromBlock: number): Promise<DelegationScan>;
 };
+
+/** Blocks per `getblockbylimitnext` call (java-tron's limit), and the most one scan reads (3 s a block: 50 minutes). */
+export const SCAN_PAGE_BLOCKS = 100;
+export const SCAN_MAX_BLOCKS = 1_000;
 
 type Delegated = { delegatedResource?: { from?: string; to?: string; frozen_balance_for_energy?: number }[] };
 export type Transaction = {
@@ -41,6 +57,7 @@ export type Transaction = {
 };
 export type TransactionInfo = { id?: string; blockNumber?: number; result?: string };
 type Resources = { TotalEnergyLimit?: number; TotalEnergyWeight?: number };
+type Block = { block_header?: { raw_data?: { number?: number } }; transactions?: Transaction[] };
 
 export class HttpTronNode implements TronNode {
   constructor(private readonly options: { baseUrl: string; solidityUrl?: string | undefined; timeoutMs: number; fetch?: typeof fetch }) {}
@@ -86,6 +103,45 @@ export class HttpTronNode implements TronNode {
         }
       }
       return { kind: "energy", energy: await this.energyOf(sun, receiver), confirmed, rejected };
+    } catch (err) {
+      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message.slice(0, 200) };
+    }
+  }
+
+  async head(): Promise<HeadCheck> {
+    try {
+      const block = await this.post<Block>("wallet/getnowblock", {});
+      const number = block.block_header?.raw_data?.number;
+      if (typeof number !== "number") return { kind: "unreachable", reason: "node reported no head block" };
+      return { kind: "head", block: number };
+    } catch (err) {
+      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message.slice(0, 200) };
+    }
+  }
+
+  async delegationsTo(receiver: string, fromBlock: number): Promise<DelegationScan> {
+    try {
+      const head = await this.head();
+      if (head.kind === "unreachable") return head;
+      const end = Math.min(head.block, fromBlock + SCAN_MAX_BLOCKS - 1);
+      const txids: string[] = [];
+      for (let start = fromBlock; start <= end; start += SCAN_PAGE_BLOCKS) {
+        const page = await this.post<{ block?: Block[] }>("wallet/getblockbylimitnext", {
+          startNum: start,
+          endNum: Math.min(end + 1, start + SCAN_PAGE_BLOCKS),
+          visible: true,
+        });
+        for (const block of page.block ?? []) {
+          for (const tx of block.transactions ?? []) {
+            const contract = tx.raw_data?.contract?.[0];
+            const value = contract?.parameter?.value;
+            if (tx.txID && contract?.type === "DelegateResourceContract" && value?.resource === "ENERGY" && value.receiver_address === receiver) {
+              txids.push(tx.txID.toLowerCase());
+            }
+          }
+        }
+      }
+      return { kind: "scanned", txids: [...new Set(txids)], head: head.block };
     } catch (err) {
       return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message.slice(0, 200) };
     }
