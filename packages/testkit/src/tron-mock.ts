@@ -117,6 +117,8 @@ export type TronMock = {
   nodePaths: string[];
   /** The mock chain's head block number. */
   readonly height: number;
+  /** Moves the head on by `blocks` empty blocks. */
+  mine(blocks: number): number;
   itrxUrl: string;
   /** itrx orders by serial, in the order they were placed (several may share an out_trade_no). */
   itrxOrders: Map<string, ItrxMockOrder>;
@@ -474,6 +476,10 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     },
     nodePaths,
     get height() {
+      return height;
+    },
+    mine(blocks) {
+      height += blocks;
       return height;
     },
     itrxUrl: itrxServer.url,

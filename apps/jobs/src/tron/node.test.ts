@@ -43,6 +43,33 @@ function tx(over: Partial<MockTransaction> = {}): string {
   return txid;
 }
 
+describe("HttpTronNode.delegationsTo (the reconciliation's window)", () => {
+  it("finds the energy delegations to the receiver in the blocks from the one given to the head, page by page", async () => {
+    const from = tron.mine(1);
+    const inWindow = tx({ block: from + 5 });
+    const late = tx({ block: from + 150 });
+    const before = tx({ block: from - 1 });
+    tx({ block: from + 6, receiver: OTHER });
+    tx({ block: from + 7, resource: "BANDWIDTH" });
+    tx({ block: from + 8, type: "TransferContract" });
+    tron.mine(200);
+    const head = await node.head();
+    expect(head).toEqual({ kind: "head", block: tron.height });
+    const pages = tron.nodePaths.length;
+    const scan = await node.delegationsTo(RECEIVER, from);
+    expect(scan).toEqual({ kind: "scanned", txids: [inWindow, late], head: tron.height });
+    expect(scan).not.toMatchObject({ txids: expect.arrayContaining([before]) });
+    // 201 blocks: three pages of at most 100.
+    expect(tron.nodePaths.slice(pages).filter((p) => p === "/wallet/getblockbylimitnext")).toHaveLength(3);
+  });
+
+  it("answers unreachable, never throws, when the node is down", async () => {
+    const down = new HttpTronNode({ baseUrl: "http://127.0.0.1:9", timeoutMs: 500 });
+    expect(await down.head()).toMatchObject({ kind: "unreachable" });
+    expect(await down.delegationsTo(RECEIVER, 1)).toMatchObject({ kind: "unreachable" });
+  });
+});
+
 describe("HttpTronNode.delegatedByTransactions", () => {
   it("counts exactly the reported transactions that are successful energy delegations to the receiver", async () => {
     const good = tx();
