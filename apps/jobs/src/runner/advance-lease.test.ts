@@ -152,6 +152,31 @@ describe("advanceLease", () => {
     }
   });
 
+  it("never counts one delegation transaction for two leases (a provider reporting it twice)", async () => {
+    t.provider.reportsTransactions = true;
+    try {
+      const tx = "dd".repeat(32);
+      t.node.transactions.set(tx, 65_000);
+      const first = await newLease();
+      const second = await newLease();
+      for (const { jobId } of [first, second]) {
+        await step(jobId, "pending");
+        expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+        const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
+        t.provider.txids.set(lease.providerOrderId!, [tx]);
+      }
+      expect(await step(first.jobId, "running")).toEqual({ kind: "done" });
+      expect(await job(first.jobId)).toMatchObject({ status: "succeeded", result: { delegation_txids: [tx] } });
+      // The second lease waits (one step, no loop) and is never captured on the first one's energy.
+      expect(await step(second.jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+      expect(await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId: second.jobId } })).toMatchObject({ stage: "verify", delegationTxids: [] });
+      expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${second.jobId}`)).toHaveLength(0);
+    } finally {
+      t.provider.reportsTransactions = false;
+      t.node.transactions.delete("dd".repeat(32));
+    }
+  });
+
   it("says why at expiry when the reported transaction never confirms", async () => {
     t.provider.reportsTransactions = true;
     try {

@@ -107,7 +107,8 @@ async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<v
 async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => void): Promise<StepOutcome> {
   let lease = first;
   const reload = async () => (lease = await ctx.prisma.tronLease.findUniqueOrThrow({ where: { id: lease.id } }));
-  const decide = async (outcome: Outcome & { claims?: string[] }) => {
+  /** Decides the lease's end; false when its delegation transactions already verified another lease (nothing decided). */
+  const decide = async (outcome: Outcome & { claims?: string[] }): Promise<boolean> => {
     const { claims, ...decided } = outcome;
     if (claims && claims.length > 0) {
       // The transactions that verify this lease are claimed with the decision, one receiver at a time, so no other lease counts them.
@@ -118,11 +119,15 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
         await tx.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome: decided, delegationTxids: claims } });
         return true;
       });
-      if (!claimed) ctx.logger.warn({ job_id: lease.jobId, txids: claims }, "delegation transactions already verified another lease; will look again");
+      if (!claimed) {
+        ctx.logger.warn({ job_id: lease.jobId, txids: claims }, "delegation transactions already verified another lease; will look again");
+        return false;
+      }
     } else {
       await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome: decided } });
     }
     await reload();
+    return true;
   };
   for (;;) {
     touch();
@@ -132,7 +137,7 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           // An earlier attempt may have placed an order whose answer was lost: never ask again.
           const found = await reconcile(ctx, lease);
           if (found.kind === "verified") {
-            await decide(succeeded(ctx, lease, found));
+            if (!(await decide(succeeded(ctx, lease, found)))) return { kind: "later", delayMs: ctx.tron.verifyPollMs };
           } else if (Date.now() >= lease.orderIntentAt.getTime() + ctx.tron.verifyTimeoutSeconds * 1000) {
             await decide({
               to: "expired",
@@ -220,7 +225,7 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           refusedByProvider(ctx, lease.jobId, verdict.code, verdict.reason);
           await decide({ to: "failed", ledger: "void", error: { code: verdict.code, message: REFUSAL_MESSAGES[verdict.code](verdict.reason) } });
         } else if (verdict.kind === "verified") {
-          await decide(succeeded(ctx, lease, verdict));
+          if (!(await decide(succeeded(ctx, lease, verdict)))) return { kind: "later", delayMs: ctx.tron.verifyPollMs };
         } else if (lease.verifyDeadline && Date.now() >= lease.verifyDeadline.getTime()) {
           const detail = verdict.reason ? ` Last check: ${verdict.reason}.` : "";
           await decide({
