@@ -192,6 +192,19 @@ describe("a live lease through itrx", () => {
     expect(tron.itrxRequests.filter((r) => r.query.includes("out_trade_no"))).toEqual([]);
   });
 
+  it("reconciles, never expires unseen, an order that may have been placed even when the lease is already old", async () => {
+    tron.set({ itrx: { dropOrderAnswers: 1 } });
+    const { tenant, jobId, quote } = await newLease();
+    await step(jobId, "pending");
+    // Past TRON_VERIFY_TIMEOUT_SECONDS since creation (a provider long unreachable), then an answer lost.
+    await t.ctx.prisma.job.update({ where: { id: jobId }, data: { createdAt: new Date(Date.now() - 61_000) } });
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { reconciled: true } });
+    expect(orders(jobId)).toHaveLength(1);
+    expect(t.ledger.available.get(tenant)).toBe(100_000n - quote.costUnits);
+  });
+
   it("retries a provider that certainly placed nothing (HTTP 503), ordering once", async () => {
     tron.set({ itrx: { httpStatus: 503 } });
     const { jobId } = await newLease();

@@ -203,7 +203,11 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
         } else if (ordered.kind === "refused") {
           refusedByProvider(ctx, lease.jobId, ordered.code, ordered.reason);
           await decide({ to: "failed", ledger: "void", error: { code: ordered.code, message: REFUSAL_MESSAGES[ordered.code](ordered.reason) } });
-        } else if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
+        } else if (
+          // An order that may have been placed is reconciled (its own window), never given up unseen.
+          (ordered.notPlaced || ctx.provider.repeatable) &&
+          Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000
+        ) {
           await decide({
             to: "expired",
             ledger: "void",
