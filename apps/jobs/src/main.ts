@@ -81,13 +81,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
         }
       },
       provider: createEnergyProvider(env),
-      node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
+      node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, solidityUrl: env.TRON_SOLIDITY_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {
         mode: env.TRON_MODE,
         pricing: { baseUnits: env.TRON_PRICE_BASE_UNITS, unitsPerMegaEnergyHour: env.TRON_PRICE_UNITS_PER_MEGA_ENERGY_HOUR },
         quoteTtlSeconds: env.TRON_QUOTE_TTL_SECONDS,
         verifyTimeoutSeconds: env.TRON_VERIFY_TIMEOUT_SECONDS,
         verifyPollMs: env.TRON_VERIFY_POLL_MS,
+        deliveryToleranceBps: env.TRON_DELIVERY_TOLERANCE_BPS,
       },
       callbacks,
       kickCallbacks: () => dispatcher.kick(),
