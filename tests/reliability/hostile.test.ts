@@ -524,10 +524,11 @@ describe("the doors left open by default (issue 26)", () => {
     const accepted: string[] = [];
     for (const [contract, service] of contracts) {
       for (const token of [undefined, randomBytes(32).toString("hex")]) {
-        const client = createClient(contract, stack.address(service), { deadlineMs: 5_000, ...(token ? { serviceToken: token } : {}) }) as unknown as Record<
-          string,
-          (req: unknown) => Promise<unknown>
-        > & { close(): void };
+        const client = createClient(contract, stack.address(service), {
+          deadlineMs: 5_000,
+          tls: stack.tls,
+          ...(token ? { serviceToken: token } : {}),
+        }) as unknown as Record<string, (req: unknown) => Promise<unknown>> & { close(): void };
         try {
           for (const [method, def] of Object.entries(contract.definition() as Record<string, { requestStream: boolean; responseStream: boolean }>)) {
             if (def.requestStream || def.responseStream) continue;
