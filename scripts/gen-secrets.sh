@@ -18,6 +18,8 @@ The values come from a CSPRNG (openssl when it is installed, else node).
   kubectl (overlays/dev): ./scripts/gen-secrets.sh > deploy/overlays/dev/secrets.env
 Elsewhere in Kubernetes put the same variables in the gateway-secrets Secret
 (deploy/base/config.yaml).
+The certificates of gRPC over mutual TLS are files, not lines here:
+./scripts/certs.sh (compose: .certs/; overlays/dev: --dir deploy/overlays/dev/tls).
 
 Options:
   --admin-email EMAIL   the bootstrap operator's e-mail (default ops@example.com)

@@ -11,7 +11,7 @@ Usage: ./scripts/setup.sh    (sourced by scripts/stack.sh, scripts/test.sh and s
 
 Prepares this machine: Node.js 24 (the version in .nvmrc, installed into .tools/
 from the npm registry when this machine has another; scripts/node.sh), pnpm (the
-version in package.json),
+version in package.json), openssl (scripts/certs.sh: the local CA of gRPC over TLS),
 PostgreSQL, NATS with JetStream and Redis (started, or installed from Debian's
 packages when missing), `pnpm install --frozen-lockfile`, and the build (turbo).
 Safe to run again. Set DATABASE_URL / NATS_URL / REDIS_URL to use servers elsewhere.
@@ -83,9 +83,15 @@ ensure_redis() {
   exit 1
 }
 
+# scripts/certs.sh makes the local CA of gRPC over mutual TLS (the dev stack, the test kit; docs/decisions/0230).
+ensure_openssl() {
+  command -v openssl >/dev/null 2>&1 || apt_install openssl
+}
+
 # Node.js 24 first on PATH for everything below and for the caller (scripts/node.sh).
 source "$ROOT/scripts/node.sh"
 ensure_pnpm
+ensure_openssl
 ensure_postgres
 ensure_nats
 ensure_redis

@@ -7,7 +7,7 @@
 // (sent to the whole foreground group) reaches only this runner, which sends each
 // child exactly one SIGTERM: each drains its in-flight work once and stops. A second
 // Ctrl-C while they drain forwards a second SIGTERM, which makes them exit at once.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,15 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
 const root = fileURLToPath(new URL("..", import.meta.url));
 const logDir = process.env.STACK_LOG_DIR ?? join(root, ".stack", "logs");
 mkdirSync(logDir, { recursive: true });
+
+// gRPC between the processes over mutual TLS, as in production (docs/decisions/0230): a local
+// CA and a certificate per process in .stack/certs (made once by scripts/certs.sh, kept), unless
+// GRPC_TLS_CA / GRPC_TLS_CERT / GRPC_TLS_KEY name files of your own (then every process uses those).
+const ownTls = ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY"].some((name) => process.env[name]);
+const certDir = process.env.STACK_CERT_DIR ?? join(root, ".stack", "certs");
+if (!ownTls) execFileSync("bash", [join(root, "scripts", "certs.sh"), "--dir", certDir], { stdio: ["ignore", "inherit", "inherit"] });
+const tlsEnv = (name) =>
+  ownTls ? {} : { GRPC_TLS_CA: join(certDir, "ca.crt"), GRPC_TLS_CERT: join(certDir, `${name}.crt`), GRPC_TLS_KEY: join(certDir, `${name}.key`) };
 
 const port = process.env.PORT ?? "8080";
 const env = {
@@ -39,7 +48,7 @@ const grpcUrlVars = {
 const dbPrefix = process.env.STACK_DATABASE_PREFIX;
 const serviceEnv = (name) => {
   if (name === "mock-provider") return env;
-  const own = { ...env };
+  const own = { ...env, ...tlsEnv(name) };
   delete own.GRPC_PORT; // one per service, from its URL variable below (or its default)
   if (dbPrefix) own.DATABASE_NAME = `${dbPrefix}_${name.replace("-", "_")}`;
   const urlVar = grpcUrlVars[name];
@@ -50,9 +59,14 @@ const serviceEnv = (name) => {
 const mockPort = process.env.MOCK_PROVIDER_PORT ?? "8090";
 const mockKey = process.env.MOCK_PROVIDER_API_KEY ?? "sk-local-demo";
 // As in the Dockerfile: V8's memory reducer wakes an idle process every 8 s (docs/decisions/0200).
+// DEP0123: grpc-js names the TLS server by the address it dials, here 127.0.0.1, and Node warns
+// once per process that an IP is no server name; the certificate is still checked against the IP.
 const entries = {
   ...Object.fromEntries(
-    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [s, ["--no-memory-reducer", join(root, "apps", s, "dist", "main.js")]]),
+    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [
+      s,
+      ["--no-memory-reducer", "--disable-warning=DEP0123", join(root, "apps", s, "dist", "main.js")],
+    ]),
   ),
   "mock-provider": [join(root, "packages", "mock-provider", "dist", "bin.js"), "--port", mockPort, "--api-key", mockKey],
 };
@@ -129,6 +143,7 @@ if (!stopping) {
   operator   ${env.BOOTSTRAP_ADMIN_EMAIL} / ${env.BOOTSTRAP_ADMIN_PASSWORD === "change-me-admin-password" ? "change-me-admin-password" : "(from BOOTSTRAP_ADMIN_PASSWORD)"}
   demo data  ./scripts/seed.sh   (in another terminal; it finds the project's Node.js itself)
   logs       ${logDir}
+  gRPC       mutual TLS between the services (${ownTls ? "GRPC_TLS_* of your own" : `local CA in ${certDir}`})
   Ctrl-C stops everything.
 `);
 }

@@ -10,8 +10,8 @@ Usage: ./scripts/stack.sh [--no-setup]        (also: pnpm stack)
 
 Sets this machine up (pnpm, PostgreSQL, NATS, Redis, dependencies, build; see
 scripts/setup.sh), then runs the edge, every gRPC service and the local mock AI
-provider until Ctrl-C, and prints the gateway's URL, the web console's URL and the
-operator sign-in. Ctrl-C drains in-flight work and stops every service once.
+provider until Ctrl-C (gRPC between them over mutual TLS with a local CA), and
+prints the gateway's URL, the web console's URL and the operator sign-in. Ctrl-C drains in-flight work and stops every service once.
 Logs: .stack/logs/<service>.log. Then ./scripts/seed.sh (another terminal) adds demo data.
 
 Options:
@@ -28,6 +28,9 @@ Environment (all optional):
   BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD  the operator (default admin@gateway.local)
   DATABASE_URL / NATS_URL / REDIS_URL / NATS_NAMESPACE / REDIS_KEY_PREFIX  servers elsewhere
   STACK_LOG_DIR            where the logs go (default .stack/logs)
+  STACK_CERT_DIR           the local CA and certificates of gRPC over mutual TLS
+                           (default .stack/certs; made by scripts/certs.sh, kept)
+  GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY  files of your own instead, for every process
   Every variable of docs/configuration.md reaches the services.
 EOF
     exit 0

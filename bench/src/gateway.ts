@@ -74,6 +74,8 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
   const stack = await startStack({
     // BENCH_APPS_ROOT: measure another checkout's build (scripts/bench-steps.sh).
     ...(process.env.BENCH_APPS_ROOT ? { appsRoot: process.env.BENCH_APPS_ROOT } : {}),
+    // BENCH_GRPC_TLS=0: plaintext gRPC, for a baseline checkout from before mutual TLS (docs/decisions/0230).
+    ...(process.env.BENCH_GRPC_TLS === "0" ? { tls: false } : {}),
     env: {
       edge: { ...quiet, JWT_SECRET: "bench-jwt-secret-0123456789-0123456789" },
       ledger: quiet,
@@ -114,7 +116,7 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     201,
     "key",
   ).data.key;
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken, tls: stack.tls });
   // Every process of the stack: the six services, then PostgreSQL, NATS and Redis below.
   const procs = ["edge", "managed-ai", "ledger", "jobs", "messaging", "files"] as const;
   const databases = ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"] as const;

@@ -48,7 +48,8 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   502: "overloaded_error",
   503: "overloaded_error",
 };
-const ANTHROPIC_ROUTE = /\/v1\/messages(\/count_tokens)?$/;
+/** The Messages routes as the edge sees the URL (after `..` segments are resolved, it may be another route). */
+const ANTHROPIC_ROUTE = /^\/v1\/apps\/ai\/[^/]+\/v1\/messages(\/count_tokens)?\/?$/i;
 /** What must never appear in an answer: stack frames, file paths, SQL, driver names. */
 const LEAK = /\n\s+at |\bat [\w.$<>]+ \(|node_modules|file:\/\/|\/work\/|\.(ts|js|mjs):\d+|\bprisma\b|\bSELECT\b.*\bFROM\b|PrismaClient|ECONNREFUSED/i;
 
@@ -249,7 +250,7 @@ async function send(method: string, url: string, headers: Record<string, string>
 }
 
 /** The contract for a bad input: a 4xx in the error shape with the response's request id, no leak. */
-function judge(where: string, answer: Answer | Error | "no_answer_to_broken_framing"): void {
+function judge(where: string, answer: Answer | Error | "no_answer_to_broken_framing", url?: string): void {
   figures.inputsTried++;
   if (answer === "no_answer_to_broken_framing") {
     figures.brokenFramingUnanswered++;
@@ -276,7 +277,7 @@ function judge(where: string, answer: Answer | Error | "no_answer_to_broken_fram
     } catch {
       body = undefined;
     }
-    const anthropic = ANTHROPIC_ROUTE.test(where.split(" ")[1] ?? "");
+    const anthropic = url !== undefined && ANTHROPIC_ROUTE.test(new URL(url).pathname);
     const error = body?.error as { type?: unknown; message?: unknown } | undefined;
     const ok = anthropic
       ? body &&
@@ -328,6 +329,7 @@ describe("every route of /openapi.json, fuzzed", () => {
             judge(
               `${route.method} ${route.path}${process.env.HOSTILE_ROUTES ? ` ${JSON.stringify({ path, headers: { ...headers, "x-api-key": headers["x-api-key"] ? "[key]" : undefined }, body: input.body.slice(0, 60), bodyLength: input.body.length })}` : ""}`,
               answer,
+              `${stack.edgeUrl}${path}`,
             );
             return true;
           },
@@ -522,10 +524,11 @@ describe("the doors left open by default (issue 26)", () => {
     const accepted: string[] = [];
     for (const [contract, service] of contracts) {
       for (const token of [undefined, randomBytes(32).toString("hex")]) {
-        const client = createClient(contract, stack.address(service), { deadlineMs: 5_000, ...(token ? { serviceToken: token } : {}) }) as unknown as Record<
-          string,
-          (req: unknown) => Promise<unknown>
-        > & { close(): void };
+        const client = createClient(contract, stack.address(service), {
+          deadlineMs: 5_000,
+          tls: stack.tls,
+          ...(token ? { serviceToken: token } : {}),
+        }) as unknown as Record<string, (req: unknown) => Promise<unknown>> & { close(): void };
         try {
           for (const [method, def] of Object.entries(contract.definition() as Record<string, { requestStream: boolean; responseStream: boolean }>)) {
             if (def.requestStream || def.responseStream) continue;

@@ -45,7 +45,7 @@ beforeAll(async () => {
       },
     },
   });
-  ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
+  ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: stack.tls });
   op = await operator(stack);
   await upstream(stack, op, provider, "mock");
   // One unit per token: a chat request reserves a few hundred units and is charged a few dozen.

@@ -439,7 +439,12 @@ describe("connected accounts", () => {
       body: { provider: "telegram", name: "bot", secret: "123456:bot-token-SECRET" },
     });
     const id = created.body.data.id as string;
-    const client = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, name: "managed-ai", serviceToken: stack.serviceToken });
+    const client = createClient(managedAiV1, stack.address("managed-ai"), {
+      deadlineMs: 5_000,
+      name: "managed-ai",
+      serviceToken: stack.serviceToken,
+      tls: stack.tls,
+    });
     try {
       expect(await client.RevealConnectedAccount({ tenant_id: c.tenantId, id })).toEqual({ id, provider: "telegram", secret: "123456:bot-token-SECRET" });
       await expect(client.RevealConnectedAccount({ tenant_id: other.tenantId, id })).rejects.toMatchObject({ code: "not_found" });

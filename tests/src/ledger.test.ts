@@ -23,7 +23,7 @@ beforeAll(async () => {
   });
   replica.start();
   clients = [stack.address("ledger"), `127.0.0.1:${port}`].map((address) =>
-    createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken }),
+    createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken: stack.serviceToken, tls: stack.tls }),
   );
   await eventually(
     () =>
@@ -239,7 +239,7 @@ describe("ledger under concurrency, retries and two replicas", () => {
     expect(holdState.size - settledCount).toBeGreaterThan(5);
 
     // The service, the SQL sums and the callers' model agree for every tenant.
-    const report = await clients[0]!.CheckInvariant({ tenant_id: "" });
+    const report = await clients[0]!.CheckInvariant({ all_tenants: true });
     expect(report).toMatchObject({ ok: true, journal_sum: "0", unbalanced_transfers: "0" });
     const { perTenant, journal } = await sqlSums();
     expect(journal).toMatchObject({ total: "0", unbalanced: 0 });

@@ -36,7 +36,7 @@ beforeAll(async () => {
       },
     },
   });
-  ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
+  ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: stack.tls });
   adminToken = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
 });
 afterAll(async () => {

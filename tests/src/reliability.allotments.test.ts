@@ -96,7 +96,7 @@ async function closedBooks(c: Customer, credit: number) {
   expect(BigInt(journal!.posted) + BigInt(journal!.captured)).toBe(audit.charged);
   const [open] = await stack.sql<{ n: number }>("ledger", "SELECT count(*)::int AS n FROM allotments WHERE tenant_id = $1 AND closed_at IS NULL", [c.tenantId]);
   expect(open!.n).toBe(0);
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: stack.tls });
   try {
     expect((await ledger.CheckInvariant({ tenant_id: c.tenantId })).ok).toBe(true);
   } finally {

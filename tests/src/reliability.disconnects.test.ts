@@ -96,7 +96,7 @@ describe("clients that disconnect in the middle of streams", () => {
     for (const r of records) expect(["completed", "review"], JSON.stringify(r)).toContain(r.status);
 
     // The ledger agrees with each record, and the balance with their sum.
-    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
+    const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: stack.tls });
     try {
       let charged = 0n;
       let held = 0n;

@@ -243,6 +243,54 @@ describe("deployment files", () => {
     }
   });
 
+  it("gRPC between services runs over mutual TLS in compose: each process mounts the CA and its own certificate and key (docs/decisions/0230)", () => {
+    for (const service of SERVICES) {
+      const def = compose.services[service]!;
+      expect(def.environment?.GRPC_TLS_CA, service).toBe("/run/gateway-tls/ca.crt");
+      expect(def.environment?.GRPC_TLS_CERT, service).toBe("/run/gateway-tls/tls.crt");
+      expect(def.environment?.GRPC_TLS_KEY, service).toBe("/run/gateway-tls/tls.key");
+      expect(def.volumes, service).toEqual(
+        expect.arrayContaining([
+          "./.certs/ca.crt:/run/gateway-tls/ca.crt:ro",
+          `./.certs/${service}.crt:/run/gateway-tls/tls.crt:ro`,
+          `./.certs/${service}.key:/run/gateway-tls/tls.key:ro`,
+        ]),
+      );
+      // No other process's key.
+      expect(
+        def.volumes!.filter((v) => v.includes(".key:")),
+        service,
+      ).toHaveLength(1);
+    }
+  });
+
+  it("gRPC between services runs over mutual TLS in Kubernetes: Secrets mounted, TLS set, probes on the plaintext health port", () => {
+    let rendered: string;
+    try {
+      rendered = execFileSync("kubectl", ["kustomize", join(REPO_ROOT, "deploy", "base")], { encoding: "utf8" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return expect.fail("kubectl is needed to render deploy/ (apt-get install kubectl)");
+      throw err;
+    }
+    const docs = parseAllDocuments(rendered).map((d) => d.toJS() as { kind: string; metadata: { name: string }; data?: Record<string, string>; spec: any });
+    const config = docs.find((d) => d.kind === "ConfigMap" && d.metadata.name === "gateway-config")!.data!;
+    expect(config).toMatchObject({
+      GRPC_TLS_CA: "/etc/gateway/tls/ca.crt",
+      GRPC_TLS_CERT: "/etc/gateway/tls/tls.crt",
+      GRPC_TLS_KEY: "/etc/gateway/tls/tls.key",
+    });
+    for (const d of docs.filter((doc) => doc.kind === "Deployment")) {
+      const pod = d.spec.template.spec;
+      const volume = pod.volumes.find((v: { name: string }) => v.name === "grpc-tls");
+      expect(volume?.secret?.secretName, d.metadata.name).toBe(`${d.metadata.name}-grpc-tls`);
+      expect(pod.containers[0].volumeMounts).toContainEqual({ name: "grpc-tls", mountPath: "/etc/gateway/tls", readOnly: true });
+      if (d.metadata.name === "edge") continue;
+      // The kubelet's grpc probes speak no TLS: they ask the health-only plaintext port.
+      for (const probe of [pod.containers[0].readinessProbe, pod.containers[0].startupProbe])
+        expect(probe.grpc.port, d.metadata.name).toBe(Number(config.GRPC_HEALTH_PORT));
+    }
+  });
+
   it("the Kubernetes example Secret holds only placeholders, and kustomize renders the network policies", () => {
     const secret = parseAllDocuments(readFileSync(join(REPO_ROOT, "deploy", "base", "config.yaml"), "utf8"))
       .map((d) => d.toJS() as { kind: string; stringData?: Record<string, string> })

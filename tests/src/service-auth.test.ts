@@ -1,13 +1,15 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client } from "@gateway/grpc-kit";
 import { jobsV1, ledgerV1, managedAiV1 } from "@gateway/protos";
-import { call, newTenant, REPO_ROOT, signIn, startStack, type Stack } from "@gateway/testkit";
+import { call, makeCerts, newTenant, REPO_ROOT, signIn, startStack, testCerts, type Stack } from "@gateway/testkit";
 import { eventually } from "./support/operators.js";
 
-// Security: the doors between the gateway's processes (docs/decisions/0182, 0183).
+// Security: the doors between the gateway's processes (docs/decisions/0182, 0183, 0230).
 
 let stack: Stack;
 let managedAi: Client<typeof managedAiV1>;
@@ -15,8 +17,13 @@ let jobs: Client<typeof jobsV1>;
 
 beforeAll(async () => {
   stack = await startStack({ services: ["ledger", "managed-ai", "jobs"] });
-  managedAi = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, name: "managed-ai", serviceToken: stack.serviceToken });
-  jobs = createClient(jobsV1, stack.address("jobs"), { deadlineMs: 5_000, name: "jobs", serviceToken: stack.serviceToken });
+  managedAi = createClient(managedAiV1, stack.address("managed-ai"), {
+    deadlineMs: 5_000,
+    name: "managed-ai",
+    serviceToken: stack.serviceToken,
+    tls: stack.tls,
+  });
+  jobs = createClient(jobsV1, stack.address("jobs"), { deadlineMs: 5_000, name: "jobs", serviceToken: stack.serviceToken, tls: stack.tls });
 });
 afterAll(async () => {
   managedAi?.close();
@@ -38,9 +45,10 @@ const UNAUTHENTICATED = 16;
 describe("service-call authentication against a real service", () => {
   it("refuses calls without the service token or with a wrong one UNAUTHENTICATED, before any handler runs", async () => {
     const requestId = "req_unauthenticatedCall1";
-    const anonymous = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000 });
-    const stranger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: randomBytes(32).toString("hex") });
-    const anonymousAi = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000 });
+    // Over the stack's TLS: the token is the second factor, checked after the certificate.
+    const anonymous = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, tls: stack.tls });
+    const stranger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: randomBytes(32).toString("hex"), tls: stack.tls });
+    const anonymousAi = createClient(managedAiV1, stack.address("managed-ai"), { deadlineMs: 5_000, tls: stack.tls });
     try {
       expect(await statusOf(anonymous.GetBalance({ tenant_id: "ten_any" }, { requestId }))).toBe(UNAUTHENTICATED);
       expect(await statusOf(stranger.GetBalance({ tenant_id: "ten_any" }, { requestId }))).toBe(UNAUTHENTICATED);
@@ -57,11 +65,43 @@ describe("service-call authentication against a real service", () => {
     expect(stack.logs("managed-ai").some((l) => l.request_id === requestId)).toBe(false);
     expect(JSON.stringify(stack.logs("ledger"))).not.toContain(stack.serviceToken);
     // With the stack's token the same call is answered.
-    const member = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken });
+    const member = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: stack.tls });
     try {
       expect(await member.GetBalance({ tenant_id: "ten_any" }, { requestId })).toBeDefined();
     } finally {
       member.close();
+    }
+  });
+
+  it("speaks only mutual TLS: a plaintext client, or one whose certificate another CA signed, is refused before any handler runs", async () => {
+    const requestId = "req_tlsRefusedCall1";
+    const elsewhere = mkdtempSync(join(tmpdir(), "gw-other-ca-"));
+    try {
+      const other = makeCerts(elsewhere);
+      // The right token, no TLS; the right token and a certificate of another CA (which it also trusts).
+      const ledgers = [
+        createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken }),
+        createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 5_000, serviceToken: stack.serviceToken, tls: other.tls("edge") }),
+      ];
+      // The right token and our CA trusted, but a client certificate of another CA.
+      const ai = createClient(managedAiV1, stack.address("managed-ai"), {
+        deadlineMs: 5_000,
+        serviceToken: stack.serviceToken,
+        tls: { ...other.tls("edge"), ca: stack.tls!.ca },
+      });
+      try {
+        for (const ledger of ledgers) await expect(ledger.GetBalance({ tenant_id: "ten_any" }, { requestId })).rejects.toMatchObject({ code: "unavailable" });
+        await expect(ai.GetUsage({ id: "req_anyRequest1", tenant_id: "ten_any" }, { requestId })).rejects.toMatchObject({ code: "unavailable" });
+      } finally {
+        for (const c of [...ledgers, ai]) c.close();
+      }
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    expect(stack.logs("ledger").some((l) => l.request_id === requestId)).toBe(false);
+    expect(stack.logs("managed-ai").some((l) => l.request_id === requestId)).toBe(false);
+    for (const service of ["ledger", "managed-ai", "jobs"] as const) {
+      expect(stack.logs(service).find((l) => l.msg === "gRPC server listening")).toMatchObject({ tls: true });
     }
   });
 
@@ -132,6 +172,8 @@ describe("production refuses the placeholders the project ships", () => {
     ENCRYPTION_KEYS: `k1:${randomBytes(32).toString("base64")}`,
     JWT_SECRET: randomBytes(32).toString("hex"),
     WIDGET_JWT_SECRET: randomBytes(32).toString("hex"),
+    // Files that exist: these tests are about what each one names, not about TLS.
+    ...testCerts().env("ledger"),
   };
   /** Starts a built service and returns how it ended (it must end at start-up, before any connection). */
   const start = (service: string, env: Record<string, string>) => {
@@ -157,9 +199,18 @@ describe("production refuses the placeholders the project ships", () => {
     if (value.length > 8) expect(run.stderr).not.toContain(value);
   });
 
+  it.each(["ledger", "edge"])("%s refuses plaintext gRPC in production: it exits at start-up naming the TLS files it needs", (service) => {
+    const { GRPC_TLS_CA: _ca, GRPC_TLS_CERT: _cert, GRPC_TLS_KEY: _key, ...plaintext } = own;
+    const run = start(service, plaintext);
+    expect(run.status).not.toBe(0);
+    for (const name of ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY"]) {
+      expect(run.stderr).toContain(`${name}: must be set in production: gRPC between the gateway's processes runs over mutual TLS`);
+    }
+  });
+
   it("a service left on its local defaults in production names every secret it needs", () => {
     const run = start("managed-ai", { PATH: own.PATH, NODE_ENV: "production" });
     expect(run.status).not.toBe(0);
-    for (const name of ["SERVICE_TOKEN", "ENCRYPTION_KEYS", "DATABASE_URL"]) expect(run.stderr).toContain(`${name}: `);
+    for (const name of ["SERVICE_TOKEN", "ENCRYPTION_KEYS", "DATABASE_URL", "GRPC_TLS_CA"]) expect(run.stderr).toContain(`${name}: `);
   });
 });

@@ -1,4 +1,4 @@
-import { createClient, type Client } from "@gateway/grpc-kit";
+import { createClient, readTls, type Client } from "@gateway/grpc-kit";
 import type { Registry } from "@gateway/metrics";
 import { conversationsV1, filesV1, jobsV1, ledgerV1, managedAiV1, messagingV1 } from "@gateway/protos";
 import type { EdgeEnv } from "./env.js";
@@ -13,9 +13,13 @@ export type Services = {
   conversations: Client<typeof conversationsV1>;
 };
 
-/** One channel per service; every call has a deadline and carries the request id and the service token. */
+/**
+ * One channel per service, over mutual TLS when GRPC_TLS_* are set (docs/decisions/0230); every
+ * call has a deadline and carries the request id and the service token.
+ */
 export function createServices(env: EdgeEnv, registry: Registry): Services {
-  const options = (name: string) => ({ deadlineMs: env.GRPC_DEADLINE_MS, streamDeadlineMs: 10 * 60_000, name, registry, serviceToken: env.SERVICE_TOKEN });
+  const tls = readTls(env);
+  const options = (name: string) => ({ deadlineMs: env.GRPC_DEADLINE_MS, streamDeadlineMs: 10 * 60_000, name, registry, serviceToken: env.SERVICE_TOKEN, tls });
   return {
     ledger: createClient(ledgerV1, env.LEDGER_GRPC_URL, options("ledger")),
     managedAi: createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, options("managed-ai")),

@@ -1,5 +1,19 @@
 import { z } from "zod";
-import { address, baseEnvShape, bool, databaseEnvShape, env, int, loadEnv as load, natsEnvShape, port, serviceTokenEnvShape, str, url } from "@gateway/config";
+import {
+  address,
+  baseEnvShape,
+  bool,
+  databaseEnvShape,
+  env,
+  int,
+  loadEnv as load,
+  natsEnvShape,
+  port,
+  serviceTokenEnvShape,
+  grpcTlsEnvShape,
+  str,
+  url,
+} from "@gateway/config";
 
 const DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789";
 const DEV_WIDGET_JWT_SECRET = "dev-only-widget-jwt-secret-change-me-0123";
@@ -80,6 +94,7 @@ export const EdgeEnv = z
       ),
     BOOTSTRAP_ADMIN_PASSWORD: env.optionalSecret("Password of the bootstrap platform admin (12-256 characters)."),
     ...serviceTokenEnvShape(),
+    ...grpcTlsEnvShape(),
     GRPC_DEADLINE_MS: int("Deadline of each unary gRPC call to a service; past it the caller gets 503.", 3_000, { min: 50 }),
     INVOKE_DEADLINE_MS: int("Deadline of a metered AI call (JSON or stream) to the managed-ai service; past it the call is cancelled.", 600_000, {
       min: 1_000,

@@ -57,7 +57,15 @@ shutdown.add("redis", async () => {
   await redis.quit();
 });
 
-const services = createServices(env, registry);
+// A TLS file that is missing or wrong (docs/decisions/0230) stops the start; the message names the variable.
+const services = await (async () => {
+  try {
+    return createServices(env, registry);
+  } catch (err) {
+    logger.fatal({ err }, "start-up failed");
+    return shutdown.run("start-up failed", 1);
+  }
+})();
 const sessions = new SessionCache({
   prisma,
   secret: env.JWT_SECRET,

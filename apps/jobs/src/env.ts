@@ -36,15 +36,33 @@ export const JobsEnv = z
     TRON_PROVIDER_API_SECRET: env.optionalSecret(
       "`itrx` only: the API secret paired with the key, which signs orders (HMAC-SHA256); required with `TRON_PROVIDER=itrx` in live mode.",
     ),
+    TRON_PROVIDER_MINIMUM_TTL_SECONDS: int(
+      "`itrx` only: how long the provider's reported minimum order (`minimum_order_energy` of `GET /api/v1/frontend/index-data`) is kept; quotes below it are refused in live mode (docs/decisions/0245).",
+      600,
+      { min: 1, max: 86_400 },
+    ),
     TRON_NODE_URL: url(
-      "Base URL of the TRON node HTTP API (live mode): `wallet/gettransactionbyid` and `wallet/gettransactioninfobyid` confirm a reported delegation transaction, `wallet/getdelegatedresourcev2` sums delegations when there is none.",
+      "Base URL of the TRON node HTTP API (live mode): `wallet/gettransactionbyid` reads a reported delegation transaction, `wallet/getaccountresource` the energy ratio; the confirmation is read from the solidity API (`TRON_SOLIDITY_URL`).",
       "http://127.0.0.1:8090",
       ["http:", "https:"],
     ),
+    TRON_SOLIDITY_URL: z
+      .string()
+      .url()
+      .refine((v) => ["http:", "https:"].includes(new URL(v).protocol), "must be a URL with protocol http: or https:")
+      .optional()
+      .describe(
+        "Base URL of the node's solidity HTTP API (`walletsolidity/`, irreversible blocks: java-tron serves it on its own port, 8091 by default); unset: `TRON_NODE_URL` (TronGrid serves both). A lease is captured only once its delegation is in an irreversible block (`walletsolidity/gettransactioninfobyid`, `walletsolidity/getdelegatedresourcev2`).",
+      ),
     TRON_HTTP_TIMEOUT_MS: int("Timeout of each call to the provider or the node.", 10_000, { min: 100 }),
     TRON_VERIFY_TIMEOUT_SECONDS: int("A live lease whose delegation the node has not shown this long after the order ends `expired`, refunded.", 600, {
       min: 1,
     }),
+    TRON_DELIVERY_TOLERANCE_BPS: int(
+      "How far below the ordered energy the delivered energy may be and still verify a lease, in basis points (100 = 1 %): the energy per staked TRX drifts between the delegation and the check (docs/decisions/0245).",
+      100,
+      { min: 0, max: 1_000 },
+    ),
     TRON_VERIFY_POLL_MS: int("How often the node is asked for the delegation while a lease waits for it.", 3_000, { min: 10 }),
     TRON_QUOTE_TTL_SECONDS: int("How long a quote can be used to create a lease.", 300, { min: 1, max: 86_400 }),
     TRON_PRICE_BASE_UNITS: int("Quote price, fixed part per lease, in units of USD 0.0001 (docs/decisions/0101).", 100, { min: 0 }),

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { parseKeyring } from "@gateway/secrets";
 import { closeAgents } from "@gateway/outbound";
-import { createClient } from "@gateway/grpc-kit";
+import { createClient, readTls } from "@gateway/grpc-kit";
 import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import { jobsV1, ledgerV1, managedAiV1 } from "@gateway/protos";
 import { startGrpcService } from "@gateway/runtime";
@@ -40,17 +40,20 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       maxPollMs: env.OUTBOX_POLL_MAX_MS,
       registry,
     });
+    const tls = readTls(env);
     const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
       deadlineMs: env.LEDGER_DEADLINE_MS,
       name: "ledger",
       registry,
       serviceToken: env.SERVICE_TOKEN,
+      tls,
     });
     const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
       deadlineMs: env.LEDGER_DEADLINE_MS,
       name: "managed-ai",
       registry,
       serviceToken: env.SERVICE_TOKEN,
+      tls,
     });
     shutdown.add("managed-ai client", async () => managedAi.close());
     const webhooks = createAccountWebhookDispatcher({
@@ -78,13 +81,14 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
         }
       },
       provider: createEnergyProvider(env),
-      node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
+      node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, solidityUrl: env.TRON_SOLIDITY_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {
         mode: env.TRON_MODE,
         pricing: { baseUnits: env.TRON_PRICE_BASE_UNITS, unitsPerMegaEnergyHour: env.TRON_PRICE_UNITS_PER_MEGA_ENERGY_HOUR },
         quoteTtlSeconds: env.TRON_QUOTE_TTL_SECONDS,
         verifyTimeoutSeconds: env.TRON_VERIFY_TIMEOUT_SECONDS,
         verifyPollMs: env.TRON_VERIFY_POLL_MS,
+        deliveryToleranceBps: env.TRON_DELIVERY_TOLERANCE_BPS,
       },
       callbacks,
       kickCallbacks: () => dispatcher.kick(),

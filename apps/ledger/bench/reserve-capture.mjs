@@ -22,7 +22,7 @@ import { dropDatabase, databaseUrl, GroupCommit } from "@gateway/db-kit";
 import { connectNats, subjectsFor } from "@gateway/events";
 import { checkHealth, createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
-import { freePort, ServiceProcess } from "@gateway/testkit";
+import { freePort, ServiceProcess, testCerts } from "@gateway/testkit";
 import { createDatabase } from "../dist/db.js";
 
 const { values: args } = parseArgs({
@@ -54,6 +54,9 @@ const address = `127.0.0.1:${port}`;
 const entry = args.entry ?? fileURLToPath(new URL("../dist/main.js", import.meta.url));
 // Production refuses the development service token (decision 0183): this run makes its own.
 const serviceToken = randomBytes(32).toString("hex");
+// Production refuses plaintext gRPC too (decision 0230): the test kit's CA and certificates.
+const certs = testCerts();
+const tls = certs.tls("edge");
 const ledger = new ServiceProcess("ledger", entry, {
   PATH: process.env.PATH ?? "",
   NODE_ENV: "production",
@@ -66,10 +69,11 @@ const ledger = new ServiceProcess("ledger", entry, {
   NATS_URL: natsUrl,
   NATS_NAMESPACE: namespace,
   SERVICE_TOKEN: serviceToken,
+  ...certs.env("ledger"),
   ...(args.profile ? { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./cpu-profile.mjs", import.meta.url))}`, LEDGER_PROFILE_DIR: args.profile } : {}),
 });
 
-const client = createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken });
+const client = createClient(ledgerV1, address, { deadlineMs: 30_000, serviceToken, tls });
 if (!["pipelined", "single"].includes(args.client)) throw new Error("--client is pipelined or single");
 // As @gateway/ledger-client's LedgerCalls: one ApplyBatch call under way at a time, up to 200 movements each.
 const batches = new GroupCommit({
@@ -199,7 +203,7 @@ async function level(concurrency) {
 async function main() {
   ledger.start();
   const until = Date.now() + 60_000;
-  while ((await checkHealth(address, ledgerV1.serviceName, 500).catch(() => "")) !== "SERVING") {
+  while ((await checkHealth(address, ledgerV1.serviceName, 500, tls).catch(() => "")) !== "SERVING") {
     if (!ledger.running || Date.now() > until) throw new Error(`ledger did not start:\n${ledger.tail()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -223,7 +227,7 @@ async function main() {
       `| ${r.concurrency} | ${r.pairs} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${r.outboxBacklog} | ${r.commitsPerPair.toFixed(2)} | ${r.rowsPerPair.toFixed(2)} | ${r.cpu} |`,
     );
   }
-  const check = await client.CheckInvariant({ tenant_id: "" });
+  const check = await client.CheckInvariant({ all_tenants: true });
   console.log(`\ninvariant after the run: ${check.ok ? "ok" : "VIOLATED"} (journal sum ${check.journal_sum}, ${check.tenants.length} tenants)`);
   if (!check.ok) process.exitCode = 1;
 }

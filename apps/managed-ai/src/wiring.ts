@@ -1,5 +1,5 @@
 import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events";
-import { createClient } from "@gateway/grpc-kit";
+import { createClient, readTls } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { egressPolicy } from "@gateway/outbound";
@@ -31,6 +31,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
     name: "ledger",
     registry,
     serviceToken: env.SERVICE_TOKEN,
+    tls: readTls(env),
   });
   // The operations metrics of AI calls, on this service's metrics port only (docs/decisions/0211).
   const metrics = new AiMetrics(registry, { tenantLabel: env.METRICS_TENANT_LABEL });

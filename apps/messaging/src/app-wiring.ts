@@ -1,4 +1,4 @@
-import { createClient } from "@gateway/grpc-kit";
+import { createClient, readTls } from "@gateway/grpc-kit";
 import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import type { Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
@@ -19,12 +19,20 @@ import { startReplyWorker } from "./socialops/reply-worker.js";
  */
 export async function startApps(env: MessagingEnv, base: MessagingContext, infra: Infrastructure<PrismaClient, Tx>): Promise<ReturnType<typeof appHandlers>> {
   const { logger, registry, shutdown } = infra;
-  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, { deadlineMs: env.LEDGER_DEADLINE_MS, name: "ledger", registry, serviceToken: env.SERVICE_TOKEN });
+  const tls = readTls(env);
+  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
+    deadlineMs: env.LEDGER_DEADLINE_MS,
+    name: "ledger",
+    registry,
+    serviceToken: env.SERVICE_TOKEN,
+    tls,
+  });
   const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
     deadlineMs: env.LEDGER_DEADLINE_MS,
     name: "managed-ai",
     registry,
     serviceToken: env.SERVICE_TOKEN,
+    tls,
   });
   const ctx: AppContext = {
     ...base,

@@ -86,6 +86,9 @@ describe("production refuses the placeholders the project ships", () => {
     JWT_SECRET: "an-operator-chosen-secret-of-enough-length",
     SERVICE_TOKEN: "an-operator-chosen-service-token-0123456789",
     DATABASE_URL: "postgresql://gateway:pw-of-their-own@db:5432/postgres",
+    GRPC_TLS_CA: "/etc/gateway/tls/ca.crt",
+    GRPC_TLS_CERT: "/etc/gateway/tls/tls.crt",
+    GRPC_TLS_KEY: "/etc/gateway/tls/tls.key",
   };
   const failure = (source: Record<string, string>) => {
     try {
@@ -130,5 +133,37 @@ describe("production refuses the placeholders the project ships", () => {
 
   it("wants a service token of at least 32 characters", () => {
     expect(failure({ ...own, NODE_ENV: "development", SERVICE_TOKEN: "short" }).message).toMatch(/SERVICE_TOKEN: must be at least 32 characters/);
+  });
+});
+
+describe("gRPC over TLS (docs/decisions/0230)", () => {
+  const tls = { GRPC_TLS_CA: "/certs/ca.crt", GRPC_TLS_CERT: "/certs/ledger.crt", GRPC_TLS_KEY: "/certs/ledger.key" };
+  const own = {
+    JWT_SECRET: "an-own-jwt-secret-0123456789",
+    SERVICE_TOKEN: "an-own-service-token-0123456789abcdef",
+    DATABASE_URL: "postgresql://u:own@db/postgres",
+  };
+
+  it("takes the three files, or none (plaintext) outside production", () => {
+    expect(loadEnv(schema, { JWT_SECRET: "x", ...tls })).toMatchObject(tls);
+    expect(loadEnv(schema, { JWT_SECRET: "x" }).GRPC_TLS_CA).toBeUndefined();
+    expect(describeEnv(schema).find((d) => d.name === "GRPC_TLS_CA")?.description).toContain("CA");
+  });
+
+  it("refuses some of them without the others, naming each missing one", () => {
+    expect(() => loadEnv(schema, { JWT_SECRET: "x", GRPC_TLS_CA: tls.GRPC_TLS_CA })).toThrow(
+      /GRPC_TLS_CERT: must be set together with GRPC_TLS_CA and GRPC_TLS_KEY[\s\S]*GRPC_TLS_KEY: must be set together/,
+    );
+  });
+
+  it("production refuses plaintext gRPC: every TLS variable is named", () => {
+    let message = "";
+    try {
+      loadEnv(schema, { ...own, NODE_ENV: "production" });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const name of ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY"]) expect(message).toContain(`${name}: must be set in production: gRPC between`);
+    expect(loadEnv(schema, { ...own, NODE_ENV: "production", ...tls }).GRPC_TLS_CERT).toBe(tls.GRPC_TLS_CERT);
   });
 });

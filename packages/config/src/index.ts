@@ -27,6 +27,7 @@ export function loadEnv<S extends z.ZodObject>(schema: S, source: Record<string,
   const result = schema.safeParse(cleaned);
   const issues = result.success ? [] : result.error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   const production = (result.success ? (result.data as { NODE_ENV?: unknown }).NODE_ENV : cleaned.NODE_ENV) === "production";
+  issues.push(...groupIssues(schema, cleaned, production));
   if (production) {
     for (const [key, raw] of Object.entries(schema.shape)) {
       const field = raw as z.ZodType;
@@ -42,6 +43,34 @@ export function loadEnv<S extends z.ZodObject>(schema: S, source: Record<string,
   }
   if (issues.length > 0 || !result.success) throw new ConfigError(`invalid configuration:\n${issues.join("\n")}`);
   return result.data;
+}
+
+/**
+ * Variables that only work together (meta `group`: every one of the group set, or none)
+ * and groups production needs (meta `production`: the reason, e.g. gRPC's TLS files,
+ * docs/decisions/0230). One line per variable, naming it, never its value.
+ */
+function groupIssues(schema: z.ZodObject, cleaned: Record<string, string>, production: boolean): string[] {
+  const groups = new Map<string, { names: string[]; production?: string }>();
+  for (const [key, raw] of Object.entries(schema.shape)) {
+    const meta = (raw as z.ZodType).meta() as { group?: string; production?: string } | undefined;
+    if (!meta?.group) continue;
+    const group = groups.get(meta.group) ?? { names: [] };
+    group.names.push(key);
+    if (meta.production) group.production = meta.production;
+    groups.set(meta.group, group);
+  }
+  const issues: string[] = [];
+  for (const { names, production: why } of groups.values()) {
+    const missing = names.filter((name) => cleaned[name] === undefined);
+    if (missing.length === 0) continue;
+    if (missing.length < names.length) {
+      for (const name of missing) issues.push(`  ${name}: must be set together with ${names.filter((n) => n !== name).join(" and ")} (all of them or none)`);
+    } else if (production && why) {
+      for (const name of missing) issues.push(`  ${name}: must be set in production: ${why}`);
+    }
+  }
+  return issues;
 }
 
 function isSecret(field: z.ZodType): boolean {
@@ -108,13 +137,51 @@ export function serviceTokenEnvShape() {
   };
 }
 
+const GRPC_TLS_IN_PRODUCTION = "gRPC between the gateway's processes runs over mutual TLS, never in plaintext (docs/decisions/0230)";
+
+/** Meta of the three TLS files: all three or none; production needs them. */
+const grpcTlsMeta = { group: "GRPC_TLS", production: GRPC_TLS_IN_PRODUCTION };
+
+/**
+ * Mutual TLS between the gateway's processes (docs/decisions/0230): the CA every peer's
+ * certificate must chain to, and this process's own certificate and key, as paths to
+ * PEM files. All three or none; unset, gRPC runs in plaintext, which production refuses.
+ * Read by every service (server and clients) and the edge (clients).
+ */
+export function grpcTlsEnvShape() {
+  return {
+    GRPC_TLS_CA: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Path to the PEM certificate of the CA that signs every gateway process's certificate: this server accepts only clients with a certificate it signed, and this process's clients accept only servers with one. With GRPC_TLS_CERT and GRPC_TLS_KEY (all three or none); unset: plaintext gRPC, refused in production. `./scripts/certs.sh` makes a local CA.",
+      )
+      .meta(grpcTlsMeta),
+    GRPC_TLS_CERT: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Path to this process's PEM certificate (signed by GRPC_TLS_CA; its names must include the host its callers dial, e.g. `ledger`): served by its gRPC server and presented by its clients.",
+      )
+      .meta(grpcTlsMeta),
+    GRPC_TLS_KEY: z.string().min(1).optional().describe("Path to the PEM private key of GRPC_TLS_CERT.").meta(grpcTlsMeta),
+  };
+}
+
 /** Variables every gRPC service reads, with local-run defaults. */
 export function serviceEnvShape(defaults: ServiceDefaults) {
   return {
     ...baseEnvShape(),
     ...serviceTokenEnvShape(),
+    ...grpcTlsEnvShape(),
     GRPC_HOST: str("Interface the gRPC server binds to.", "127.0.0.1"),
     GRPC_PORT: port("gRPC port of this service.", defaults.grpcPort),
+    GRPC_HEALTH_PORT: port(
+      "A second, plaintext port that serves only the standard gRPC health service (SERVING / NOT_SERVING, nothing else), for probes that cannot speak TLS such as the kubelet's `grpc` probes; 0: none (the health service is on GRPC_PORT as well, behind TLS when it is on).",
+      0,
+    ),
     METRICS_PORT: port("Port of the Prometheus `/metrics` HTTP endpoint (0 disables it).", defaults.metricsPort),
     ...databaseEnvShape(`gateway_${defaults.service.replaceAll("-", "_")}`),
     ...natsEnvShape(),

@@ -5,6 +5,7 @@ import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";
 import { assertServiceToken, SERVICE_TOKEN_METADATA } from "./auth.js";
 import { METADATA, fromServiceError, statusName } from "./status.js";
+import { channelCredentials, type GrpcTls } from "./tls.js";
 import { endRpcSpan, startClientSpan } from "./tracing.js";
 import type { CallOptions, PromiseClient, RequestStream, ResponseStream } from "./types.js";
 
@@ -21,6 +22,11 @@ export type ClientOptions = {
    * the health check goes without one.
    */
   serviceToken?: string;
+  /**
+   * Mutual TLS (docs/decisions/0230): the client presents `cert` and accepts only a
+   * server whose certificate `ca` signed for the host of `address`. Absent: plaintext.
+   */
+  tls?: GrpcTls | undefined;
 };
 
 /**
@@ -88,7 +94,7 @@ export type Client<C> = PromiseClient<C> & {
  * chose, or `unavailable` when the service cannot be reached.
  */
 export function createClient<C extends AnyContract>(contract: C, address: string, options: ClientOptions): Client<C> {
-  const raw = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const raw = new grpc.Client(address, channelCredentials(options.tls), CHANNEL_OPTIONS);
   const name = options.name ?? contract.serviceName;
   const histogram = options.registry ? clientHistogram(options.registry) : undefined;
   const methods: Record<string, unknown> = {};

@@ -3,5 +3,6 @@ export { createClient, type Client, type ClientOptions } from "./client.js";
 export { checkHealth } from "./check.js";
 export { HealthService, type ServingStatus } from "./health.js";
 export { GrpcServer, type GrpcServerOptions } from "./server.js";
+export { channelCredentials, checkTls, GrpcTlsError, readTls, serverCredentials, type GrpcTls, type GrpcTlsEnv } from "./tls.js";
 export { GRPC_STATUS, METADATA, fromServiceError, isUnimplemented, toStatus } from "./status.js";
 export type * from "./types.js";

@@ -8,6 +8,7 @@ import { withSpan, type Span } from "@gateway/telemetry";
 import { ServiceTokenCheck, unauthenticatedStatus } from "./auth.js";
 import { HealthService } from "./health.js";
 import { METADATA, statusName, toStatus } from "./status.js";
+import { serverCredentials, type GrpcTls } from "./tls.js";
 import { endRpcSpan, startServerSpan } from "./tracing.js";
 import type { CallContext, ClientStreamMethod, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
 
@@ -20,6 +21,12 @@ export type GrpcServerOptions = {
    * handler runs. The health service stays open (docs/decisions/0183).
    */
   serviceToken: string;
+  /**
+   * Mutual TLS (docs/decisions/0230): the server presents `cert` and accepts only
+   * clients with a certificate `ca` signed. Absent: plaintext (local runs only;
+   * the configuration refuses it in production).
+   */
+  tls?: GrpcTls | undefined;
 };
 
 /**
@@ -37,6 +44,12 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
   // (a Date per call and per stream on both ends) for a debugging service we do not serve.
   "grpc.enable_channelz": 0,
 };
+
+function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, credentials, (err, actual) => (err ? reject(err) : resolve(actual)));
+  });
+}
 
 /** Calls whose handler has settled: their stream's later "cancelled" aborts nothing. */
 const finished = new WeakSet<object>();
@@ -87,6 +100,9 @@ export class GrpcServer {
   private readonly duration: Histogram<"method" | "code">;
   private readonly services: string[] = [];
   private readonly token: ServiceTokenCheck;
+  private readonly tls: GrpcTls | undefined;
+  /** The plaintext listener of the health service alone (`listenHealth`), for probes without TLS. */
+  private healthServer: grpc.Server | undefined;
   private started = 0;
 
   /** Calls that reached a handler so far (health checks and refused calls not counted): periodic work asks whether the process served anything since its last pass. */
@@ -96,6 +112,7 @@ export class GrpcServer {
 
   constructor(options: GrpcServerOptions) {
     this.token = new ServiceTokenCheck(options.serviceToken);
+    this.tls = options.tls;
     this.log = options.logger.child({ component: "grpc" });
     this.duration = new Histogram({
       name: "grpc_server_handling_seconds",
@@ -129,13 +146,30 @@ export class GrpcServer {
     return this;
   }
 
-  /** Binds, then reports every added service (and the server as a whole) SERVING. */
+  /** Whether calls arrive over mutual TLS. */
+  get secure(): boolean {
+    return this.tls !== undefined;
+  }
+
+  /** Binds (over TLS when the server has it), then reports every added service (and the server as a whole) SERVING. */
   async listen(host: string, port: number): Promise<number> {
-    const bound = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, actual) => (err ? reject(err) : resolve(actual)));
-    });
+    const bound = await bind(this.server, `${host}:${port}`, serverCredentials(this.tls));
     for (const name of ["", ...this.services]) this.health.set(name, "SERVING");
     return bound;
+  }
+
+  /**
+   * A second listener, always plaintext, that serves the standard health service and
+   * nothing else (the same statuses): for probes that cannot speak TLS, such as the
+   * kubelet's `grpc` probes (docs/decisions/0230). Every other service stays on the
+   * TLS port.
+   */
+  async listenHealth(host: string, port: number): Promise<number> {
+    if (this.healthServer) throw new Error("the health listener is already bound");
+    const server = new grpc.Server(SERVER_OPTIONS);
+    server.addService(healthV1.definition(), this.health.handlers());
+    this.healthServer = server;
+    return bind(server, `${host}:${port}`, grpc.ServerCredentials.createInsecure());
   }
 
   /**
@@ -145,6 +179,7 @@ export class GrpcServer {
   async shutdown(timeoutMs: number): Promise<void> {
     for (const name of ["", ...this.services]) this.health.set(name, "NOT_SERVING");
     this.health.close();
+    this.healthServer?.forceShutdown();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.server.forceShutdown();

@@ -14,7 +14,7 @@ let client: Client<typeof ledgerV1>;
 let calls: LedgerCalls;
 beforeAll(async () => {
   service = await startLedger();
-  client = createClient(ledgerV1, service.address, { deadlineMs: 10_000, serviceToken: service.serviceToken });
+  client = createClient(ledgerV1, service.address, { deadlineMs: 10_000, serviceToken: service.serviceToken, tls: service.tls });
   calls = new LedgerCalls(client, createLogger({ service: "protocol-test", level: "silent" }));
 }, 120_000);
 afterAll(async () => {

@@ -22,7 +22,7 @@ import {
   type Transact,
   type TxRunner,
 } from "@gateway/events";
-import { GrpcServer } from "@gateway/grpc-kit";
+import { GrpcServer, readTls } from "@gateway/grpc-kit";
 import type pg from "pg";
 import { createLogger, type Logger } from "@gateway/logger";
 import { startTelemetry, type OtlpProtocol } from "@gateway/telemetry";
@@ -52,8 +52,20 @@ export type CommonEnv = {
   NATS_NAMESPACE: string;
 };
 
-/** `SERVICE_TOKEN`: the shared token every call to this server must carry (docs/decisions/0183). */
-export type GrpcEnv = CommonEnv & { GRPC_HOST: string; GRPC_PORT: number; SERVICE_TOKEN: string };
+/**
+ * `SERVICE_TOKEN`: the shared token every call to this server must carry (docs/decisions/0183);
+ * `GRPC_TLS_*`: the CA, certificate and key of mutual TLS, or none (plaintext, local runs only;
+ * docs/decisions/0230); `GRPC_HEALTH_PORT`: a plaintext port of the health service alone, or 0.
+ */
+export type GrpcEnv = CommonEnv & {
+  GRPC_HOST: string;
+  GRPC_PORT: number;
+  GRPC_HEALTH_PORT?: number | undefined;
+  SERVICE_TOKEN: string;
+  GRPC_TLS_CA?: string | undefined;
+  GRPC_TLS_CERT?: string | undefined;
+  GRPC_TLS_KEY?: string | undefined;
+};
 
 /** What a Prisma client offers that the runtime needs. */
 export type PrismaLike<Tx extends SqlExecutor> = SqlExecutor & {
@@ -246,10 +258,15 @@ export async function runGrpcService<Tx extends SqlExecutor, P extends PrismaLik
   const { logger, registry, shutdown } = infra;
   let server: GrpcServer;
   try {
-    server = new GrpcServer({ logger, registry, serviceToken: options.env.SERVICE_TOKEN });
+    server = new GrpcServer({ logger, registry, serviceToken: options.env.SERVICE_TOKEN, tls: readTls(options.env) });
     await options.register(server);
     const port = await server.listen(options.env.GRPC_HOST, options.env.GRPC_PORT);
-    logger.info({ port }, "gRPC server listening");
+    logger.info({ port, tls: server.secure }, "gRPC server listening");
+    if (!server.secure) logger.warn("gRPC in plaintext: set GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY (production refuses plaintext; docs/decisions/0230)");
+    if (options.env.GRPC_HEALTH_PORT) {
+      const healthPort = await server.listenHealth(options.env.GRPC_HOST, options.env.GRPC_HEALTH_PORT);
+      logger.info({ port: healthPort }, "gRPC health listener (plaintext, the health service only)");
+    }
   } catch (err) {
     logger.fatal({ err }, "start-up failed");
     return shutdown.run("start-up failed", 1);

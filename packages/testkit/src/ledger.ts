@@ -3,10 +3,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dropDatabase } from "@gateway/db-kit";
 import { connectNats, subjectsFor } from "@gateway/events";
-import { checkHealth } from "@gateway/grpc-kit";
+import { checkHealth, type GrpcTls } from "@gateway/grpc-kit";
+import { testCerts } from "./certs.js";
 import { freePort } from "./ports.js";
 import { ServiceProcess } from "./process.js";
-import { REPO_ROOT } from "./stack.js";
+import { REPO_ROOT } from "./root.js";
 
 /** The ledger's gRPC service name (its health check answers for it). */
 const LEDGER_SERVICE = "gateway.ledger.v1.LedgerService";
@@ -16,6 +17,8 @@ export type LedgerService = {
   address: string;
   /** What a client passes as `serviceToken`. */
   serviceToken: string;
+  /** What a client passes as `tls` (the test kit's CA, the edge's certificate); undefined in plaintext. */
+  tls: GrpcTls | undefined;
   /** Its own database on the machine's PostgreSQL (for assertions). */
   databaseName: string;
   serverUrl: string;
@@ -29,9 +32,9 @@ export type LedgerService = {
   close(): Promise<void>;
 };
 
-async function serving(address: string, proc: ServiceProcess): Promise<void> {
+async function serving(address: string, proc: ServiceProcess, tls: GrpcTls | undefined): Promise<void> {
   const until = Date.now() + 60_000;
-  while ((await checkHealth(address, LEDGER_SERVICE, 500).catch(() => "")) !== "SERVING") {
+  while ((await checkHealth(address, LEDGER_SERVICE, 500, tls).catch(() => "")) !== "SERVING") {
     if (!proc.running) throw new Error(`ledger exited:\n${proc.tail()}`);
     if (Date.now() > until) throw new Error(`ledger not serving after 60 s:\n${proc.tail()}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -41,9 +44,11 @@ async function serving(address: string, proc: ServiceProcess): Promise<void> {
 /**
  * The built ledger (apps/ledger/dist/main.js) as a real process on a fresh database
  * and its own NATS namespace, both removed by `close`: what a service's own tests
- * talk to instead of a stand-in ("never mock our own services").
+ * talk to instead of a stand-in ("never mock our own services"). gRPC runs over mutual
+ * TLS with the test kit's certificates, as in a stack (docs/decisions/0230), unless
+ * `options.tls` is false.
  */
-export async function startLedger(env: Record<string, string> = {}): Promise<LedgerService> {
+export async function startLedger(env: Record<string, string> = {}, options: { tls?: boolean } = {}): Promise<LedgerService> {
   const entry = join(REPO_ROOT, "apps", "ledger", "dist", "main.js");
   if (!existsSync(entry)) throw new Error(`${entry} is missing: build the ledger first (pnpm build)`);
   const run = randomBytes(4).toString("hex");
@@ -54,6 +59,8 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const serviceToken = randomBytes(32).toString("hex");
+  const certs = options.tls === false ? undefined : testCerts();
+  const tls = certs?.tls("edge");
   const proc = new ServiceProcess(
     "ledger",
     entry,
@@ -70,6 +77,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
       OUTBOX_POLL_MS: "100",
       SHUTDOWN_TIMEOUT_MS: "5000",
       SERVICE_TOKEN: serviceToken,
+      ...certs?.env("ledger"),
       ...env,
     },
     process.env.TEST_LOG_DIR ? join(process.env.TEST_LOG_DIR, `ledger-${run}`) : undefined,
@@ -84,7 +92,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
     await dropDatabase(serverUrl, databaseName);
   };
   try {
-    await serving(address, proc);
+    await serving(address, proc, tls);
   } catch (err) {
     await close().catch(() => undefined);
     throw err;
@@ -92,13 +100,14 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
   return {
     address,
     serviceToken,
+    tls,
     databaseName,
     serverUrl,
     namespace,
     process: proc,
     async start() {
       proc.start();
-      await serving(address, proc);
+      await serving(address, proc, tls);
     },
     stop: (signal) => proc.stop(signal),
     close,

@@ -2,15 +2,16 @@ import { randomBytes } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { connect, type NatsConnection } from "nats";
 import { connectionConfig, databaseUrl, dropDatabase } from "@gateway/db-kit";
 import { subjectsFor } from "@gateway/events";
-import { checkHealth } from "@gateway/grpc-kit";
+import { checkHealth, type GrpcTls } from "@gateway/grpc-kit";
+import { testCerts, type CertName } from "./certs.js";
 import { freePort } from "./ports.js";
 import { ServiceProcess, type LogLine } from "./process.js";
+import { REPO_ROOT } from "./root.js";
 
 export const GRPC_SERVICES = ["ledger", "managed-ai", "jobs", "messaging", "files"] as const;
 export type GrpcServiceName = (typeof GRPC_SERVICES)[number];
@@ -34,7 +35,7 @@ const EDGE_GRPC_VARS: Record<GrpcServiceName, string> = {
   files: "FILES_GRPC_URL",
 };
 
-export const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+export { REPO_ROOT };
 
 export type StackOptions = {
   /** Extra environment per service, e.g. `{ edge: { GRPC_DEADLINE_MS: "500" } }`. */
@@ -51,6 +52,12 @@ export type StackOptions = {
    * e.g. a baseline for before/after benchmarks. Default: this repository.
    */
   appsRoot?: string;
+  /**
+   * gRPC between the processes over mutual TLS, as in production (docs/decisions/0230):
+   * the test kit's CA and a certificate per process. Default true; false: plaintext
+   * (e.g. a baseline checkout from before TLS).
+   */
+  tls?: boolean;
 };
 
 export type Stack = {
@@ -61,6 +68,11 @@ export type Stack = {
   jwtSecret: string;
   /** Every process's SERVICE_TOKEN: a gRPC client of a stack service passes it as `serviceToken`. */
   serviceToken: string;
+  /**
+   * The certificate a gRPC client of a stack service presents, and the CA it trusts
+   * (the edge's; pass as `tls`); undefined when the stack runs in plaintext.
+   */
+  tls: GrpcTls | undefined;
   /** The edges' WIDGET_JWT_SECRET (chat widget tokens). */
   widgetJwtSecret: string;
   address(service: GrpcServiceName): string;
@@ -115,6 +127,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // authenticated exactly as in production (docs/decisions/0183).
   const serviceToken = randomBytes(32).toString("hex");
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  // Every process its own certificate of one CA; clients of the tests use the edge's.
+  const certs = options.tls === false ? undefined : testCerts();
+  const tls = certs?.tls("edge");
+  const tlsEnv = (service: ServiceName): Record<string, string> =>
+    certs ? certs.env((service.startsWith("edge") ? "edge" : baseOf(service)) as CertName) : {};
 
   const ports = new Map<string, number>();
   for (const name of ["edge", ...grpcServices, ...grpcServices.map((s) => `${s}:metrics`)]) ports.set(name, await freePort());
@@ -156,6 +173,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         entry(service),
         {
           ...common,
+          ...tlsEnv(service),
           DATABASE_NAME: dbName(service),
           GRPC_PORT: String(ports.get(service)),
           METRICS_PORT: String(ports.get(`${service}:metrics`)),
@@ -169,6 +187,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const grpcUrls = Object.fromEntries(GRPC_SERVICES.map((s) => [EDGE_GRPC_VARS[s], `127.0.0.1:${ports.get(s) ?? 9}`]));
   const edgeEnv = (name: EdgeName, port: number, extra?: Record<string, string>) => ({
     ...common,
+    ...tlsEnv(name),
     DATABASE_NAME: dbName(name),
     PORT: String(port),
     JWT_SECRET: jwtSecret,
@@ -197,7 +216,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     } else {
       const address = `127.0.0.1:${ports.get(service)}`;
       const name = SERVICE_NAMES[baseOf(service) as GrpcServiceName];
-      await waitUntil(service, async () => (await checkHealth(address, name, 500)) === "SERVING", readyTimeoutMs, proc);
+      await waitUntil(service, async () => (await checkHealth(address, name, 500, tls)) === "SERVING", readyTimeoutMs, proc);
     }
   };
 
@@ -211,6 +230,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     admin,
     jwtSecret,
     serviceToken,
+    tls,
     widgetJwtSecret,
     redisPrefix: namespace,
     edgeUrlOf,

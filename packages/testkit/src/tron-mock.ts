@@ -7,11 +7,17 @@ import type { AddressInfo } from "node:net";
  * rental providers — the generic one (`POST /orders`, idempotent by
  * `Idempotency-Key`) and itrx.io's API as its public documentation describes
  * it (`POST /api/v1/frontend/order` signed with HMAC-SHA256, `GET
- * /api/v1/frontend/order/query`) — and a TRON node (`wallet/getdelegatedresourcev2`,
- * `wallet/getaccountresource`, `wallet/gettransactionbyid`,
- * `wallet/gettransactioninfobyid`). A fulfilled order shows up on the node as
+ * /api/v1/frontend/order/query` by `serial` as the English page says, or also by
+ * `out_trade_no` as the Chinese one does, `GET /api/v1/frontend/index-data`; errors
+ * as `{errno, message}` or as HTTP 400 `detail`/per-field bodies) — and a TRON node
+ * (`wallet/getdelegatedresourcev2`, `wallet/getaccountresource`,
+ * `wallet/gettransactionbyid`, `wallet/getnowblock`, `wallet/getblockbylimitnext`,
+ * and the solidity API's `walletsolidity/gettransactioninfobyid` and
+ * `walletsolidity/getdelegatedresourcev2`). A fulfilled order shows up on the node as
  * TRX staked for energy and delegated from the provider's address to the
- * receiver; an itrx order also as its `DelegateResourceContract` transaction.
+ * receiver; an itrx order also as its `DelegateResourceContract` transaction, in
+ * a new block. itrx delegates on its own once an order is placed (unless told to
+ * wait for queries), whether or not its answer reached the client.
  */
 export const MOCK_DELEGATOR = "THr3dxkeAbY3y5B3QGremvZw5NbrCPR6tR";
 /** The address the itrx mock delegates from. */
@@ -23,6 +29,8 @@ export const MOCK_ITRX_ERRNO = { badRequest: 400, balance: 4001, noEnergy: 4002,
 /** The network figures the mock node reports (energy per staked TRX = limit / weight). */
 export const MOCK_TOTAL_ENERGY_LIMIT = 180_000_000_000;
 export const MOCK_TOTAL_ENERGY_WEIGHT = 19_000_000_000;
+/** The mock chain's head when it starts; each delegation the itrx mock makes is in the next block. */
+export const MOCK_FIRST_BLOCK = 60_000_000;
 
 export type TronMockBehaviour = {
   /** Refuse every order with this HTTP status. */
@@ -49,6 +57,20 @@ export type ItrxMockBehaviour = {
   splits?: number;
   /** Place the next N orders but cut the connection instead of answering (the client never learns the serial). */
   dropOrderAnswers?: number;
+  /**
+   * How refusals are answered: `errno` (HTTP 200 `{errno, message}`, the default) or `detail`
+   * (HTTP 400 `{detail: "Insufficient funds"}`, `{detail: "API not found"}`, or per-field
+   * arrays such as `{"energy_amount": ["…"]}` for a bad order), as itrx's API answers errors.
+   */
+  errors?: "errno" | "detail";
+  /**
+   * What the order query takes: `serial` only (the English and Russian pages: anything
+   * else is HTTP 400 `{"serial": ["This field is required."]}`), or `serial_or_out_trade_no`
+   * (the Chinese page). The default is `serial`.
+   */
+  orderQuery?: "serial" | "serial_or_out_trade_no";
+  /** `minimum_order_energy` of `GET /api/v1/frontend/index-data`, and the smallest order taken (default 32 000). */
+  minimumOrderEnergy?: number;
 };
 
 export type ItrxMockOrder = {
@@ -73,6 +95,10 @@ export type MockTransaction = {
   resource: "ENERGY" | "BANDWIDTH";
   contractRet: "SUCCESS" | "REVERT";
   inBlock: boolean;
+  /** In an irreversible block (what `walletsolidity/` shows); default: when in a block. */
+  solid?: boolean;
+  /** Its block number (default MOCK_FIRST_BLOCK); the itrx mock's delegations each take a new block. */
+  block?: number;
   failed?: boolean;
 };
 
@@ -87,12 +113,18 @@ export type TronMock = {
   orderRequests: { idempotencyKey: string | undefined; body: unknown }[];
   /** Node calls received. */
   nodeCalls: number;
+  /** Node paths asked, in order (`/wallet/…`, `/walletsolidity/…`). */
+  nodePaths: string[];
+  /** The mock chain's head block number. */
+  readonly height: number;
+  /** Moves the head on by `blocks` empty blocks. */
+  mine(blocks: number): number;
   itrxUrl: string;
   /** itrx orders by serial, in the order they were placed (several may share an out_trade_no). */
   itrxOrders: Map<string, ItrxMockOrder>;
-  /** Every itrx request received: method, path and whether its signature was good. */
-  itrxRequests: { method: string; path: string; body: unknown; signed: boolean }[];
-  /** Places an itrx order as a client would have (for a test of a crash after ordering). */
+  /** Every itrx request received: method, path, query string and whether its signature was good. */
+  itrxRequests: { method: string; path: string; query: string; body: unknown; signed: boolean }[];
+  /** Places an itrx order as a client would have (for a test of a crash after ordering): it delegates as any order does. */
   placeItrxOrder(order: { outTradeNo: string; receiver: string; energy: number; period: string }): ItrxMockOrder;
   /** Transactions on the mock chain, by id. */
   transactions: Map<string, MockTransaction>;
@@ -154,6 +186,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const orderRequests: TronMock["orderRequests"] = [];
   let seq = 0;
   let nodeCalls = 0;
+  const nodePaths: string[] = [];
+  let height = MOCK_FIRST_BLOCK;
 
   const itrxOrders = new Map<string, ItrxMockOrder>();
   const itrxRequests: TronMock["itrxRequests"] = [];
@@ -204,6 +238,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     };
     itrxBalance = balanceLeft() - order.amountSun;
     itrxOrders.set(order.serial, order);
+    // itrx delegates on its own: an order whose answer was lost is fulfilled all the same.
+    advance(order);
     return order;
   };
   /** Moves an order on when it is looked at: delegate (write its transactions), end, or stay. */
@@ -222,6 +258,7 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       const txid = createHash("sha256").update(`${order.serial}:${i}`).digest("hex");
       transactions.set(txid, {
         txid,
+        block: ++height,
         type: "DelegateResourceContract",
         owner: MOCK_ITRX_DELEGATOR,
         receiver: order.receiver,
@@ -255,21 +292,47 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
     const url = new URL(req.url ?? "/", "http://mock");
     const apiKey = req.headers["api-key"];
-    const record = { method: req.method ?? "", path: url.pathname, body: tryJson(raw), signed: false };
+    const record = { method: req.method ?? "", path: url.pathname, query: url.search, body: tryJson(raw), signed: false };
     itrxRequests.push(record);
     if (b.httpStatus) return void res.writeHead(b.httpStatus, { "content-type": "text/html" }).end("<html>unavailable</html>");
+    const detail = b.errors === "detail";
+    const minimum = b.minimumOrderEnergy ?? 32_000;
+    if (req.method === "GET" && url.pathname === "/api/v1/frontend/index-data") {
+      // As documented: no error, but empty data for a wrong API key.
+      if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 200, {});
+      return send(res, 200, {
+        platform_avail_energy: 603_249,
+        platform_max_energy: 329_009,
+        minimum_order_energy: minimum,
+        maximum_order_energy: 100_000_000,
+        small_amount: 50_000,
+        small_addition: 0.6,
+        usdt_energy_need_old: 32_000,
+        usdt_energy_need_new: 65_000,
+        tiered_pricing: [
+          { period: 0, price: 100 },
+          { period: 1, price: 200 },
+        ],
+        balance: balanceLeft(),
+      });
+    }
     if (apiKey !== MOCK_ITRX_API_KEY) return send(res, 403, { errno: 403, message: "API-KEY invalid" });
     if (req.method === "GET" && url.pathname === "/api/v1/frontend/order/query") {
       const serial = url.searchParams.get("serial");
-      const outTradeNo = url.searchParams.get("out_trade_no");
-      if (!serial && !outTradeNo) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
+      const outTradeNo = (b.orderQuery ?? "serial") === "serial_or_out_trade_no" ? url.searchParams.get("out_trade_no") : null;
+      if (!serial && !outTradeNo) {
+        if ((b.orderQuery ?? "serial") === "serial") return send(res, 400, { serial: ["This field is required."] });
+        return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "serial or out_trade_no required" });
+      }
       const order = serial ? itrxOrders.get(serial) : [...itrxOrders.values()].find((o) => o.outTradeNo === outTradeNo);
       if (!order) return send(res, 200, { errno: MOCK_ITRX_ERRNO.notFound, message: "order not found" });
       order.queries += 1;
       advance(order);
       return send(res, 200, itrxOrderView(order));
     }
-    if (req.method !== "POST" || url.pathname !== "/api/v1/frontend/order") return send(res, 404, { errno: 404, message: "not found" });
+    if (req.method !== "POST" || url.pathname !== "/api/v1/frontend/order") {
+      return detail ? send(res, 400, { detail: "API not found" }) : send(res, 404, { errno: 404, message: "not found" });
+    }
     // The documented signature: hex HMAC-SHA256(secret, "<TIMESTAMP>&<JSON with sorted keys, no spaces>").
     const body = tryJson(raw) as Record<string, unknown> | undefined;
     const ts = String(req.headers.timestamp ?? "");
@@ -287,6 +350,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const fresh = /^\d{10}$/.test(ts) && Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
     record.signed = fresh && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
     if (!record.signed) return send(res, 403, { errno: 403, message: "signature error" });
+    const refuse = (errno: number, message: string, fields?: Record<string, string[]>) =>
+      detail ? send(res, 400, fields ?? { detail: message }) : send(res, 200, { errno, message });
     if (
       !body ||
       typeof body.energy_amount !== "number" ||
@@ -294,13 +359,23 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       typeof body.receive_address !== "string" ||
       typeof body.period !== "string"
     ) {
-      return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount, period and receive_address are required" });
+      return refuse(MOCK_ITRX_ERRNO.badRequest, "energy_amount, period and receive_address are required", {
+        energy_amount: ["This field is required."],
+        period: ["This field is required."],
+        receive_address: ["This field is required."],
+      });
     }
-    if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "period must be 1H or 1D-30D" });
-    if (body.energy_amount < 32_000) return send(res, 200, { errno: MOCK_ITRX_ERRNO.badRequest, message: "energy_amount below the minimum order (32000)" });
-    if (b.refuse) return send(res, 200, { errno: b.refuse.errno, message: b.refuse.message });
+    if (!/^(1H|([1-9]|[12]\d|30)D)$/.test(body.period)) {
+      return refuse(MOCK_ITRX_ERRNO.badRequest, "period must be 1H or 1D-30D", { period: [`"${body.period}" is not a valid choice.`] });
+    }
+    if (body.energy_amount < minimum) {
+      return refuse(MOCK_ITRX_ERRNO.badRequest, `energy_amount below the minimum order (${minimum})`, {
+        energy_amount: [`Ensure this value is greater than or equal to ${minimum}.`],
+      });
+    }
+    if (b.refuse) return refuse(b.refuse.errno, b.refuse.message);
     const cost = body.energy_amount * (body.period === "1H" ? 100 : 200);
-    if (cost > balanceLeft()) return send(res, 200, { errno: MOCK_ITRX_ERRNO.balance, message: "insufficient balance" });
+    if (cost > balanceLeft()) return detail ? send(res, 400, { detail: "Insufficient funds" }) : refuse(MOCK_ITRX_ERRNO.balance, "insufficient balance");
     const order = place({
       outTradeNo: typeof body.out_trade_no === "string" ? body.out_trade_no : undefined,
       receiver: body.receive_address,
@@ -315,44 +390,63 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     send(res, 200, { errno: 0, serial: order.serial, amount: order.amountSun, balance: balanceLeft() });
   });
 
+  /** A transaction as `wallet/gettransactionbyid` (and a block's `transactions`) show it. */
+  const renderTx = (tx: MockTransaction) => {
+    const value = {
+      owner_address: tx.owner,
+      receiver_address: tx.receiver,
+      balance: tx.balanceSun,
+      ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}),
+    };
+    return {
+      ret: [{ contractRet: tx.contractRet }],
+      txID: tx.txid,
+      raw_data: { contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${tx.type}` }, type: tx.type }], timestamp: Date.now() },
+    };
+  };
+
   const node = await listen(async (req, res) => {
     const body = (await readJson(req)) as Record<string, unknown> | undefined;
     nodeCalls += 1;
-    if (req.url === "/wallet/gettransactionbyid" || req.url === "/wallet/gettransactioninfobyid") {
+    nodePaths.push(req.url ?? "");
+    if (req.url === "/wallet/gettransactionbyid" || req.url === "/wallet/gettransactioninfobyid" || req.url === "/walletsolidity/gettransactioninfobyid") {
       const tx = transactions.get(String(body?.value ?? "").toLowerCase());
       // A real node answers {} for a hash it does not know (or not yet in a block, for the info).
       if (!tx) return send(res, 200, {});
-      if (req.url === "/wallet/gettransactionbyid") {
-        const value = {
-          owner_address: tx.owner,
-          receiver_address: tx.receiver,
-          balance: tx.balanceSun,
-          ...(tx.resource === "ENERGY" ? { resource: "ENERGY" } : {}),
-        };
-        return send(res, 200, {
-          ret: [{ contractRet: tx.contractRet }],
-          txID: tx.txid,
-          raw_data: { contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${tx.type}` }, type: tx.type }], timestamp: Date.now() },
-        });
-      }
+      if (req.url === "/wallet/gettransactionbyid") return send(res, 200, renderTx(tx));
       if (!tx.inBlock) return send(res, 200, {});
+      // The solidity API knows a transaction only once its block is irreversible.
+      if (req.url.startsWith("/walletsolidity/") && tx.solid === false) return send(res, 200, {});
       return send(res, 200, {
         id: tx.txid,
-        blockNumber: 60_000_000,
+        blockNumber: tx.block ?? MOCK_FIRST_BLOCK,
         blockTimeStamp: Date.now(),
         receipt: { net_usage: 280 },
         ...(tx.failed ? { result: "FAILED", resMessage: "6661696c6564" } : {}),
       });
     }
+    if (req.url === "/wallet/getnowblock") return send(res, 200, { blockID: "00", block_header: { raw_data: { number: height } } });
+    if (req.url === "/wallet/getblockbylimitnext") {
+      const start = Number(body?.startNum);
+      const end = Math.min(Number(body?.endNum), height + 1);
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end - start > 100) return send(res, 200, { Error: "bad range" });
+      const block = [];
+      for (let n = start; n < end; n++) {
+        const txs = [...transactions.values()].filter((t) => t.inBlock && (t.block ?? MOCK_FIRST_BLOCK) === n).map(renderTx);
+        block.push({ blockID: n.toString(16), block_header: { raw_data: { number: n } }, ...(txs.length > 0 ? { transactions: txs } : {}) });
+      }
+      return send(res, 200, { block });
+    }
     if (req.url === "/wallet/getaccountresource")
       return send(res, 200, { TotalEnergyLimit: MOCK_TOTAL_ENERGY_LIMIT, TotalEnergyWeight: MOCK_TOTAL_ENERGY_WEIGHT });
-    if (req.url !== "/wallet/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
+    if (req.url !== "/wallet/getdelegatedresourcev2" && req.url !== "/walletsolidity/getdelegatedresourcev2") return send(res, 404, { Error: "not found" });
+    const solidOnly = req.url.startsWith("/walletsolidity/");
     const from = body?.fromAddress;
     const to = body?.toAddress;
     const delegatedResource = [];
     if (from === MOCK_ITRX_DELEGATOR) {
       for (const tx of transactions.values()) {
-        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed)
+        if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed && !(solidOnly && tx.solid === false))
           delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
       }
     }
@@ -379,6 +473,14 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     orderRequests,
     get nodeCalls() {
       return nodeCalls;
+    },
+    nodePaths,
+    get height() {
+      return height;
+    },
+    mine(blocks) {
+      height += blocks;
+      return height;
     },
     itrxUrl: itrxServer.url,
     itrxOrders,

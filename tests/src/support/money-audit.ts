@@ -124,7 +124,7 @@ export async function auditMoney(stack: Stack, tenantIds: string[]): Promise<Mon
     }
   }
 
-  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken });
+  const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken, tls: stack.tls });
   try {
     for (const tenantId of tenantIds) {
       const check = await ledger.CheckInvariant({ tenant_id: tenantId });

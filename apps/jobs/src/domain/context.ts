@@ -16,6 +16,8 @@ export type TronSettings = {
   quoteTtlSeconds: number;
   verifyTimeoutSeconds: number;
   verifyPollMs: number;
+  /** Delivered energy may fall this far short of the order, in basis points, and still verify (docs/decisions/0245). */
+  deliveryToleranceBps: number;
 };
 
 /** Account webhooks and alerts (docs/decisions/0210): the balance they watch and the loops to wake. */

@@ -67,6 +67,23 @@ describe("a live lease through itrx", () => {
     expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${jobId}`)).toHaveLength(1);
   });
 
+  it("refuses at the quote an energy below the provider's reported minimum (live mode), before anything is held or ordered", async () => {
+    tron.set({ itrx: { minimumOrderEnergy: 40_000 } });
+    const input = { tenant_id: "ten_itrx_min", receiver: RECEIVER, energy: 39_999, duration_seconds: 3_600 };
+    // The provider instance caches the minimum: a fresh one sees this one.
+    const provider = new ItrxEnergyProvider({ baseUrl: tron.itrxUrl, apiKey: MOCK_ITRX_API_KEY, apiSecret: MOCK_ITRX_API_SECRET, timeoutMs: 1_000 });
+    const ctx = { ...t.ctx, provider };
+    await expect(createQuote({ ctx, input })).rejects.toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining("at least 40000"),
+      extra: { minimum_energy: 40_000 },
+    });
+    expect(await createQuote({ ctx, input: { ...input, energy: 40_000 } })).toMatchObject({ energy: 40_000 });
+    // Sandbox asks no provider and refuses nothing below it.
+    expect(await createQuote({ ctx: { ...ctx, tron: { ...ctx.tron, mode: "sandbox" } }, input })).toMatchObject({ energy: 39_999 });
+    expect(await t.ctx.prisma.tronQuote.count({ where: { tenantId: "ten_itrx_min" } })).toBe(2);
+  });
+
   it("waits for a slow order, then verifies it", async () => {
     tron.set({ itrx: { fulfilment: { afterQueries: 2 } } });
     const { jobId } = await newLease();
@@ -85,6 +102,18 @@ describe("a live lease through itrx", () => {
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
     expect(await job(jobId)).toMatchObject({ status: "failed", error: { code: "provider_balance_short" } });
     expect(t.ledger.available.get(tenant)).toBe(100_000n);
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+  });
+
+  it("voids an order refused with HTTP 400 `Insufficient funds`: provider_balance_short, the reason kept", async () => {
+    tron.set({ itrx: { errors: "detail", balanceSun: 10 } });
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({
+      status: "failed",
+      error: { code: "provider_balance_short", message: expect.stringContaining("HTTP 400: Insufficient funds") },
+    });
     expect(t.ledger.reserved(tenant)).toBe(0n);
   });
 
@@ -109,24 +138,79 @@ describe("a live lease through itrx", () => {
     expect(t.ledger.reserved(tenant)).toBe(0n);
   });
 
-  it("after a crash between ordering and recording the order, finds it by out_trade_no and charges once", async () => {
+  it("after a crash between ordering and recording the order, reconciles by the receiver and the time window: no second order, charged once", async () => {
     const { tenant, jobId, quote } = await newLease();
     await step(jobId, "pending");
-    // The earlier run placed the order, then died before writing it down: the lease is still in stage `order`.
+    // The earlier run wrote its intent, ordered, then died before writing the serial down.
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { orderIntentAt: new Date(), orderIntentBlock: BigInt(tron.height) } });
     const placed = tron.placeItrxOrder({ outTradeNo: jobId, receiver: RECEIVER, energy: 65_000, period: "1H" });
-    expect((await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } })).stage).toBe("order");
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
     expect(posts(jobId)).toHaveLength(0);
     expect(orders(jobId)).toHaveLength(1);
-    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { provider_order_id: placed.serial } });
+    expect(await job(jobId)).toMatchObject({
+      status: "succeeded",
+      result: { provider_order_id: null, reconciled: true, verified_by: "delegation_transaction", delegation_txids: placed.txids },
+    });
+    expect(t.ledger.available.get(tenant)).toBe(100_000n - quote.costUnits);
+    expect((await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } })).delegationTxids).toEqual(placed.txids);
+  });
+
+  it("never orders again after an attempt whose answer was lost and that placed nothing; another lease's delegation does not count; expires refunded at the window's end", async () => {
+    // A lease to the same receiver, verified by its own transaction in the newest block.
+    const first = await newLease();
+    await step(first.jobId, "pending");
+    expect(await step(first.jobId, "running")).toEqual({ kind: "done" });
+    const { tenant, jobId } = await newLease();
+    await step(jobId, "pending");
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { orderIntentAt: new Date(), orderIntentBlock: BigInt(tron.height) } });
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(posts(jobId)).toHaveLength(0);
+    await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { orderIntentAt: new Date(Date.now() - 61_000) } });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({
+      status: "expired",
+      error: { code: "provider_unreachable", message: expect.stringContaining("answer to the order was lost") },
+    });
+    expect(posts(jobId)).toHaveLength(0);
+    expect(t.ledger.available.get(tenant)).toBe(100_000n);
+    expect(t.ledger.reserved(tenant)).toBe(0n);
+  });
+
+  it("orders once when the answer is lost in flight, then finds the delegation on chain and charges once", async () => {
+    tron.set({ itrx: { dropOrderAnswers: 1 } });
+    const { tenant, jobId, quote } = await newLease();
+    await step(jobId, "pending");
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } })).toMatchObject({ stage: "order", orderIntentAt: expect.any(Date) });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(posts(jobId)).toHaveLength(1);
+    expect(orders(jobId)).toHaveLength(1);
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { reconciled: true, delegation_txids: orders(jobId)[0]!.txids } });
+    expect(t.ledger.available.get(tenant)).toBe(100_000n - quote.costUnits);
+    // Nothing here ever asked itrx by out_trade_no.
+    expect(tron.itrxRequests.filter((r) => r.query.includes("out_trade_no"))).toEqual([]);
+  });
+
+  it("reconciles, never expires unseen, an order that may have been placed even when the lease is already old", async () => {
+    tron.set({ itrx: { dropOrderAnswers: 1 } });
+    const { tenant, jobId, quote } = await newLease();
+    await step(jobId, "pending");
+    // Past TRON_VERIFY_TIMEOUT_SECONDS since creation (a provider long unreachable), then an answer lost.
+    await t.ctx.prisma.job.update({ where: { id: jobId }, data: { createdAt: new Date(Date.now() - 61_000) } });
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { reconciled: true } });
+    expect(orders(jobId)).toHaveLength(1);
     expect(t.ledger.available.get(tenant)).toBe(100_000n - quote.costUnits);
   });
 
-  it("retries an unreachable provider without ordering twice", async () => {
+  it("retries a provider that certainly placed nothing (HTTP 503), ordering once", async () => {
     tron.set({ itrx: { httpStatus: 503 } });
     const { jobId } = await newLease();
     await step(jobId, "pending");
     expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    expect(await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } })).toMatchObject({ orderIntentAt: null });
     tron.set({ itrx: {} });
     expect(await step(jobId, "running")).toEqual({ kind: "done" });
     expect(orders(jobId)).toHaveLength(1);

@@ -69,6 +69,18 @@ describe("advanceLease", () => {
     expect(statuses).toEqual(["pending", "running", "succeeded"]);
   });
 
+  it("verifies a delivery within the tolerance below the ordered energy (the ratio drifts), not one further below", async () => {
+    const { jobId } = await newLease();
+    await step(jobId, "pending");
+    // 1 % (TRON_DELIVERY_TOLERANCE_BPS=100) below 65 000 is 64 350: one less waits.
+    t.node.energy = 64_349;
+    expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+    t.node.energy = 64_350;
+    expect(await step(jobId, "running")).toEqual({ kind: "done" });
+    expect(await job(jobId)).toMatchObject({ status: "succeeded", result: { energy: 65_000, delegated_energy: 64_350 } });
+    t.node.energy = 0;
+  });
+
   it("settles again after a crash between the ledger call and the status commit", async () => {
     const { tenant, jobId } = await newLease();
     await step(jobId, "pending");
@@ -140,6 +152,31 @@ describe("advanceLease", () => {
     }
   });
 
+  it("never counts one delegation transaction for two leases (a provider reporting it twice)", async () => {
+    t.provider.reportsTransactions = true;
+    try {
+      const tx = "dd".repeat(32);
+      t.node.transactions.set(tx, 65_000);
+      const first = await newLease();
+      const second = await newLease();
+      for (const { jobId } of [first, second]) {
+        await step(jobId, "pending");
+        expect(await step(jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+        const lease = await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId } });
+        t.provider.txids.set(lease.providerOrderId!, [tx]);
+      }
+      expect(await step(first.jobId, "running")).toEqual({ kind: "done" });
+      expect(await job(first.jobId)).toMatchObject({ status: "succeeded", result: { delegation_txids: [tx] } });
+      // The second lease waits (one step, no loop) and is never captured on the first one's energy.
+      expect(await step(second.jobId, "running")).toEqual({ kind: "later", delayMs: 100 });
+      expect(await t.ctx.prisma.tronLease.findUniqueOrThrow({ where: { jobId: second.jobId } })).toMatchObject({ stage: "verify", delegationTxids: [] });
+      expect(t.ledger.calls.filter((c) => c.operation_id === `capture:${second.jobId}`)).toHaveLength(0);
+    } finally {
+      t.provider.reportsTransactions = false;
+      t.node.transactions.delete("dd".repeat(32));
+    }
+  });
+
   it("says why at expiry when the reported transaction never confirms", async () => {
     t.provider.reportsTransactions = true;
     try {
@@ -191,7 +228,7 @@ describe("advanceLease", () => {
   it("expires and refunds when the delegation is not seen before the deadline", async () => {
     const { tenant, jobId } = await newLease();
     await step(jobId, "pending");
-    t.node.energy = 64_999;
+    t.node.energy = 64_349; // below the 1 % tolerance
     expect((await step(jobId, "running")).kind).toBe("later");
     await t.ctx.prisma.tronLease.update({ where: { jobId }, data: { verifyDeadline: new Date(Date.now() - 1) } });
     expect(await step(jobId, "running")).toEqual({ kind: "done" });

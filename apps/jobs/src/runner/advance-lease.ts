@@ -19,11 +19,13 @@ type Outcome = { to: JobStatus; ledger: "capture" | "void"; result?: Prisma.Inpu
  * One step of an energy lease's job, for the `job.status_changed` message of
  * status `status` (docs/decisions/0103). Each message drives the work of its
  * own status: `pending` (sandbox: finish; live: once reserved, start running),
- * `running` (order, verify, settle). Every external call is idempotent (the job
- * id is the provider's client order id — `out_trade_no` for itrx, looked up
- * before ordering — and the ledger operation ids derive from it) and every
- * state change is a conditional update, so a step repeated after a crash or by
- * a concurrent redelivery changes nothing twice.
+ * `running` (order, verify, settle). Every external call is idempotent or asked
+ * once (the job id is the provider's client order id; a provider that does not
+ * deduplicate it, itrx, is asked at most once per lease, its intent recorded first
+ * and an answer lost reconciled on chain, docs/decisions/0245; the ledger
+ * operation ids derive from the job id) and every state change is a conditional
+ * update, so a step repeated after a crash or by a concurrent redelivery changes
+ * nothing twice.
  */
 export async function advanceLease({ ctx, input }: { ctx: JobsContext; input: { jobId: string; status: string; touch?: () => void } }): Promise<StepOutcome> {
   const [job, lease] = await Promise.all([
@@ -94,14 +96,70 @@ async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<v
 async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => void): Promise<StepOutcome> {
   let lease = first;
   const reload = async () => (lease = await ctx.prisma.tronLease.findUniqueOrThrow({ where: { id: lease.id } }));
-  const decide = async (outcome: Outcome) => {
-    await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome } });
+  /** Decides the lease's end; false when its delegation transactions already verified another lease (nothing decided). */
+  const decide = async (outcome: Outcome & { claims?: string[] }): Promise<boolean> => {
+    const { claims, ...decided } = outcome;
+    if (claims && claims.length > 0) {
+      // The transactions that verify this lease are claimed with the decision, one receiver at a time, so no other lease counts them.
+      const claimed = await ctx.prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`tron-receiver:${lease.receiver}`}))`;
+        const taken = await tx.tronLease.count({ where: { id: { not: lease.id }, delegationTxids: { hasSome: claims } } });
+        if (taken > 0) return false;
+        await tx.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome: decided, delegationTxids: claims } });
+        return true;
+      });
+      if (!claimed) {
+        ctx.logger.warn({ job_id: lease.jobId, txids: claims }, "delegation transactions already verified another lease; will look again");
+        return false;
+      }
+    } else {
+      await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "settle", outcome: decided } });
+    }
     await reload();
+    return true;
   };
   for (;;) {
     touch();
     switch (lease.stage) {
       case "order": {
+        if (lease.orderIntentAt && !ctx.provider.repeatable) {
+          // An earlier attempt may have placed an order whose answer was lost: never ask again.
+          const found = await reconcile(ctx, lease);
+          if (found.kind === "verified") {
+            if (!(await decide(succeeded(ctx, lease, found)))) return { kind: "later", delayMs: ctx.tron.verifyPollMs };
+          } else if (Date.now() >= lease.orderIntentAt.getTime() + ctx.tron.verifyTimeoutSeconds * 1000) {
+            await decide({
+              to: "expired",
+              ledger: "void",
+              error: {
+                code: "provider_unreachable",
+                message: `The energy provider's answer to the order was lost and no delegation to the receiver appeared in time; the reservation was released.${found.reason ? ` Last check: ${found.reason}.` : ""}`,
+              },
+            });
+          } else {
+            if (found.unreachable) ctx.logger.warn({ job_id: lease.jobId, reason: found.reason }, "TRON node unreachable; will reconcile later");
+            return { kind: "later", delayMs: ctx.tron.verifyPollMs };
+          }
+          break;
+        }
+        if (!ctx.provider.repeatable) {
+          // The intent (and where on chain its window starts) is written before the provider is asked.
+          const head = await ctx.node.head();
+          if (head.kind === "unreachable") {
+            if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
+              await decide({ to: "expired", ledger: "void", error: { code: "provider_unreachable", message: "The TRON node could not be reached in time." } });
+              break;
+            }
+            ctx.logger.warn({ job_id: lease.jobId, reason: head.reason }, "TRON node unreachable before ordering; will retry");
+            return { kind: "later", delayMs: ctx.tron.verifyPollMs };
+          }
+          const marked = await ctx.prisma.tronLease.updateMany({
+            where: { id: lease.id, stage: "order", orderIntentAt: null },
+            data: { orderIntentAt: new Date(), orderIntentBlock: BigInt(head.block) },
+          });
+          if (marked.count === 0) return { kind: "later", delayMs: 0 };
+          await reload();
+        }
         const ordered = await ctx.provider.order({
           clientOrderId: lease.jobId,
           receiver: lease.receiver,
@@ -134,14 +192,22 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
         } else if (ordered.kind === "refused") {
           refusedByProvider(ctx, lease.jobId, ordered.code, ordered.reason);
           await decide({ to: "failed", ledger: "void", error: { code: ordered.code, message: REFUSAL_MESSAGES[ordered.code](ordered.reason) } });
-        } else if (Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000) {
+        } else if (
+          // An order that may have been placed is reconciled (its own window), never given up unseen.
+          (ordered.notPlaced || ctx.provider.repeatable) &&
+          Date.now() - job.createdAt.getTime() >= ctx.tron.verifyTimeoutSeconds * 1000
+        ) {
           await decide({
             to: "expired",
             ledger: "void",
             error: { code: "provider_unreachable", message: "The energy provider could not be reached in time." },
           });
         } else {
-          ctx.logger.warn({ job_id: lease.jobId, reason: ordered.reason }, "energy provider unreachable; will retry");
+          // Nothing placed: the intent is withdrawn and the order may be asked for again.
+          if (ordered.notPlaced && !ctx.provider.repeatable) {
+            await ctx.prisma.tronLease.updateMany({ where: { id: lease.id, stage: "order" }, data: { orderIntentAt: null, orderIntentBlock: null } });
+          }
+          ctx.logger.warn({ job_id: lease.jobId, reason: ordered.reason, maybe_placed: !ordered.notPlaced }, "energy provider unreachable; will retry");
           return { kind: "later", delayMs: ctx.tron.verifyPollMs };
         }
         break;
@@ -152,25 +218,7 @@ async function run(ctx: JobsContext, job: Job, first: TronLease, touch: () => vo
           refusedByProvider(ctx, lease.jobId, verdict.code, verdict.reason);
           await decide({ to: "failed", ledger: "void", error: { code: verdict.code, message: REFUSAL_MESSAGES[verdict.code](verdict.reason) } });
         } else if (verdict.kind === "verified") {
-          const period = ctx.provider.period(lease.durationSeconds);
-          await decide({
-            to: "succeeded",
-            ledger: "capture",
-            result: {
-              dry_run: false,
-              lease_id: lease.id,
-              provider: ctx.provider.name,
-              provider_order_id: lease.providerOrderId,
-              ...(period ? { provider_period: period.name } : {}),
-              receiver: lease.receiver,
-              energy: lease.energy,
-              delegated_energy: verdict.energy,
-              verified_by: verdict.by,
-              ...(verdict.txids.length > 0 ? { delegation_txids: verdict.txids } : {}),
-              duration_seconds: lease.durationSeconds,
-              cost_units: lease.costUnits.toString(),
-            },
-          });
+          if (!(await decide(succeeded(ctx, lease, verdict)))) return { kind: "later", delayMs: ctx.tron.verifyPollMs };
         } else if (lease.verifyDeadline && Date.now() >= lease.verifyDeadline.getTime()) {
           const detail = verdict.reason ? ` Last check: ${verdict.reason}.` : "";
           await decide({
@@ -212,8 +260,57 @@ function refusedByProvider(ctx: JobsContext, jobId: string, code: RefusalCode, r
   );
 }
 
+/** The success decided for a verified lease: capture, with what verified it (and the transactions it claims). */
+function succeeded(ctx: JobsContext, lease: TronLease, verdict: Extract<Verdict, { kind: "verified" }>): Outcome & { claims: string[] } {
+  const period = ctx.provider.period(lease.durationSeconds);
+  return {
+    to: "succeeded",
+    ledger: "capture",
+    claims: verdict.txids,
+    result: {
+      dry_run: false,
+      lease_id: lease.id,
+      provider: ctx.provider.name,
+      provider_order_id: lease.providerOrderId,
+      ...(period ? { provider_period: period.name } : {}),
+      receiver: lease.receiver,
+      energy: lease.energy,
+      delegated_energy: verdict.energy,
+      verified_by: verdict.by,
+      ...(verdict.reconciled ? { reconciled: true } : {}),
+      ...(verdict.txids.length > 0 ? { delegation_txids: verdict.txids } : {}),
+      duration_seconds: lease.durationSeconds,
+      cost_units: lease.costUnits.toString(),
+    },
+  };
+}
+
+/**
+ * An order attempt whose answer was lost, reconciled by the receiver and the time window
+ * (docs/decisions/0245): the energy delegations to the receiver in the blocks since the
+ * intent was written, confirmed in irreversible blocks, less those that verified another
+ * lease. Enough of them verify the lease as its provider's order would have.
+ */
+async function reconcile(ctx: JobsContext, lease: TronLease): Promise<Exclude<Verdict, { kind: "failed" }>> {
+  const scan = await ctx.node.delegationsTo(lease.receiver, Number(lease.orderIntentBlock ?? 0n));
+  if (scan.kind === "unreachable") return { kind: "waiting", reason: `node: ${scan.reason}`, unreachable: true };
+  const claimed = new Set(
+    (
+      await ctx.prisma.tronLease.findMany({ where: { id: { not: lease.id }, delegationTxids: { hasSome: scan.txids } }, select: { delegationTxids: true } })
+    ).flatMap((l) => l.delegationTxids),
+  );
+  const candidates = scan.txids.filter((t) => !claimed.has(t));
+  if (candidates.length === 0) return { kind: "waiting", reason: "no delegation to the receiver since the order was attempted" };
+  const check = await ctx.node.delegatedByTransactions(candidates, lease.receiver);
+  if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
+  if (delivered(ctx, check.energy, lease.energy)) {
+    return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed, reconciled: true };
+  }
+  return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy delegated to the receiver since the order was attempted` };
+}
+
 type Verdict =
-  | { kind: "verified"; energy: number; by: "delegation_transaction" | "delegated_sum"; txids: string[] }
+  | { kind: "verified"; energy: number; by: "delegation_transaction" | "delegated_sum"; txids: string[]; reconciled?: boolean }
   | { kind: "failed"; code: RefusalCode; reason: string }
   | { kind: "waiting"; reason?: string; unreachable?: boolean };
 
@@ -230,7 +327,7 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
   if (f.txids.length > 0) {
     const check = await ctx.node.delegatedByTransactions(f.txids, lease.receiver);
     if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
-    if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
+    if (delivered(ctx, check.energy, lease.energy)) return { kind: "verified", energy: check.energy, by: "delegation_transaction", txids: check.confirmed };
     const rejected = check.rejected.map((r) => `${r.txid}: ${r.reason}`).join("; ");
     return {
       kind: "waiting",
@@ -240,8 +337,18 @@ async function verify(ctx: JobsContext, lease: TronLease): Promise<Verdict> {
   if (!lease.delegator) return { kind: "waiting", reason: "the provider has reported no delegation transaction yet" };
   const check = await ctx.node.delegatedEnergy(lease.delegator, lease.receiver);
   if (check.kind === "unreachable") return { kind: "waiting", reason: `node: ${check.reason}`, unreachable: true };
-  if (check.energy >= lease.energy) return { kind: "verified", energy: check.energy, by: "delegated_sum", txids: [] };
+  if (delivered(ctx, check.energy, lease.energy)) return { kind: "verified", energy: check.energy, by: "delegated_sum", txids: [] };
   return { kind: "waiting", reason: `${check.energy} of ${lease.energy} energy delegated` };
+}
+
+/**
+ * Is `energy` (measured on chain, at the network's ratio as it is now) the `ordered`
+ * energy? Within TRON_DELIVERY_TOLERANCE_BPS below it (docs/decisions/0245): the ratio
+ * that turns the delegated TRX into energy drifts between the provider's delegation and
+ * the check, so an exact `>=` can fail a lease the provider delivered.
+ */
+export function delivered(ctx: Pick<JobsContext, "tron">, energy: number, ordered: number): boolean {
+  return BigInt(energy) * 10_000n >= BigInt(ordered) * BigInt(10_000 - ctx.tron.deliveryToleranceBps);
 }
 
 /** Settles the money as decided (idempotent operation ids), then the status, in that order. */

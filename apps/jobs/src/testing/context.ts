@@ -11,7 +11,7 @@ import { createLogger } from "@gateway/logger";
 import type { ledgerV1 } from "@gateway/protos";
 import { createPrisma } from "../db.js";
 import type { JobsContext, Tx } from "../domain/context.js";
-import type { DelegationCheck, TransactionCheck, TronNode } from "../tron/node.js";
+import type { DelegationCheck, DelegationScan, HeadCheck, TransactionCheck, TronNode } from "../tron/node.js";
 import type { EnergyProvider, FulfilmentOutcome, OrderOutcome, OrderRequest, ProviderPeriod } from "../tron/provider.js";
 import { freshDatabase } from "@gateway/testkit";
 
@@ -96,6 +96,8 @@ export class FakeLedger {
  */
 export class FakeProvider implements EnergyProvider {
   readonly name = "fake";
+  /** Idempotent by client order id, as the generic API. */
+  readonly repeatable = true;
   readonly requests: OrderRequest[] = [];
   readonly orders = new Map<string, string>();
   next: OrderOutcome["kind"] = "ordered";
@@ -103,9 +105,15 @@ export class FakeProvider implements EnergyProvider {
   reportsTransactions = false;
   readonly txids = new Map<string, string[]>();
   fulfilmentNext: FulfilmentOutcome | undefined;
+  /** What `minimumEnergy` reports. */
+  minimum: number | null = null;
 
   period(): ProviderPeriod | null {
     return null;
+  }
+
+  async minimumEnergy(): Promise<number | null> {
+    return this.minimum;
   }
 
   async fulfilment(order: { orderId: string }): Promise<FulfilmentOutcome> {
@@ -130,6 +138,13 @@ export class FakeNode implements TronNode {
   async delegatedEnergy(): Promise<DelegationCheck> {
     this.calls += 1;
     return { kind: "energy", energy: this.energy };
+  }
+  async head(): Promise<HeadCheck> {
+    return { kind: "head", block: 1 };
+  }
+  /** The transactions of `transactions`, as if all were to the receiver since the block asked. */
+  async delegationsTo(): Promise<DelegationScan> {
+    return { kind: "scanned", txids: [...this.transactions.keys()], head: 1 };
   }
   async delegatedByTransactions(txids: string[]): Promise<TransactionCheck> {
     this.calls += 1;
@@ -170,7 +185,14 @@ export async function createTestContext(overrides: Partial<JobsContext> = {}): P
     reclaimAllotments: async () => "none" as const,
     provider,
     node,
-    tron: { mode: "live", pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 }, quoteTtlSeconds: 300, verifyTimeoutSeconds: 60, verifyPollMs: 100 },
+    tron: {
+      mode: "live",
+      pricing: { baseUnits: 100, unitsPerMegaEnergyHour: 40_000 },
+      quoteTtlSeconds: 300,
+      verifyTimeoutSeconds: 60,
+      verifyPollMs: 100,
+      deliveryToleranceBps: 100,
+    },
     callbacks: { allowHttpLoopback: true, baseDelayMs: 1_000, timeoutMs: 2_000 },
     kickCallbacks: () => undefined,
     accounts: {

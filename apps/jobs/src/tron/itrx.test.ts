@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MOCK_ITRX_API_KEY, MOCK_ITRX_API_SECRET, startTronMock, type TronMock } from "@gateway/testkit";
-import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxSignature } from "./itrx.js";
+import { canonicalJson, ItrxEnergyProvider, itrxPeriod, itrxReason, itrxSignature } from "./itrx.js";
 
 const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
 let tron: TronMock;
@@ -67,18 +69,42 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(tron.itrxOrders.get(orderId)!.txids).toHaveLength(1);
   });
 
-  it("asks by out_trade_no before ordering: a repeat after a crash finds the order and places none", async () => {
+  it("never asks by out_trade_no (the English page's query takes `serial` only): one POST, no query, per order", async () => {
     const p = provider();
     const r = request();
-    const first = await p.order(r);
-    const again = await p.order(r);
-    expect(again).toEqual(first);
-    expect(posts(r.clientOrderId)).toHaveLength(1);
-    // An order placed by an earlier run whose answer was lost.
-    const r2 = request();
-    const placed = tron.placeItrxOrder({ outTradeNo: r2.clientOrderId, receiver: RECEIVER, energy: 65_000, period: "1H" });
-    expect(await p.order(r2)).toEqual({ kind: "ordered", orderId: placed.serial });
-    expect(posts(r2.clientOrderId)).toHaveLength(0);
+    const before = tron.itrxRequests.length;
+    expect(await p.order(r)).toMatchObject({ kind: "ordered" });
+    expect(tron.itrxRequests.slice(before)).toEqual([expect.objectContaining({ method: "POST", path: "/api/v1/frontend/order" })]);
+    // The mock is the English page: a query without `serial` is HTTP 400 naming the field.
+    const res = await fetch(`${tron.itrxUrl}/api/v1/frontend/order/query?out_trade_no=${r.clientOrderId}`, { headers: { "api-key": MOCK_ITRX_API_KEY } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ serial: ["This field is required."] });
+  });
+
+  it("says when an unanswered order certainly placed nothing (no connection, 429, 503), and when it may have", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+    expect(await provider({ baseUrl: `http://127.0.0.1:${closed}` }).order(request())).toEqual({
+      kind: "unreachable",
+      reason: "connection failed",
+      notPlaced: true,
+    });
+    for (const httpStatus of [429, 503]) {
+      tron.set({ itrx: { httpStatus } });
+      expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: `HTTP ${httpStatus}`, notPlaced: true });
+    }
+    tron.set({ itrx: { httpStatus: 502 } });
+    expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });
+    // Placed, then the connection cut: the order exists, the client cannot know it.
+    tron.set({ itrx: { dropOrderAnswers: 1 } });
+    const r = request();
+    expect(await provider().order(r)).toEqual({ kind: "unreachable", reason: "connection failed" });
+    expect([...tron.itrxOrders.values()].filter((o) => o.outTradeNo === r.clientOrderId)).toHaveLength(1);
   });
 
   it("is refused with its own codes: a short balance, bad credentials, an ordinary refusal", async () => {
@@ -97,12 +123,57 @@ describe("ItrxEnergyProvider against the documented API (mock)", () => {
     expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "errno 4002: no energy available" });
   });
 
+  it("reads HTTP 400 bodies: a short balance (`detail`) is the operator's, with the reason kept; other details and per-field arrays are refusals", async () => {
+    tron.set({ itrx: { errors: "detail", balanceSun: 1_000 } });
+    expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_balance_short", reason: "HTTP 400: Insufficient funds" });
+    tron.set({ itrx: { errors: "detail" } });
+    expect(await provider().order(request({ energy: 20_000 }))).toEqual({
+      kind: "refused",
+      code: "provider_refused",
+      reason: "HTTP 400: energy_amount: Ensure this value is greater than or equal to 32000.",
+    });
+    tron.set({ itrx: { errors: "detail", refuse: { errno: 0, message: "API not found" } } });
+    expect(await provider().order(request())).toEqual({ kind: "refused", code: "provider_refused", reason: "HTTP 400: API not found" });
+    expect(await provider({ baseUrl: `${tron.itrxUrl}/nowhere` }).order(request())).toMatchObject({ kind: "refused", code: "provider_refused" });
+  });
+
+  it("takes a reason from every error shape, never the whole body", () => {
+    expect(itrxReason({ detail: "Insufficient funds" })).toBe("Insufficient funds");
+    expect(itrxReason({ errno: 4001, message: "余额不足" })).toBe("余额不足");
+    expect(itrxReason({ serial: ["This field is required."], period: ["a", "b"] })).toBe("serial: This field is required.; period: a b");
+    expect(itrxReason({ detail: "x".repeat(500) })).toHaveLength(200);
+    expect(itrxReason({ errno: 1, other: { nested: true } })).toBeUndefined();
+    expect(itrxReason(undefined)).toBeUndefined();
+  });
+
+  it("reads the minimum order from index-data, once per TTL; keeps the last value when itrx cannot be asked", async () => {
+    let now = 1_000_000;
+    const p = provider({ now: () => now, minimumTtlMs: 60_000 });
+    const asked = () => tron.itrxRequests.filter((r) => r.path === "/api/v1/frontend/index-data").length;
+    const before = asked();
+    tron.set({ itrx: { minimumOrderEnergy: 20_000 } });
+    expect(await Promise.all([p.minimumEnergy(), p.minimumEnergy()])).toEqual([20_000, 20_000]);
+    expect(await p.minimumEnergy()).toBe(20_000);
+    expect(asked() - before).toBe(1);
+    tron.set({ itrx: { minimumOrderEnergy: 32_000 } });
+    now += 60_001;
+    expect(await p.minimumEnergy()).toBe(32_000);
+    expect(asked() - before).toBe(2);
+    tron.set({ itrx: { httpStatus: 503 } });
+    now += 60_001;
+    expect(await p.minimumEnergy()).toBe(32_000);
+    // A wrong key: index-data answers empty data, as documented; never asked, nothing known.
+    tron.set({ itrx: {} });
+    expect(await provider({ apiKey: "wrong" }).minimumEnergy()).toBeNull();
+    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).minimumEnergy()).toBeNull();
+  });
+
   it("retries (unreachable) on an outage, a timeout and a closed port", async () => {
     tron.set({ itrx: { httpStatus: 502 } });
     expect(await provider().order(request())).toEqual({ kind: "unreachable", reason: "HTTP 502" });
     tron.set({ itrx: { delayMs: 300 } });
     expect(await provider({ timeoutMs: 100 }).order(request())).toEqual({ kind: "unreachable", reason: "timeout" });
-    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).order(request())).toEqual({ kind: "unreachable", reason: "connection failed" });
+    expect(await provider({ baseUrl: "http://127.0.0.1:9" }).order(request())).toMatchObject({ kind: "unreachable", reason: "connection failed" });
   });
 
   it("reports progress until the slow order delegates, and failure when the provider ends it", async () => {

@@ -16,12 +16,16 @@ import {
  *   out_trade_no} → {errno, serial, amount, balance}; signed: headers `API-KEY`,
  *   `TIMESTAMP` (seconds) and `SIGNATURE` = hex HMAC-SHA256(API secret,
  *   `<timestamp>&<body>`), the body being the JSON with keys sorted and no spaces;
- * - `GET /api/v1/frontend/order/query?serial=…|out_trade_no=…` (header `API-KEY`)
- *   → {errno, order_no, status, details: [{delegate_hash, …}]}, errno 404 when
- *   there is no such order.
- * `out_trade_no` is the job id, and an order is always looked up by it before
- * one is placed: a step retried after a crash (or after an answer lost to a
- * timeout) finds the order it placed instead of ordering twice.
+ * - `GET /api/v1/frontend/order/query?serial=…` (header `API-KEY`) → {errno,
+ *   order_no, status, details: [{delegate_hash, …}]}, errno 404 when there is no
+ *   such order. Only the Chinese page also takes `out_trade_no`; the English and
+ *   Russian pages and every public client require `serial`, so nothing here asks
+ *   by `out_trade_no` (it is sent, as a label, and is the job id);
+ * - errors as `{errno, message}` (HTTP 200) or HTTP 400 `{detail}` / per-field arrays;
+ * - `GET /api/v1/frontend/index-data` → {minimum_order_energy, …}.
+ * itrx does not deduplicate orders (`repeatable` false): the runner never asks it
+ * twice for one lease, and reconciles an attempt whose answer was lost on chain
+ * (docs/decisions/0245).
  */
 
 /** The periods itrx sells: 1 hour, then 1 to 30 days. */
@@ -56,31 +60,87 @@ export function itrxSignature(secret: string, timestamp: string, body: string): 
   return createHmac("sha256", secret).update(`${timestamp}&${body}`).digest("hex");
 }
 
+/** Why a refusal is the operator's short balance at itrx: the errno answers' `message` ("insufficient balance", "余额不足") or the HTTP 400 `detail` ("Insufficient funds"). */
+const BALANCE_SHORT = /balance|余额|insufficient funds|not enough funds/i;
+
 /** A refusal's code from itrx's `errno`/`message` (its documentation publishes no errno table: the message tells a short balance). */
 export function itrxRefusal(errno: number, message: string): { code: RefusalCode; reason: string } {
   const reason = `errno ${errno}${message ? `: ${message.slice(0, 200)}` : ""}`;
-  if (/balance|余额|insufficient/i.test(message)) return { code: "provider_balance_short", reason };
+  if (BALANCE_SHORT.test(message)) return { code: "provider_balance_short", reason };
   return { code: "provider_refused", reason };
 }
 
-type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string };
+/**
+ * The printable reason of an itrx error body, whichever of its shapes it has:
+ * `{errno, message}` (answered with HTTP 200), `{detail: "Insufficient funds"}` or
+ * `{detail: "API not found"}` (HTTP 400), or per-field arrays
+ * (`{"energy_amount": ["…"], "period": ["…"]}`, HTTP 400). Never the whole body.
+ */
+export function itrxReason(body: Record<string, unknown> | undefined): string | undefined {
+  if (!body) return undefined;
+  for (const key of ["detail", "message", "error"]) {
+    const value = body[key];
+    if (typeof value === "string" && value !== "") return value.slice(0, 200);
+  }
+  const fields = Object.entries(body)
+    .filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === "string"))
+    .map(([k, v]) => `${k}: ${(v as string[]).join(" ")}`);
+  return fields.length > 0 ? fields.join("; ").slice(0, 200) : undefined;
+}
+
 type QueryOutcome = { kind: "found"; order: ItrxOrder } | { kind: "missing" } | Exclude<OrderOutcome, { kind: "ordered" }>;
 type ItrxOrder = { order_no?: unknown; status?: unknown; details?: unknown };
+type Answer = { kind: "answer"; status: number; body: Record<string, unknown> | undefined } | { kind: "unreachable"; reason: string; notPlaced?: boolean };
 
-export type ItrxOptions = { baseUrl: string; apiKey: string; apiSecret: string; timeoutMs: number; fetch?: typeof fetch; now?: () => number };
+export type ItrxOptions = {
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  timeoutMs: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+  /** How long the reported minimum order is kept before it is asked again (default ITRX_MINIMUM_TTL_MS). */
+  minimumTtlMs?: number;
+};
+
+/** How long `minimum_order_energy` is cached: it changes rarely (10 000 to 32 000 seen), and a quote must not wait for itrx. */
+export const ITRX_MINIMUM_TTL_MS = 10 * 60_000;
 
 export class ItrxEnergyProvider implements EnergyProvider {
   readonly name = "itrx";
+  readonly repeatable = false;
+  private minimum: { value: number; at: number } | undefined;
+  private asking: Promise<number | null> | undefined;
   constructor(private readonly options: ItrxOptions) {}
+
+  /**
+   * `minimum_order_energy` of `GET /api/v1/frontend/index-data` (header `API-KEY`), kept
+   * `minimumTtlMs`; concurrent quotes share one request. When itrx cannot be asked (or
+   * answers without it: the documented answer to a wrong key is empty data), the last
+   * value it reported stands, however old; null when it never reported one.
+   */
+  async minimumEnergy(): Promise<number | null> {
+    const now = this.options.now?.() ?? Date.now();
+    if (this.minimum && now - this.minimum.at < (this.options.minimumTtlMs ?? ITRX_MINIMUM_TTL_MS)) return this.minimum.value;
+    this.asking ??= this.askMinimum(now).finally(() => {
+      this.asking = undefined;
+    });
+    return this.asking;
+  }
+
+  private async askMinimum(now: number): Promise<number | null> {
+    const answer = await this.call("api/v1/frontend/index-data", { method: "GET", headers: { "api-key": this.options.apiKey } });
+    const value = answer.kind === "answer" && answer.status === 200 ? answer.body?.minimum_order_energy : undefined;
+    if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) this.minimum = { value, at: now };
+    return this.minimum?.value ?? null;
+  }
 
   period(durationSeconds: number): ProviderPeriod | null {
     return itrxPeriod(durationSeconds);
   }
 
+  /** One signed `POST`, never preceded by a query: the runner decides whether it may be sent (docs/decisions/0245). */
   async order(request: OrderRequest): Promise<OrderOutcome> {
-    const existing = await this.query({ out_trade_no: request.clientOrderId });
-    if (existing.kind === "found") return ordered(existing.order);
-    if (existing.kind !== "missing") return existing;
     const period = itrxPeriod(request.durationSeconds);
     if (!period) return { kind: "refused", code: "provider_refused", reason: `no itrx period covers ${request.durationSeconds} s` };
     const body = canonicalJson({ energy_amount: request.energy, out_trade_no: request.clientOrderId, period: period.name, receive_address: request.receiver });
@@ -99,13 +159,13 @@ export class ItrxEnergyProvider implements EnergyProvider {
     if (failure) return failure;
     const { body: b } = answer as Extract<Answer, { kind: "answer" }>;
     if (!b || typeof b.errno !== "number") return { kind: "unreachable", reason: "order answer without errno" };
-    if (b.errno !== 0) return { kind: "refused", ...itrxRefusal(b.errno, typeof b.message === "string" ? b.message : "") };
+    if (b.errno !== 0) return { kind: "refused", ...itrxRefusal(b.errno, itrxReason(b) ?? "") };
     if (typeof b.serial !== "string" || b.serial === "") return { kind: "unreachable", reason: "order answer without serial" };
     return { kind: "ordered", orderId: b.serial };
   }
 
   async fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome> {
-    const found = await this.query({ serial: order.orderId });
+    const found = await this.query(order.orderId);
     if (found.kind === "missing") return { kind: "failed", code: "provider_order_failed", reason: "the provider does not know the order" };
     if (found.kind === "unreachable") return found;
     if (found.kind === "refused") return { kind: "failed", code: found.code, reason: found.reason };
@@ -117,10 +177,9 @@ export class ItrxEnergyProvider implements EnergyProvider {
     return { kind: "progress", txids: txids.map((t) => t.toLowerCase()) };
   }
 
-  /** The order by `serial` or `out_trade_no`. */
-  private async query(by: { serial: string } | { out_trade_no: string }): Promise<QueryOutcome> {
-    const [key, value] = Object.entries(by)[0] as [string, string];
-    const answer = await this.call(`api/v1/frontend/order/query?${key}=${encodeURIComponent(value)}`, {
+  /** The order by its `serial`, the only key the English documentation gives the query. */
+  private async query(serial: string): Promise<QueryOutcome> {
+    const answer = await this.call(`api/v1/frontend/order/query?serial=${encodeURIComponent(serial)}`, {
       method: "GET",
       headers: { "api-key": this.options.apiKey },
     });
@@ -138,7 +197,11 @@ export class ItrxEnergyProvider implements EnergyProvider {
     try {
       res = await doFetch(new URL(path, withSlash(this.options.baseUrl)), { ...init, signal: AbortSignal.timeout(this.options.timeoutMs) });
     } catch (err) {
-      return { kind: "unreachable", reason: (err as Error).name === "TimeoutError" ? "timeout" : "connection failed" };
+      if ((err as Error).name === "TimeoutError") return { kind: "unreachable", reason: "timeout" };
+      // No connection was made: nothing can have been placed.
+      const cause = (err as Error).cause as { code?: unknown; message?: unknown } | undefined;
+      const refused = cause?.code === "ECONNREFUSED" || cause?.code === "ENOTFOUND" || cause?.code === "EAI_AGAIN" || cause?.message === "bad port";
+      return { kind: "unreachable", reason: "connection failed", ...(refused ? { notPlaced: true } : {}) };
     }
     let text: string;
     try {
@@ -155,26 +218,26 @@ export class ItrxEnergyProvider implements EnergyProvider {
   }
 }
 
-function ordered(order: ItrxOrder): OrderOutcome {
-  return typeof order.order_no === "string" && order.order_no !== ""
-    ? { kind: "ordered", orderId: order.order_no }
-    : { kind: "unreachable", reason: "order query answer without order_no" };
-}
-
-/** HTTP-level outcomes (decision 0105's table): retry on no answer, 429 and 5xx; refuse on 401/403 (credentials) and other 4xx. */
+/**
+ * HTTP-level outcomes (decision 0105's table, amended by 0245): retry on no answer, 429
+ * and 5xx; refuse on 401/403 (credentials), 402 and a 4xx whose reason tells a short
+ * balance (the operator's), other 4xx (the reason kept: `detail`, per-field arrays).
+ */
 function httpFailure(answer: Answer): Exclude<OrderOutcome, { kind: "ordered" }> | undefined {
   if (answer.kind === "unreachable") return answer;
   const { status, body } = answer;
-  const message = typeof body?.message === "string" ? body.message.slice(0, 200) : `HTTP ${status}`;
+  const said = itrxReason(body);
+  const message = said ? `HTTP ${status}: ${said}` : `HTTP ${status}`;
   if (status === 401 || status === 403)
     return { kind: "refused", code: "provider_auth_failed", reason: `the provider refused the API key or signature (${message})` };
   if (status === 402) return { kind: "refused", code: "provider_balance_short", reason: message };
-  if (status === 429 || status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
-  if (status < 200 || status >= 300)
-    return {
-      kind: "refused",
-      ...(typeof body?.errno === "number" ? itrxRefusal(body.errno, message) : { code: "provider_refused" as const, reason: message }),
-    };
+  // 429 and 503 are refusals to serve, nothing placed; another 5xx may come after the order was taken.
+  if (status === 429 || status === 503) return { kind: "unreachable", reason: `HTTP ${status}`, notPlaced: true };
+  if (status >= 500) return { kind: "unreachable", reason: `HTTP ${status}` };
+  if (status < 200 || status >= 300) {
+    if (typeof body?.errno === "number") return { kind: "refused", ...itrxRefusal(body.errno, said ?? "") };
+    return { kind: "refused", code: said && BALANCE_SHORT.test(said) ? "provider_balance_short" : "provider_refused", reason: message };
+  }
   if (!body) return { kind: "unreachable", reason: "answer is not JSON" };
   return undefined;
 }

@@ -43,6 +43,33 @@ function tx(over: Partial<MockTransaction> = {}): string {
   return txid;
 }
 
+describe("HttpTronNode.delegationsTo (the reconciliation's window)", () => {
+  it("finds the energy delegations to the receiver in the blocks from the one given to the head, page by page", async () => {
+    const from = tron.mine(1);
+    const inWindow = tx({ block: from + 5 });
+    const late = tx({ block: from + 150 });
+    const before = tx({ block: from - 1 });
+    tx({ block: from + 6, receiver: OTHER });
+    tx({ block: from + 7, resource: "BANDWIDTH" });
+    tx({ block: from + 8, type: "TransferContract" });
+    tron.mine(200);
+    const head = await node.head();
+    expect(head).toEqual({ kind: "head", block: tron.height });
+    const pages = tron.nodePaths.length;
+    const scan = await node.delegationsTo(RECEIVER, from);
+    expect(scan).toEqual({ kind: "scanned", txids: [inWindow, late], head: tron.height });
+    expect(scan).not.toMatchObject({ txids: expect.arrayContaining([before]) });
+    // 201 blocks: three pages of at most 100.
+    expect(tron.nodePaths.slice(pages).filter((p) => p === "/wallet/getblockbylimitnext")).toHaveLength(3);
+  });
+
+  it("answers unreachable, never throws, when the node is down", async () => {
+    const down = new HttpTronNode({ baseUrl: "http://127.0.0.1:9", timeoutMs: 500 });
+    expect(await down.head()).toMatchObject({ kind: "unreachable" });
+    expect(await down.delegationsTo(RECEIVER, 1)).toMatchObject({ kind: "unreachable" });
+  });
+});
+
 describe("HttpTronNode.delegatedByTransactions", () => {
   it("counts exactly the reported transactions that are successful energy delegations to the receiver", async () => {
     const good = tx();
@@ -58,7 +85,9 @@ describe("HttpTronNode.delegatedByTransactions", () => {
       [tx({ resource: "BANDWIDTH" }), "not ENERGY"],
       [tx({ type: "TransferContract" }), "not a DelegateResourceContract"],
       [tx({ contractRet: "REVERT" }), "contract result REVERT"],
-      [tx({ inBlock: false }), "not in a block yet"],
+      [tx({ inBlock: false }), "not in an irreversible block yet"],
+      // In a block the latest state shows, which a fork can still undo: not yet.
+      [tx({ solid: false }), "not in an irreversible block yet"],
       [tx({ failed: true }), "failed on chain"],
       ["ab".repeat(32), "not found on chain"],
     ];
@@ -90,6 +119,23 @@ describe("HttpTronNode.delegatedByTransactions", () => {
     const check = await node.delegatedByTransactions((firstTx as { txids: string[] }).txids, receiver);
     expect((check as { energy: number }).energy).toBeGreaterThanOrEqual(65_000);
     tron.set({ itrx: {} });
+  });
+
+  it("confirms on the solidity API (walletsolidity/), at its own URL when given, never on the latest block", async () => {
+    const pending = tx({ solid: false });
+    expect(await node.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ energy: 0, confirmed: [] });
+    tron.transactions.get(pending)!.solid = true;
+    expect(await node.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ confirmed: [pending] });
+    const infos = tron.nodePaths.filter((p) => p.endsWith("/gettransactioninfobyid"));
+    expect(infos.length).toBeGreaterThan(0);
+    expect(infos.every((p) => p === "/walletsolidity/gettransactioninfobyid")).toBe(true);
+    // The delegated sum (the generic provider's fallback) reads irreversible state too.
+    const before = tron.nodePaths.length;
+    await node.delegatedEnergy(MOCK_ITRX_DELEGATOR, RECEIVER);
+    expect(tron.nodePaths.slice(before)).toContain("/walletsolidity/getdelegatedresourcev2");
+    // A separate solidity URL (java-tron's own port): a dead one makes the check unreachable.
+    const split = new HttpTronNode({ baseUrl: tron.nodeUrl, solidityUrl: "http://127.0.0.1:9", timeoutMs: 500 });
+    expect(await split.delegatedByTransactions([pending], RECEIVER)).toMatchObject({ kind: "unreachable" });
   });
 
   it("counts a split order's transactions together", async () => {

@@ -4,8 +4,11 @@
  *   POST {base}/orders {client_order_id, receiver, energy, duration_seconds}
  *   with `Idempotency-Key: <client_order_id>` → 2xx {id, status, delegator};
  * - `ItrxEnergyProvider` (TRON_PROVIDER=itrx, `itrx.ts`, docs/decisions/0105).
- * The job id is the client order id: asking again for the same job returns the
- * same order, so a step retried after a crash never orders twice.
+ * The job id is the client order id. The generic API deduplicates it (asking
+ * again for the same job returns the same order: `repeatable`); itrx does not, and
+ * its English documentation finds an order by its `serial` only, so the runner
+ * records its intent before ordering and never asks itrx twice for one lease: an
+ * attempt whose answer was lost is reconciled on chain (docs/decisions/0245).
  */
 export type OrderRequest = { clientOrderId: string; receiver: string; energy: number; durationSeconds: number };
 
@@ -17,8 +20,12 @@ export type OrderOutcome =
   | { kind: "ordered"; orderId: string; delegator?: string | undefined }
   /** The provider answered and refused: final (the hold is voided, the job fails with `code`). */
   | { kind: "refused"; code: RefusalCode; reason: string }
-  /** No usable answer (network, timeout, 5xx, 429, unreadable body): try again later. */
-  | { kind: "unreachable"; reason: string };
+  /**
+   * No usable answer (network, timeout, 5xx, 429, unreadable body): try again later.
+   * `notPlaced` when the request certainly placed nothing (no connection was made, 429,
+   * 503); otherwise the provider may have taken the order and its answer was lost.
+   */
+  | { kind: "unreachable"; reason: string; notPlaced?: boolean };
 
 /** What the provider says of an order it took. */
 export type FulfilmentOutcome =
@@ -34,17 +41,28 @@ export type ProviderPeriod = { name: string; seconds: number };
 export type EnergyProvider = {
   /** `generic` or `itrx`: shown in quotes. */
   readonly name: string;
+  /** Ordering again for the same client order id returns the first order (the provider deduplicates it). */
+  readonly repeatable: boolean;
   /** The period the provider will be ordered for; null when it takes the duration in seconds as is. */
   period(durationSeconds: number): ProviderPeriod | null;
   order(request: OrderRequest): Promise<OrderOutcome>;
   fulfilment(order: { orderId: string; clientOrderId: string }): Promise<FulfilmentOutcome>;
+  /** The smallest order the provider takes, as it reports it (cached); null when it does not say or cannot be asked. */
+  minimumEnergy(): Promise<number | null>;
 };
 
 export class HttpEnergyProvider implements EnergyProvider {
   readonly name = "generic";
+  /** `Idempotency-Key: <client_order_id>` (docs/decisions/0102). */
+  readonly repeatable = true;
   constructor(private readonly options: { baseUrl: string; apiKey?: string | undefined; timeoutMs: number; fetch?: typeof fetch }) {}
 
   period(): ProviderPeriod | null {
+    return null;
+  }
+
+  /** This API states no minimum: the contract's bounds (1 000 energy) are the only ones. */
+  async minimumEnergy(): Promise<number | null> {
     return null;
   }
 

@@ -27,7 +27,7 @@ export type LedgerProcess = {
  */
 export async function startLedgerProcess(env: Record<string, string> = {}): Promise<LedgerProcess> {
   const ledger = await startLedger(env);
-  const client = createClient(ledgerV1, ledger.address, { deadlineMs: 15_000, serviceToken: ledger.serviceToken });
+  const client = createClient(ledgerV1, ledger.address, { deadlineMs: 15_000, serviceToken: ledger.serviceToken, tls: ledger.tls });
   const db = createDatabase(databaseUrl(ledger.serverUrl, ledger.databaseName), 2);
   let nc: NatsConnection | undefined;
   return {

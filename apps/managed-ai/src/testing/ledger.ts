@@ -76,7 +76,7 @@ const viewOf = (h: Awaited<ReturnType<Client<typeof ledgerV1>["GetHold"]>>): Hol
 
 export async function startTestLedger(): Promise<TestLedger> {
   const service = await startLedger();
-  const client = createClient(ledgerV1, service.address, { deadlineMs: 10_000, serviceToken: service.serviceToken, name: "ledger" });
+  const client = createClient(ledgerV1, service.address, { deadlineMs: 10_000, serviceToken: service.serviceToken, tls: service.tls, name: "ledger" });
   const calls = new LedgerCalls(client, createLogger({ service: "managed-ai-test", level: "silent" }));
   // Only for what no call shows; everything else is read over gRPC.
   const db = createPool(databaseUrl(service.serverUrl, service.databaseName), { poolSize: 2 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseInput } from "@gateway/errors";
+import { AppError, parseInput } from "@gateway/errors";
 import { newId } from "@gateway/ids";
 import type { JobsContext } from "../context.js";
 import type { TronQuote } from "../../generated/prisma/client.js";
@@ -16,10 +16,20 @@ export type Quote = TronQuote & { provider: string; providerPeriod: ProviderPeri
  * Prices a lease (docs/decisions/0101) and keeps the offer for
  * TRON_QUOTE_TTL_SECONDS. It also says which of the provider's periods the
  * lease will be ordered for (itrx sells 1H, 1D..30D: the smallest that covers
- * the duration, docs/decisions/0105).
+ * the duration, docs/decisions/0105). In live mode, energy below the provider's
+ * reported minimum order is refused here (400 `invalid_request`, CONTRACT.md 1's code for a
+ * bound), before anything is held, instead of being ordered and refused (decision 0245).
  */
 export async function createQuote({ ctx, input }: { ctx: Pick<JobsContext, "prisma" | "tron" | "provider">; input: CreateQuoteInput }): Promise<Quote> {
   const q = parseInput(CreateQuoteInput, input);
+  if (ctx.tron.mode === "live") {
+    const minimum = await ctx.provider.minimumEnergy();
+    if (minimum !== null && q.energy < minimum) {
+      throw new AppError("invalid_request", `energy must be at least ${minimum}: the energy provider's minimum order.`, {
+        extra: { minimum_energy: minimum },
+      });
+    }
+  }
   const row = await ctx.prisma.tronQuote.create({
     data: {
       id: newId("quote"),

@@ -26,7 +26,7 @@ afterAll(async () => {
 
 describe("checkInvariant", () => {
   it("reconciles every tenant: credits − captured = available + held, from independent records", async () => {
-    const report = await checkInvariant({ ctx: ledger.ctx, input: {} });
+    const report = await checkInvariant({ ctx: ledger.ctx, input: { all_tenants: true } });
     expect(report).toMatchObject({ ok: true, journalSum: 0n, unbalancedTransfers: 0n });
     expect(report.tenants.map((t) => t.tenantId)).toEqual(["i1", "i2"]);
     expect(report.tenants[0]).toEqual({
@@ -49,18 +49,24 @@ describe("checkInvariant", () => {
     expect((await checkInvariant({ ctx: ledger.ctx, input: { tenant_id: "nobody" } })).tenants).toEqual([]);
   });
 
+  it("needs a tenant, or every tenant asked for explicitly: an empty tenant id alone never means everyone", async () => {
+    await expect(checkInvariant({ ctx: ledger.ctx, input: {} })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(checkInvariant({ ctx: ledger.ctx, input: { tenant_id: "" } })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(checkInvariant({ ctx: ledger.ctx, input: { tenant_id: "i1", all_tenants: true } })).rejects.toMatchObject({ code: "invalid_request" });
+  });
+
   it("notices a running balance that disagrees with the journal", async () => {
     // Consistent with the account's own CHECKs (available = credits posted − debits), not with the transfers.
     await ledger.sql("UPDATE accounts SET available = available + 1, credits_posted = credits_posted + 1 WHERE tenant_id = 'i2'");
     try {
-      const report = await checkInvariant({ ctx: ledger.ctx, input: {} });
+      const report = await checkInvariant({ ctx: ledger.ctx, input: { all_tenants: true } });
       expect(report.ok).toBe(false);
       expect(report.tenants.find((t) => t.tenantId === "i2")).toMatchObject({ ok: false, available: 651n, journalAvailable: 650n });
       expect(report.tenants.find((t) => t.tenantId === "i1")!.ok).toBe(true);
     } finally {
       await ledger.sql("UPDATE accounts SET available = available - 1, credits_posted = credits_posted - 1 WHERE tenant_id = 'i2'");
     }
-    expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
+    expect((await checkInvariant({ ctx: ledger.ctx, input: { all_tenants: true } })).ok).toBe(true);
   });
 });
 
@@ -124,7 +130,7 @@ describe("the database's own defences", () => {
     // One position per row in the log the relay tails.
     await fails(insert({ hold_id: `'${open!.id}'`, seq: "(SELECT max(seq) FROM transfers)" }), /transfers_seq_key/);
     expect(await ledger.sql("SELECT 1 FROM transfers WHERE id = 'trf_bad'")).toEqual([]);
-    expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
+    expect((await checkInvariant({ ctx: ledger.ctx, input: { all_tenants: true } })).ok).toBe(true);
   });
 
   it("never lets a hold be changed or deleted: it is a view of its transfers", async () => {
@@ -132,7 +138,7 @@ describe("the database's own defences", () => {
     await fails(`UPDATE holds SET status = 'voided' WHERE id = '${captured!.id}'`, /cannot update view "holds"/);
     const [open] = await ledger.sql<{ id: string }>("SELECT id FROM holds WHERE status = 'open' LIMIT 1");
     await fails(`DELETE FROM holds WHERE id = '${open!.id}'`, /cannot delete from view "holds"/);
-    expect((await checkInvariant({ ctx: ledger.ctx, input: {} })).ok).toBe(true);
+    expect((await checkInvariant({ ctx: ledger.ctx, input: { all_tenants: true } })).ok).toBe(true);
   });
 
   it("keeps an allotment's posts within it, on it alone, and its totals equal to its transfers", async () => {

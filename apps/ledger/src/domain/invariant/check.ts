@@ -3,10 +3,21 @@ import { parseInput } from "@gateway/errors";
 import type { LedgerContext } from "../context.js";
 import { TenantId } from "../schemas.js";
 
-export const CheckInvariantInput = z.object({
-  /** "" (the proto default): every tenant. */
-  tenant_id: z.union([z.literal(""), TenantId]).default(""),
-});
+/**
+ * One tenant, or every tenant and the whole journal when asked for explicitly
+ * (`all_tenants`: the operator's audit). An empty tenant id alone is refused: it
+ * never means "every tenant" (issue 37, as ListUsage in docs/decisions/0183).
+ */
+export const CheckInvariantInput = z
+  .object({
+    tenant_id: z.union([z.literal(""), TenantId]).default(""),
+    all_tenants: z.boolean().default(false),
+  })
+  .refine((q) => q.all_tenants || q.tenant_id !== "", {
+    path: ["tenant_id"],
+    message: "is required (all_tenants asks for the operator's check of every tenant)",
+  })
+  .refine((q) => !(q.all_tenants && q.tenant_id !== ""), { path: ["all_tenants"], message: "cannot be combined with a tenant_id" });
 export type CheckInvariantInput = z.input<typeof CheckInvariantInput>;
 
 export type TenantInvariant = {
@@ -146,8 +157,9 @@ ORDER BY t.tenant_id`;
  * balances and the journal sums to zero.
  */
 export async function checkInvariant({ ctx, input }: { ctx: LedgerContext; input: CheckInvariantInput }): Promise<InvariantReport> {
-  const { tenant_id } = parseInput(CheckInvariantInput, input);
-  const rows = await ctx.prisma.$queryRawUnsafe<Row[]>(CHECK_SQL, tenant_id);
+  const { tenant_id, all_tenants } = parseInput(CheckInvariantInput, input);
+  // The statement reads '' as every tenant; only all_tenants gets there.
+  const rows = await ctx.prisma.$queryRawUnsafe<Row[]>(CHECK_SQL, all_tenants ? "" : tenant_id);
   const first = rows[0];
   const journalSum = first?.journal_sum ?? 0n;
   const unbalancedTransfers = first?.unbalanced ?? 0n;
