@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { redactConfig } from "@gateway/config";
 import { CONSOLE_DIST_DIR } from "@gateway/console";
-import { Broadcast, publishEvent } from "@gateway/events";
+import { Broadcast } from "@gateway/events";
 import { startInfrastructure } from "@gateway/runtime";
 import { createApp } from "./app.js";
 import { closeServices, createServices } from "./clients.js";
@@ -25,6 +25,7 @@ import { drainHttp, InFlight } from "./http/drain.js";
 import { routes } from "./routes/index.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { createAppServer } from "./http/server.js";
+import { loneEvents } from "./storage/lone-events.js";
 
 const env = loadEnv(process.env);
 const infra = await startInfrastructure<Tx, PrismaClient>({
@@ -34,7 +35,7 @@ const infra = await startInfrastructure<Tx, PrismaClient>({
   prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
   createPrisma,
 });
-const { logger, registry, prisma, transact, nats, publisher, subjects, shutdown } = infra;
+const { logger, registry, prisma, pool, transact, relay, nats, subjects, shutdown } = infra;
 
 // Redis holds key limits and versions; without it no API-key request is admitted (503).
 // Auto-pipelining sends the commands of concurrent requests in one write.
@@ -102,7 +103,7 @@ const keys: KeysContext = {
   store,
   limits: new KeyLimits(redis, env.REDIS_KEY_PREFIX, env.CONCURRENCY_LEASE_TTL_MS),
   clientIp: new ClientIpResolver(env.TRUSTED_PROXY_CIDRS, env.CLIENT_IP_HEADER),
-  publish: (type, data) => publishEvent(publisher, subjects, "edge", type, data),
+  emitAlone: loneEvents({ pool, relay }),
   logger,
   expiryNotices,
 };
@@ -126,7 +127,7 @@ const inFlight = new InFlight();
 const app = createApp({
   deps,
   routes,
-  auth: { sessions, widgets, keys: (req, requirement) => authenticateKey(keys, req, requirement) },
+  auth: { sessions, widgets, keys: (req, presented, requirement) => authenticateKey(keys, req, presented, requirement) },
   inFlight,
   ...(env.CONSOLE_UI ? { consoleDir: CONSOLE_DIST_DIR } : {}),
 });

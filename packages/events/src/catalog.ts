@@ -535,7 +535,7 @@ export function parseEnvelope(raw: unknown): EventEnvelope {
  * The envelope's shape only (plain type checks, no schema run): for consumers that
  * store what was published without reading the payload (the audit trail). Every
  * producer validated the payload against the catalog before publishing (`validateData`
- * in the outbox and `publishEvent`; the ledger's log is written by its own SQL
+ * in `outboxRow`; the ledger's log is written by its own SQL
  * functions), so running the catalog again on each delivery checks nothing new.
  * An unknown type or a payload that is not an object is still malformed.
  */

@@ -30,7 +30,7 @@ export { LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } 
 export { startWorkQueue, type WorkOutcome, type WorkQueueOptions } from "./work-queue.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
-export { publishEnvelope, publishEvent } from "./publish.js";
+export { publishEnvelope } from "./publish.js";
 export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
 export { pgTransactions, type PoolLike } from "./pg.js";
 export { Broadcast } from "./broadcast.js";

@@ -1,7 +1,5 @@
 import { headers as natsHeaders, type PubAck } from "nats";
-import { newId } from "@gateway/ids";
-import { currentRequestId } from "@gateway/logger";
-import { validateData, type EventData, type EventEnvelope, type EventType } from "./catalog.js";
+import type { EventEnvelope, EventType } from "./catalog.js";
 import type { JsPublish } from "./js-publisher.js";
 import type { Subjects } from "./subjects.js";
 import { injectTrace } from "./trace.js";
@@ -47,29 +45,4 @@ export function publishStored(js: JsPublish, subjects: Subjects, source: string,
       ),
     ),
   );
-}
-
-/**
- * For events that record something without a database change of their own
- * (a request denied by policy): validated and published directly, not through
- * an outbox. Returns the event id.
- */
-export async function publishEvent<T extends EventType>(
-  js: JsPublish,
-  subjects: Subjects,
-  source: string,
-  type: T,
-  data: EventData<T>,
-  options: { id?: string; requestId?: string } = {},
-): Promise<string> {
-  const envelope: EventEnvelope<T> = {
-    id: options.id ?? newId("evt"),
-    type,
-    source,
-    occurred_at: new Date().toISOString(),
-    request_id: options.requestId ?? currentRequestId() ?? null,
-    data: validateData(type, data),
-  };
-  await publishEnvelope(js, subjects, envelope as EventEnvelope);
-  return envelope.id;
 }

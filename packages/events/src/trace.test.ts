@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { newId } from "@gateway/ids";
 import { createLogger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind } from "@gateway/telemetry";
 import { recordSpans } from "@gateway/telemetry/testing";
-import { connectNats, ensureStream, outboxTable, publishEvent, Relay, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
+import { connectNats, ensureStream, outboxTable, publishEnvelope, Relay, startConsumer, subjectsFor, type SqlExecutor, type TxRunner } from "./index.js";
 
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const subjects = subjectsFor(`tr${randomBytes(4).toString("hex")}`);
@@ -51,13 +52,13 @@ it("an event published inside a span carries its traceparent; the consumer's bat
     let caller!: { traceId: string; spanId: string };
     await inSpan("request", {}, async (span) => {
       caller = span.spanContext();
-      await publishEvent(nc.jetstream(), subjects, "test", "ledger.credited", {
-        tenant_id: "ten_1",
-        entry_id: "ent_1",
-        operation_id: "op_1",
-        units: "1",
-        available_units: "1",
-        reason: "r",
+      await publishEnvelope(nc.jetstream(), subjects, {
+        id: newId("evt"),
+        type: "ledger.credited",
+        source: "test",
+        occurred_at: new Date().toISOString(),
+        request_id: null,
+        data: { tenant_id: "ten_1", entry_id: "ent_1", operation_id: "op_1", units: "1", available_units: "1", reason: "r" },
       });
     });
     await expect.poll(() => recorder.spans().some((s) => s.name === "process trace-test"), { timeout: 5_000 }).toBe(true);

@@ -6,6 +6,7 @@ export {
   allotOperation,
   captureOperation,
   closeOperation,
+  creditOperation,
   freezeOperation,
   postOperation,
   reserveOperation,

@@ -1,7 +1,6 @@
 import { AppError } from "@gateway/errors";
 import type { Request } from "express";
 import type { KeyRequirement } from "../domain/keys/authenticate-key.js";
-import { bearerToken } from "../domain/keys/key-request.js";
 import type { Scope, ServiceType } from "../domain/keys/scopes.js";
 import type {
   ApiKeyPrincipal,
@@ -12,6 +11,7 @@ import type {
   WidgetAuthenticator,
   WidgetPrincipal,
 } from "../domain/principal.js";
+import { type Credentials, credentialsOf } from "./credentials.js";
 
 /**
  * What a route requires of its caller, declared once on the route. The one
@@ -44,14 +44,14 @@ export type Access =
 export type Authenticators = {
   sessions: SessionAuthenticator;
   widgets?: WidgetAuthenticator;
-  /** Applies the whole key policy; throws the contract's 401/403/429. */
-  keys: (req: Request, requirement: KeyRequirement) => Promise<ApiKeyPrincipal>;
+  /** Applies the whole key policy to the key presented (`Credentials.key`); throws the contract's 401/403/429. */
+  keys: (req: Request, presented: string | undefined, requirement: KeyRequirement) => Promise<ApiKeyPrincipal>;
 };
 
 export const ADMIN_TENANT_ROLES: readonly TenantRole[] = ["owner", "admin"];
 
-async function sessionOf(req: Request, sessions: SessionAuthenticator): Promise<SessionPrincipal> {
-  const token = bearerToken(req);
+async function sessionOf(credentials: Credentials, sessions: SessionAuthenticator): Promise<SessionPrincipal> {
+  const token = credentials.bearer;
   if (!token) throw new AppError("unauthorized", "Sign in: send Authorization: Bearer <token>.");
   const principal = await sessions.authenticate(token);
   if (!principal) throw new AppError("unauthorized", "The session token is invalid, expired or signed out.");
@@ -60,13 +60,13 @@ async function sessionOf(req: Request, sessions: SessionAuthenticator): Promise<
 
 /** Authenticates and authorizes one request against a route's declared access. */
 export async function authorize(access: Access, req: Request, auth: Authenticators): Promise<Principal> {
+  if (access.kind === "public") return { kind: "anonymous" };
+  const credentials = credentialsOf(req);
   switch (access.kind) {
-    case "public":
-      return { kind: "anonymous" };
     case "session":
-      return sessionOf(req, auth.sessions);
+      return sessionOf(credentials, auth.sessions);
     case "tenant": {
-      const principal = await sessionOf(req, auth.sessions);
+      const principal = await sessionOf(credentials, auth.sessions);
       if (access.minRole === "admin" && !ADMIN_TENANT_ROLES.includes(principal.tenantRole)) {
         if (access.hideAs404) throw new AppError("not_found", "Not found.");
         throw new AppError("forbidden", "This needs a tenant owner or admin.");
@@ -75,24 +75,22 @@ export async function authorize(access: Access, req: Request, auth: Authenticato
     }
     case "apiKey": {
       const alias = access.service ? req.params[access.service.aliasParam] : undefined;
-      return auth.keys(req, {
+      return auth.keys(req, credentials.key, {
         ...(access.scope ? { scope: access.scope } : {}),
         ...(access.service && typeof alias === "string" ? { service: { type: access.service.type, alias } } : {}),
       });
     }
     case "widget": {
-      const token = bearerToken(req);
-      // An API key (X-API-Key, or a Bearer value that is not a JWT) takes the key path when the route allows one.
-      if (access.orApiKeyScope && (req.headers["x-api-key"] !== undefined || (token !== undefined && token.split(".").length !== 3))) {
-        return auth.keys(req, { scope: access.orApiKeyScope });
-      }
+      const token = credentials.bearer;
+      // An API key takes the key path when the route allows one.
+      if (access.orApiKeyScope && credentials.presentsKey) return auth.keys(req, credentials.key, { scope: access.orApiKeyScope });
       if (!token) throw new AppError("unauthorized", "Send the widget token: Authorization: Bearer <token>.");
       const principal = auth.widgets ? await auth.widgets.authenticate(token) : null;
       if (!principal) throw new AppError("unauthorized", "The widget token is invalid, expired or revoked.");
       return principal;
     }
     case "platform": {
-      const principal = await sessionOf(req, auth.sessions);
+      const principal = await sessionOf(credentials, auth.sessions);
       const role = principal.platformRole;
       const allowed = access.level === "write" ? role === "platform_admin" : role !== null;
       if (!allowed) {

@@ -54,32 +54,16 @@ import { postEmbeddings } from "./v1/ai/embeddings.js";
 import { postCountTokens, postMessages } from "./v1/ai/messages.js";
 import { postNativeChat, postNativeChatStream, postNativeEmbeddings } from "./v1/ai/native.js";
 import { getUsers } from "./ops/users/list-users.js";
-import { deleteMessage, getChatMessages, getChats, patchMessage, postBot, postChatAction, postFileMessage, postReply } from "./v1/bot/bot.js";
-import {
-  getWidgetEvents,
-  getWidgetMessages,
-  postWidgetAuth,
-  postWidgetMessage,
-  postWidgetRefresh,
-  postWidgetRevoke,
-  postWidgetToken,
-} from "./v1/bot/widget.js";
-import {
-  deleteChannel,
-  deleteParticipant,
-  getConversation,
-  getConversationEvents,
-  getInbox,
-  patchConversation,
-  patchChannel,
-  patchParticipant,
-  postChannel,
-  postConversation,
-  postParticipant,
-  postWidgetSession,
-} from "./v1/conversations/conversations.js";
+import { postBot } from "./v1/bot/bots.js";
+import { getChats, postChatAction } from "./v1/bot/chats.js";
+import { deleteMessage, getChatMessages, patchMessage, postFileMessage, postReply } from "./v1/bot/messages.js";
+import { postWidgetAuth, postWidgetRefresh, postWidgetRevoke, postWidgetToken } from "./v1/bot/widget.js";
+import { getWidgetEvents, getWidgetMessages, postWidgetMessage } from "./v1/bot/widget-feed.js";
+import { deleteChannel, patchChannel, postChannel } from "./v1/conversations/channels.js";
+import { getConversation, getConversationEvents, getInbox, patchConversation, postConversation } from "./v1/conversations/conversations.js";
+import { deleteParticipant, patchParticipant, postParticipant } from "./v1/conversations/participants.js";
 import { deleteWebhook, getWebhookDeliveries, getWebhooks, postWebhook, postWebhookReplay } from "./v1/conversations/webhooks.js";
-import { getWidgetSessions } from "./v1/conversations/widget-sessions.js";
+import { getWidgetSessions, postWidgetSession } from "./v1/conversations/widget-sessions.js";
 import { getTronLease, getTronLeases, postTronLease, postTronQuote } from "./v1/tron/tron.js";
 
 /** Every route of the gateway; the OpenAPI document is built from this list. */

@@ -1,37 +1,13 @@
-import type { Keyring } from "@gateway/secrets";
 import type { Logger } from "@gateway/logger";
-import { Counter, type Registry } from "@gateway/metrics";
-import {
-  DELIVERY_DUE,
-  DeliveryLoop,
-  MAX_DELIVERY_ATTEMPTS,
-  type AttemptRecord,
-  type DeliveryClaim,
-  type DeliveryStore,
-  type Outgoing,
-  type Skip,
-} from "@gateway/outbound";
-import type { CallbackSettings } from "../domain/context.js";
-import type { PrismaClient } from "../generated/prisma/client.js";
-import { callbackPolicy } from "../callbacks/target.js";
+import type { Counter } from "@gateway/metrics";
+import { DELIVERY_DUE, type AttemptRecord, type DeliveryClaim, type DeliveryLoop, type DeliveryStore, type Outgoing, type Skip } from "@gateway/outbound";
+import { type DispatcherOptions, signedDeliveries } from "../callbacks/signed-deliveries.js";
 import { openWebhookSecret } from "../domain/account-webhooks/secret.js";
-
-const BATCH = 20;
 
 /** A claimed `account_webhook_deliveries` row (`id` is its seq); `attempt` already counted by the claim. */
 type WebhookClaim = DeliveryClaim & { webhookId: string; eventId: string; event: string; data: unknown };
 
-export type AccountWebhookDispatcherOptions = {
-  prisma: PrismaClient;
-  keyring: Keyring;
-  logger: Logger;
-  /** The callbacks' settings: the same egress rules, timeout and backoff (CONTRACT.md section 13). */
-  settings: CallbackSettings;
-  pollMs: number;
-  maxPollMs?: number;
-  registry?: Registry;
-  random?: () => number;
-};
+export type AccountWebhookDispatcherOptions = DispatcherOptions;
 
 /**
  * The `account_webhook_deliveries` table as the one delivery loop sees it
@@ -91,25 +67,13 @@ function webhookStore(options: AccountWebhookDispatcherOptions, log: Logger, att
  * `backoffDelayMs(attempt, CALLBACK_BASE_DELAY_MS)`, exhausted after the 8th attempt.
  */
 export function createAccountWebhookDispatcher(options: AccountWebhookDispatcherOptions): DeliveryLoop<WebhookClaim> {
-  const log = options.logger.child({ component: "account-webhooks" });
-  const attempts = options.registry
-    ? new Counter({
-        name: "account_webhook_attempts_total",
-        help: "Account webhook delivery attempts, by resulting state (delivered, pending = will retry, exhausted).",
-        labelNames: ["state"],
-        registers: [options.registry],
-      })
-    : undefined;
-  return new DeliveryLoop({
-    store: webhookStore(options, log, attempts),
-    policy: callbackPolicy(options.settings),
-    timeoutMs: options.settings.timeoutMs,
-    retry: { maxAttempts: MAX_DELIVERY_ATTEMPTS, baseDelayMs: options.settings.baseDelayMs, random: options.random },
-    batchSize: BATCH,
-    maxRedirects: 0,
-    pollMs: options.pollMs,
-    maxPollMs: options.maxPollMs,
-    log,
+  return signedDeliveries(options, {
+    component: "account-webhooks",
     name: "account webhook",
+    metric: {
+      name: "account_webhook_attempts_total",
+      help: "Account webhook delivery attempts, by resulting state (delivered, pending = will retry, exhausted).",
+    },
+    store: (log, attempts) => webhookStore(options, log, attempts),
   });
 }

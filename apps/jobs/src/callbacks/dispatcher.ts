@@ -1,35 +1,13 @@
-import type { Keyring } from "@gateway/secrets";
 import type { Logger } from "@gateway/logger";
-import { Counter, type Registry } from "@gateway/metrics";
-import {
-  DELIVERY_DUE,
-  DeliveryLoop,
-  MAX_DELIVERY_ATTEMPTS,
-  type AttemptRecord,
-  type DeliveryClaim,
-  type DeliveryStore,
-  type Outgoing,
-  type Skip,
-} from "@gateway/outbound";
-import type { PrismaClient } from "../generated/prisma/client.js";
-import { callbackPolicy, openCallbackSecret, type CallbackSettings } from "./target.js";
+import type { Counter } from "@gateway/metrics";
+import { DELIVERY_DUE, type AttemptRecord, type DeliveryClaim, type DeliveryLoop, type DeliveryStore, type Outgoing, type Skip } from "@gateway/outbound";
+import { openCallbackSecret } from "./target.js";
+import { type DispatcherOptions, signedDeliveries } from "./signed-deliveries.js";
 
-const BATCH = 20;
+export type { DispatcherOptions };
 
 /** A claimed `job_callback_deliveries` row; `attempt` is its `attempts`, already counted by the claim. */
 type CallbackClaim = DeliveryClaim & { jobId: string; job: unknown };
-
-export type DispatcherOptions = {
-  prisma: PrismaClient;
-  keyring: Keyring;
-  logger: Logger;
-  settings: CallbackSettings;
-  pollMs: number;
-  /** While polls find nothing, their interval doubles up to this (retries wake it when due). Default `pollMs`. */
-  maxPollMs?: number;
-  registry?: Registry;
-  random?: () => number;
-};
 
 /**
  * The `job_callback_deliveries` table as the delivery loop sees it
@@ -94,26 +72,11 @@ function callbackStore(options: DispatcherOptions, log: Logger, attempts?: Count
  * exhausted after the 8th attempt (CONTRACT.md section 9).
  */
 export function createCallbackDispatcher(options: DispatcherOptions): DeliveryLoop<CallbackClaim> {
-  const log = options.logger.child({ component: "callbacks" });
-  const attempts = options.registry
-    ? new Counter({
-        name: "callback_attempts_total",
-        help: "Callback delivery attempts, by resulting state (delivered, pending = will retry, exhausted).",
-        labelNames: ["state"],
-        registers: [options.registry],
-      })
-    : undefined;
-  return new DeliveryLoop({
-    store: callbackStore(options, log, attempts),
-    policy: callbackPolicy(options.settings),
-    timeoutMs: options.settings.timeoutMs,
-    retry: { maxAttempts: MAX_DELIVERY_ATTEMPTS, baseDelayMs: options.settings.baseDelayMs, random: options.random },
-    batchSize: BATCH,
-    maxRedirects: 0,
-    pollMs: options.pollMs,
-    maxPollMs: options.maxPollMs,
-    settledFreesNext: true, // the job's next event may go now
-    log,
+  return signedDeliveries(options, {
+    component: "callbacks",
     name: "callback",
+    metric: { name: "callback_attempts_total", help: "Callback delivery attempts, by resulting state (delivered, pending = will retry, exhausted)." },
+    settledFreesNext: true, // the job's next event may go now
+    store: (log, attempts) => callbackStore(options, log, attempts),
   });
 }

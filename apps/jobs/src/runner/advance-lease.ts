@@ -1,7 +1,7 @@
-import { captureOperation, findHold, reserveOperation, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../domain/context.js";
 import type { Job, Prisma, TronLease } from "../generated/prisma/client.js";
 import { changeJobStatus } from "../domain/jobs/change-status.js";
+import { leaseHold, leaseHolds, settled } from "../domain/leases/hold.js";
 import { TERMINAL, type JobStatus } from "../domain/jobs/view.js";
 import type { RefusalCode } from "../tron/provider.js";
 
@@ -78,19 +78,8 @@ async function start(ctx: JobsContext, job: Job, first: TronLease): Promise<Step
  * repetition after a crash is harmless) and the job fails.
  */
 async function abandonUnconfirmed(ctx: JobsContext, lease: TronLease): Promise<void> {
-  // Refused for want of balance: there never was a reservation.
-  const held = await findHold(
-    ctx.ledger,
-    {
-      operation_id: reserveOperation(lease.jobId),
-      tenant_id: lease.tenantId,
-      units: lease.costUnits.toString(),
-      ttl_seconds: 3_600,
-      reason: `energy lease ${lease.id}`,
-    },
-    ["insufficient_balance"],
-  );
-  if (held) await ctx.ledger.void({ operation_id: voidOperation(lease.jobId), hold_id: held.holdId, reason: `energy lease ${lease.id} unconfirmed` });
+  // Refused for want of balance: there never was a reservation; one taken only by this replay is given back.
+  await leaseHolds(ctx).recover(leaseHold(lease, ctx.tron), null, () => ({ kind: "void", reason: `energy lease ${lease.id} unconfirmed` }));
   await ctx.transact(async (tx, emit) => {
     const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: "abandon" }, data: { stage: "done" } });
     if (moved.count === 0) return;
@@ -365,20 +354,9 @@ export function delivered(ctx: Pick<JobsContext, "tron">, energy: number, ordere
 /** Settles the money as decided (idempotent operation ids), then the status, in that order. */
 async function finish(ctx: JobsContext, lease: TronLease, from: JobStatus, outcome: Outcome): Promise<void> {
   if (!lease.dryRun && lease.holdId) {
-    if (outcome.ledger === "capture") {
-      await ctx.ledger.capture({
-        operation_id: captureOperation(lease.jobId),
-        hold_id: lease.holdId,
-        units: lease.costUnits.toString(),
-        reason: `energy lease ${lease.id}`,
-      });
-    } else {
-      await ctx.ledger.void({
-        operation_id: voidOperation(lease.jobId),
-        hold_id: lease.holdId,
-        reason: `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}`,
-      });
-    }
+    const holds = leaseHolds(ctx);
+    if (outcome.ledger === "capture") settled(await holds.capture(lease.jobId, lease.holdId, lease.costUnits, `energy lease ${lease.id}`));
+    else settled(await holds.void(lease.jobId, lease.holdId, `energy lease ${lease.id}: ${outcome.error?.code ?? outcome.to}`));
   }
   await ctx.transact(async (tx, emit) => {
     const moved = await tx.tronLease.updateMany({ where: { id: lease.id, stage: lease.stage }, data: { stage: "done" } });

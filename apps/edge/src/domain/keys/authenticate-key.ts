@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import type { ApiKeyPrincipal } from "../principal.js";
 import type { KeysContext } from "./context.js";
 import { expireKey } from "./expire-key.js";
-import { hashKey, keyFromRequest, looksLikeKey } from "./key-format.js";
+import { hashKey, looksLikeKey } from "./key-format.js";
 import type { KeyRequest } from "./key-request.js";
 import type { KeyRecord } from "./key-store.js";
 import type { Admission } from "./limits.js";
@@ -39,14 +39,14 @@ export function localDenial(key: KeyRecord, requirement: KeyRequirement, ip: str
 const unauthorized = (message = "The API key is invalid, revoked or expired.") => new AppError("unauthorized", message);
 
 /**
- * The key policy of every API-key request, in the contract's order:
+ * The key policy of every API-key request (`presented`: the key the request sent, as
+ * the HTTP layer read it), in the contract's order:
  * unknown / revoked / expired → 401; address → 403; scope → 403; service alias
  * → 403; daily quota → 429; per-minute rate → 429; concurrency → 429.
  * The cached key is checked against its version in Redis in the same round
  * trip that applies the limits, and reloaded when another replica changed it.
  */
-export async function authenticateKey(ctx: KeysContext, req: KeyRequest, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
-  const presented = keyFromRequest(req);
+export async function authenticateKey(ctx: KeysContext, req: KeyRequest, presented: string | undefined, requirement: KeyRequirement): Promise<ApiKeyPrincipal> {
   if (!presented) throw unauthorized("Send an API key: X-API-Key: <key>, or Authorization: Bearer <key>.");
   if (!looksLikeKey(presented)) throw unauthorized();
   const hash = hashKey(presented);
@@ -85,8 +85,8 @@ export async function authenticateKey(ctx: KeysContext, req: KeyRequest, require
     if (admission.kind === "denied") {
       await recordDenial(ctx, key, admission.reason, req, ip);
       if (admission.firstQuotaDenial) {
-        await publishQuietly(ctx, () =>
-          ctx.publish("key.quota_exceeded", {
+        await emitQuietly(ctx, () =>
+          ctx.emitAlone("key.quota_exceeded", {
             key_id: key!.id,
             tenant_id: key!.tenantId,
             day: admission.firstQuotaDenial!.day,
@@ -120,16 +120,16 @@ function holdLease(ctx: KeysContext, req: KeyRequest, keyId: string): void {
 }
 
 async function recordDenial(ctx: KeysContext, key: KeyRecord, reason: LocalDenial | "daily_quota" | "rate_limit" | "concurrency", req: KeyRequest, ip: string) {
-  await publishQuietly(ctx, () =>
-    ctx.publish("key.policy_denied", { key_id: key.id, tenant_id: key.tenantId, reason, method: req.method, path: req.path, client_ip: ip }),
+  await emitQuietly(ctx, () =>
+    ctx.emitAlone("key.policy_denied", { key_id: key.id, tenant_id: key.tenantId, reason, method: req.method, path: req.path, client_ip: ip }),
   );
 }
 
-/** A denial is answered even when its audit event cannot be published; the failure is logged. */
-async function publishQuietly(ctx: KeysContext, fn: () => Promise<unknown>): Promise<void> {
+/** A denial is answered even when its audit event cannot be written; the failure is logged. */
+async function emitQuietly(ctx: KeysContext, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {
-    ctx.logger.error({ err }, "could not publish a key audit event");
+    ctx.logger.error({ err }, "could not write a key audit event");
   }
 }

@@ -9,8 +9,8 @@ export type KeysContext = Db & {
   store: KeyStore;
   limits: KeyLimits;
   clientIp: ClientIpResolver;
-  /** Publishes an event that has no database change of its own (a denial). */
-  publish: <T extends EventType>(type: T, data: EventData<T>) => Promise<unknown>;
+  /** Writes an event that has no database change of its own (a denial) to the outbox, as its own transaction. */
+  emitAlone: <T extends EventType>(type: T, data: EventData<T>) => Promise<unknown>;
   logger: Logger;
   /** The key expiry notices' scan, told of new keys with an expiry (docs/decisions/0210). */
   expiryNotices?: { keyCreated(expiresAt: Date | null): void };

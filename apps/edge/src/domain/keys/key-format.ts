@@ -1,5 +1,4 @@
 import { hash, randomBytes } from "node:crypto";
-import { bearerToken, type KeyRequest } from "./key-request.js";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -33,13 +32,6 @@ export function hashKey(plaintext: string): string {
 }
 
 const KEY_SHAPE = /^gw_[0-9A-Za-z]{10}_[0-9A-Za-z]{32}$/;
-
-/** The presented key: `X-API-Key`, or `Authorization: Bearer <key>` (for OpenAI-compatible SDKs). */
-export function keyFromRequest(req: Pick<KeyRequest, "headers">): string | undefined {
-  const header = req.headers["x-api-key"];
-  const value = (Array.isArray(header) ? header[0] : header)?.trim() || bearerToken(req);
-  return value || undefined;
-}
 
 /** Cheap shape check before any lookup: garbage never reaches the cache or the database. */
 export function looksLikeKey(value: string): boolean {

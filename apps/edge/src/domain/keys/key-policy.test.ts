@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { localDenial } from "./authenticate-key.js";
 import { parseCidrs } from "./client-ip.js";
-import { generateKey, hashKey, keyFromRequest, looksLikeKey } from "./key-format.js";
+import { generateKey, hashKey, looksLikeKey } from "./key-format.js";
 import type { KeyRecord } from "./key-store.js";
 
 const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
@@ -55,13 +55,5 @@ describe("key format", () => {
     expect(a.hash).toBe(hashKey(a.plaintext));
     expect(a.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(looksLikeKey("gw_short_x")).toBe(false);
-  });
-
-  it("reads X-API-Key first, then Authorization: Bearer", () => {
-    const r = (headers: Record<string, string>) => ({ headers });
-    expect(keyFromRequest(r({ "x-api-key": "k1", authorization: "Bearer k2" }))).toBe("k1");
-    expect(keyFromRequest(r({ authorization: "Bearer k2" }))).toBe("k2");
-    expect(keyFromRequest(r({ authorization: "Basic abc" }))).toBeUndefined();
-    expect(keyFromRequest(r({}))).toBeUndefined();
   });
 });

@@ -13,11 +13,3 @@ export type KeyRequest = {
   /** The response, whose `close` (answered, stream ended or client gone) releases a concurrency slot. */
   res?: { once(event: "close", listener: () => void): unknown } | undefined;
 };
-
-/** The value of `Authorization: Bearer <value>`, if the request sends one. */
-export function bearerToken(req: { headers: IncomingHttpHeaders }): string | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}

@@ -4,7 +4,7 @@ import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } fr
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
 import { withFreshBudget, withKeyBudgets } from "./key-budgets.js";
-import { pageBody } from "../page.js";
+import { pageArgs, pageBody } from "../page.js";
 import { CreateKeyRequest, KeyListQuery, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
 
 const admin = { kind: "tenant", minRole: "admin" } as const;
@@ -51,7 +51,7 @@ export const getKeys = defineRoute<EdgeDeps, Record<string, never>, KeyListQuery
   async handler({ deps, query, principal }) {
     const page = await listKeys({
       ctx: deps.keys,
-      input: { tenantId: sessionPrincipal(principal).tenantId, limit: query.limit ?? 200, cursor: query.cursor ?? "" },
+      input: { tenantId: sessionPrincipal(principal).tenantId, ...pageArgs(query, 200) },
     });
     return { status: 200, body: pageBody(await withKeyBudgets(deps, page.items), page.nextCursor, pageRequested(query)) };
   },

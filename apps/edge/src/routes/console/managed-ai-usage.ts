@@ -1,10 +1,9 @@
-import { pageRequested } from "@gateway/contract-schemas";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
 import { usageJson } from "../ops/ai/requests.js";
 import { UsageListResponse } from "../ops/ai/requests.types.js";
-import { pageBody } from "../page.js";
+import { listAnswer } from "../page.js";
 import { UsageQuery } from "./managed-ai-usage.types.js";
 
 export const listManagedAiUsage = defineRoute<EdgeDeps, Record<string, never>, UsageQuery>({
@@ -27,6 +26,6 @@ export const listManagedAiUsage = defineRoute<EdgeDeps, Record<string, never>, U
       cursor: query.cursor ?? "",
       mode: query.mode ?? "managed",
     });
-    return { status: 200, body: pageBody(res.records.map(usageJson), res.next_cursor, pageRequested(query)) };
+    return listAnswer(res.records, usageJson, res.next_cursor, query);
   },
 });

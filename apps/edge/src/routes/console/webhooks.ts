@@ -1,9 +1,8 @@
-import { pageRequested } from "@gateway/contract-schemas";
 import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { pageBody } from "../page.js";
+import { listAnswer, pageArgs } from "../page.js";
 import {
   CreateWebhookRequest,
   DeliveryListQuery,
@@ -70,10 +69,9 @@ export const getWebhooks = defineRoute<EdgeDeps, Record<string, never>, WebhookL
   async handler({ deps, query, principal }) {
     const res = await deps.services.jobs.ListAccountWebhooks({
       tenant_id: sessionPrincipal(principal).tenantId,
-      limit: query.limit ?? 0,
-      cursor: query.cursor ?? "",
+      ...pageArgs(query, 0),
     });
-    return { status: 200, body: pageBody(res.webhooks.map(webhookJson), res.next_cursor, pageRequested(query)) };
+    return listAnswer(res.webhooks, webhookJson, res.next_cursor, query);
   },
 });
 
@@ -118,9 +116,8 @@ export const getWebhookDeliveries = defineRoute<EdgeDeps, WebhookParams, Deliver
     const res = await deps.services.jobs.ListAccountWebhookDeliveries({
       tenant_id: sessionPrincipal(principal).tenantId,
       webhook_id: params.id,
-      limit: query.limit ?? 0,
-      cursor: query.cursor ?? "",
+      ...pageArgs(query, 0),
     });
-    return { status: 200, body: pageBody(res.deliveries.map(deliveryJson), res.next_cursor, pageRequested(query)) };
+    return listAnswer(res.deliveries, deliveryJson, res.next_cursor, query);
   },
 });

@@ -1,9 +1,8 @@
-import { pageRequested } from "@gateway/contract-schemas";
 import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../deps.js";
 import { keyPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { pageBody } from "../page.js";
+import { listAnswer, pageArgs } from "../page.js";
 import { JobListQuery, JobListResponse, JobParams, JobResponse } from "./jobs.types.js";
 
 const parse = (text: string) => (text ? (JSON.parse(text) as unknown) : null);
@@ -30,8 +29,8 @@ export const getJobs = defineRoute<EdgeDeps, Record<string, never>, JobListQuery
   query: JobListQuery,
   responses: { 200: { description: "jobs", schema: JobListResponse } },
   async handler({ deps, query, principal }) {
-    const res = await deps.services.jobs.ListJobs({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, cursor: query.cursor ?? "" });
-    return { status: 200, body: pageBody(res.jobs.map(jobView), res.next_cursor, pageRequested(query)) };
+    const res = await deps.services.jobs.ListJobs({ tenant_id: keyPrincipal(principal).tenantId, ...pageArgs(query, 100) });
+    return listAnswer(res.jobs, jobView, res.next_cursor, query);
   },
 });
 

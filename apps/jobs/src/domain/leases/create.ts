@@ -3,11 +3,11 @@ import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
 import { ulid } from "@gateway/ids";
 import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract-schemas";
-import { reserveOperation, reserveReclaiming, voidOperation } from "@gateway/ledger-client";
 import type { JobsContext } from "../context.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";
+import { leaseHold, leaseHolds, settled } from "./hold.js";
 import { unitsToUsdNumber } from "@gateway/money";
 
 export const LEASE_JOB_TYPE = "tron.energy_lease";
@@ -125,17 +125,7 @@ async function ensureReserved(ctx: JobsContext, lease: TronLease): Promise<void>
   let holdId: string;
   try {
     // Refused: the tenant's allotments give back what no call claimed first (docs/decisions/0028).
-    const reserved = await reserveReclaiming(
-      () =>
-        ctx.ledger.reserve({
-          operation_id: reserveOperation(lease.jobId),
-          tenant_id: lease.tenantId,
-          units: lease.costUnits.toString(),
-          ttl_seconds: ctx.tron.verifyTimeoutSeconds + lease.durationSeconds + 3_600,
-          reason: `energy lease ${lease.id}`,
-        }),
-      () => ctx.reclaimAllotments(lease.tenantId),
-    );
+    const reserved = await leaseHolds(ctx).open(leaseHold(lease, ctx.tron));
     holdId = reserved.hold_id;
   } catch (err) {
     if (isAppError(err) && err.code === "insufficient_balance") {
@@ -149,7 +139,7 @@ async function ensureReserved(ctx: JobsContext, lease: TronLease): Promise<void>
     const now = await ctx.prisma.tronLease.findUnique({ where: { id: lease.id } });
     if (!now) {
       // Withdrawn by a concurrent request that was refused: give this hold back.
-      await ctx.ledger.void({ operation_id: voidOperation(lease.jobId), hold_id: holdId, reason: `energy lease ${lease.id} withdrawn` });
+      settled(await leaseHolds(ctx).void(lease.jobId, holdId, `energy lease ${lease.id} withdrawn`));
       throw new AppError("insufficient_balance", "The available balance does not cover the quote's cost.");
     }
   }

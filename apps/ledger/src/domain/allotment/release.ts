@@ -1,17 +1,11 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import type { LedgerContext } from "../context.js";
-import { requestHash } from "../fingerprint.js";
-import { settleHold, type SettleHoldResult } from "../hold/settle.js";
+import { settleRequest, type SettleHoldResult } from "../hold/settle.js";
 import { HoldId, Note, OperationId, PositiveUnits } from "../schemas.js";
 
-export const ReleaseAllotmentInput = z.object({
-  operation_id: OperationId,
-  hold_id: HoldId,
-  /** > 0; the allotment's posts and releases never exceed its units. */
-  units: PositiveUnits,
-  reason: Note,
-});
+/** `units`: > 0; the allotment's posts and releases never exceed its units. */
+export const ReleaseAllotmentInput = z.object({ operation_id: OperationId, hold_id: HoldId, units: PositiveUnits, reason: Note });
 export type ReleaseAllotmentInput = z.input<typeof ReleaseAllotmentInput>;
 
 /**
@@ -22,12 +16,5 @@ export type ReleaseAllotmentInput = z.input<typeof ReleaseAllotmentInput>;
  */
 export async function releaseAllotment({ ctx, input }: { ctx: LedgerContext; input: ReleaseAllotmentInput }): Promise<SettleHoldResult> {
   const req = parseInput(ReleaseAllotmentInput, input);
-  return settleHold(ctx, {
-    kind: "release",
-    operationId: req.operation_id,
-    holdId: req.hold_id,
-    hash: requestHash(["release", req.hold_id, req.units.toString(), req.reason]),
-    units: req.units,
-    reason: req.reason,
-  });
+  return settleRequest(ctx, "release", req);
 }

@@ -1,5 +1,6 @@
 import type { LedgerContext } from "../context.js";
 import { toHoldView, type HoldRow, type HoldView, type TenantBalance } from "../accounts.js";
+import { requestHash } from "../fingerprint.js";
 import { movementIds, refuse } from "../movement.js";
 import type { MovementRow } from "../movement-queue.js";
 
@@ -52,4 +53,25 @@ function holdOf(row: MovementRow): HoldRow {
     released_units: row.released_units,
     allotment: row.allotment,
   };
+}
+
+/**
+ * A settlement verb's checked request (capture, void, post, release) as one movement of
+ * its hold: the replay hash is of the kind, the hold, the units when the verb takes them,
+ * and the note.
+ */
+export function settleRequest(
+  ctx: LedgerContext,
+  kind: Settlement["kind"],
+  req: { operation_id: string; hold_id: string; units?: bigint; reason: string },
+): Promise<SettleHoldResult> {
+  const units = req.units ?? null;
+  return settleHold(ctx, {
+    kind,
+    operationId: req.operation_id,
+    holdId: req.hold_id,
+    hash: requestHash(units === null ? [kind, req.hold_id, req.reason] : [kind, req.hold_id, units.toString(), req.reason]),
+    units,
+    reason: req.reason,
+  });
 }

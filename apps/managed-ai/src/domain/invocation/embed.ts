@@ -2,10 +2,8 @@ import { z } from "zod";
 import { usdAmount } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import type { InvokeInput, InvokeResult } from "./invoke.js";
-import { openMeter } from "./meter.js";
+import { meteredJsonCall, type InvokeInput, type InvokeResult } from "./invoke.js";
 import { planCall, targetOf, type CallKind, type Plan } from "./plan.js";
-import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
 import type { Usage } from "./settlement.js";
 import { ID_PATTERN } from "@gateway/ids";
 
@@ -125,41 +123,14 @@ function embeddingsBody(plan: Plan<EmbeddingsRequest>): Record<string, unknown> 
  */
 export async function invokeEmbeddings({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const plan = await planEmbeddings({ ctx, input: input });
-  const meter = await openMeter({
-    ctx,
-    input: {
-      plan,
-      request: {
-        requestId: input.requestId,
-        apiKeyId: input.apiKeyId,
-        idempotencyKey: input.idempotencyKey,
-        stream: false,
-        keyBudget: input.keyBudget,
-        api: "embeddings",
-      },
-    },
-  });
   // As chat: a client that leaves does not stop a metered call; the deadline does.
-  const call = providerSignal(input);
-  let answer: Record<string, unknown>;
-  try {
-    const res = await ctx.provider.embeddings({ ...targetOf(plan), body: embeddingsBody(plan), signal: call.signal });
-    answer = await ctx.provider.json(res.body, call.signal);
-  } catch (err) {
-    const failure = callFailure(ctx.provider, err, call);
-    if (USAGE_UNKNOWN_ABORTS.has(failure.code)) await meter.review(failure.code);
-    else await meter.failed(failure.code);
-    throw failure.appError;
-  } finally {
-    call.dispose();
-  }
-  if (plan.mode === "managed") answer.model = plan.modelAlias;
-  const usage = embeddingUsageOf(answer.usage);
-  const result = { priceId: plan.priceId, reservedUnits: plan.reservedUnits, body: Buffer.from(JSON.stringify(answer)) };
-  if (!usage) {
-    await meter.review("usage_unavailable");
-    return result;
-  }
-  const finalUnits = await meter.completed(usage);
-  return { ...result, finalUnits, totalTokens: Number(usage.promptTokens) };
+  return meteredJsonCall({
+    ctx,
+    input,
+    plan,
+    api: "embeddings",
+    call: (signal) => ctx.provider.embeddings({ ...targetOf(plan), body: embeddingsBody(plan), signal }),
+    usage: embeddingUsageOf,
+    tokens: (usage) => usage.promptTokens,
+  });
 }

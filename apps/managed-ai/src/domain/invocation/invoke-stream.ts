@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import type { InvokeInput } from "./invoke.js";
+import { meteredRequest, type InvokeInput } from "./invoke.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
 import { ProviderError } from "../../providers/openai.js";
@@ -40,20 +40,7 @@ export async function invokeChatStream({
   send: (message: StreamMessage) => Promise<void>;
 }): Promise<void> {
   const plan = await planInvocation({ ctx, input: input });
-  const meter = await openMeter({
-    ctx,
-    input: {
-      plan,
-      request: {
-        requestId: input.requestId,
-        apiKeyId: input.apiKeyId,
-        idempotencyKey: input.idempotencyKey,
-        stream: true,
-        keyBudget: input.keyBudget,
-        api: input.api ?? "chat_completions",
-      },
-    },
-  });
+  const meter = await openMeter({ ctx, input: { plan, request: meteredRequest(input, true, input.api ?? "chat_completions") } });
   const call = providerSignal(input);
   // Once the client is gone nothing is sent any more, and no send throws into the reading loop.
   let relaying = true;

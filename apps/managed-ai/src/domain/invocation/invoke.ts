@@ -1,9 +1,9 @@
 import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
-import { planInvocation, providerBody, targetOf } from "./plan.js";
+import { planInvocation, providerBody, targetOf, type Plan } from "./plan.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
-import { usageOf, type Api } from "./settlement.js";
+import { usageOf, type Api, type Usage } from "./settlement.js";
 
 export type InvokeInput = {
   requestId: string;
@@ -46,24 +46,51 @@ export type InvokeResult = {
  */
 export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input: InvokeInput }): Promise<InvokeResult> {
   const plan = await planInvocation({ ctx, input: input });
-  const meter = await openMeter({
+  return meteredJsonCall({
     ctx,
-    input: {
-      plan,
-      request: {
-        requestId: input.requestId,
-        apiKeyId: input.apiKeyId,
-        idempotencyKey: input.idempotencyKey,
-        stream: false,
-        keyBudget: input.keyBudget,
-        api: input.api ?? "chat_completions",
-      },
-    },
+    input,
+    plan,
+    api: input.api ?? "chat_completions",
+    call: (signal) => ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal }),
+    usage: usageOf,
+    tokens: (usage) => usage.promptTokens + usage.completionTokens,
   });
+}
+
+/** The request a meter opens for an invocation (its usage record's own fields). */
+export function meteredRequest(input: InvokeInput, stream: boolean, api: Api) {
+  return { requestId: input.requestId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey, stream, keyBudget: input.keyBudget, api };
+}
+
+/**
+ * One metered provider call answered as one JSON body (a chat completion, embeddings):
+ * the meter opened; the call made within the request's deadline; a failure settled in
+ * review when the gateway cut the call (the provider may have done the work), as failed
+ * otherwise; a managed answer named by the model's alias; the record settled on the usage
+ * the answer reports, or in review without one.
+ */
+export async function meteredJsonCall<Request>({
+  ctx,
+  input,
+  plan,
+  api,
+  call: send,
+  usage: usageIn,
+  tokens,
+}: {
+  ctx: ManagedAiContext;
+  input: InvokeInput;
+  plan: Plan<Request>;
+  api: Api;
+  call: (signal: AbortSignal) => ReturnType<ManagedAiContext["provider"]["chat"]>;
+  usage: (reported: unknown) => Usage | null;
+  tokens: (usage: Usage) => bigint;
+}): Promise<InvokeResult> {
+  const meter = await openMeter({ ctx, input: { plan, request: meteredRequest(input, false, api) } });
   const call = providerSignal(input);
   let answer: Record<string, unknown>;
   try {
-    const res = await ctx.provider.chat({ ...targetOf(plan), body: providerBody(plan, false), signal: call.signal });
+    const res = await send(call.signal);
     answer = await ctx.provider.json(res.body, call.signal);
   } catch (err) {
     const failure = callFailure(ctx.provider, err, call);
@@ -75,12 +102,12 @@ export async function invokeChat({ ctx, input }: { ctx: ManagedAiContext; input:
     call.dispose();
   }
   if (plan.mode === "managed") answer.model = plan.modelAlias;
-  const usage = usageOf(answer.usage);
+  const usage = usageIn(answer.usage);
   const result = { priceId: plan.priceId, reservedUnits: plan.reservedUnits, body: Buffer.from(JSON.stringify(answer)) };
   if (!usage) {
     await meter.review("usage_unavailable");
     return result;
   }
   const finalUnits = await meter.completed(usage);
-  return { ...result, finalUnits, totalTokens: Number(usage.promptTokens + usage.completionTokens) };
+  return { ...result, finalUnits, totalTokens: Number(tokens(usage)) };
 }

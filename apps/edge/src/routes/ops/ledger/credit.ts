@@ -1,20 +1,9 @@
-import { createHash } from "node:crypto";
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { existingTenant } from "../existing-tenant.js";
 import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { creditOperation } from "@gateway/ledger-client";
 import { CreditHeaders, CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
-
-/**
- * The ledger operation of a credit with an Idempotency-Key: `credit:<tenant>:<key>`, or,
- * when that would pass the ledger's 128 characters (a key near its own limit of 128),
- * `credit:h:` and the SHA-256 of tenant and key. Ids that fit keep their form, so a
- * retry of a credit sent before this rule still finds it.
- */
-export function creditOperation(tenantId: string, key: string): string {
-  const plain = `credit:${tenantId}:${key}`;
-  return plain.length <= 128 ? plain : `credit:h:${createHash("sha256").update(`${tenantId}\n${key}`).digest("base64url")}`;
-}
 
 export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, never>, CreditRequest, IdempotencyKeyHeader>({
   method: "post",
@@ -34,7 +23,7 @@ export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, nev
     const key = headers["Idempotency-Key"];
     const tenantId = await existingTenant(deps, params.tenant_id);
     const result = await deps.services.ledger.Credit({
-      operation_id: key ? creditOperation(tenantId, key) : `credit:${requestId}`,
+      operation_id: creditOperation(tenantId, key, requestId),
       tenant_id: tenantId,
       units: body.units,
       reason: body.reason,

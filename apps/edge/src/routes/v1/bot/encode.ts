@@ -1,6 +1,5 @@
 import type { messaging } from "@gateway/protos";
-
-const orNull = (s: string) => (s === "" ? null : s);
+import { orNull } from "../../page.js";
 
 export const botView = (b: messaging.Bot__Output) => ({ id: b.id, name: b.name, welcome_message: orNull(b.welcome_message), created_at: b.created_at });
 
@@ -38,5 +37,3 @@ export const eventView = (e: messaging.StreamEvent__Output) => ({
 });
 
 export const eventsPage = (res: messaging.ListEventsResponse__Output) => ({ data: { events: res.events.map(eventView), next_cursor: res.next_cursor } });
-
-export { orNull };

@@ -2,31 +2,12 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data, EventsPage, EventsQuery, WidgetGrantView } from "../bot/bot.types.js";
+import { EventsPage, EventsQuery } from "../bot/events.types.js";
+import { data, pageArgs } from "../../page.js";
 import { eventsPage } from "../bot/encode.js";
-import { grantView } from "../bot/widget.js";
-import {
-  AddChannelRequest,
-  AddParticipantRequest,
-  ChannelParams,
-  ChannelView,
-  ConversationParams,
-  ConversationView,
-  CreateConversationRequest,
-  InboxQuery,
-  ParticipantParams,
-  ParticipantView,
-  UpdateChannelRequest,
-  UpdateConversationRequest,
-  UpdateParticipantRequest,
-  WidgetSessionRequest,
-} from "./conversations.types.js";
-import { channelView, conversationView, participantView } from "./encode.js";
-
-const READ = { kind: "apiKey", scope: "conversation:read" } as const;
-const WRITE = { kind: "apiKey", scope: "conversation:write" } as const;
-const TAGS = ["conversations"];
-const notFound = { description: "no such conversation of this tenant" };
+import { ConversationParams, ConversationView, CreateConversationRequest, InboxQuery, UpdateConversationRequest } from "./conversations.types.js";
+import { conversationView } from "./encode.js";
+import { notFound, READ, TAGS, WRITE } from "./hub-access.js";
 
 export const postConversation = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, CreateConversationRequest>({
   method: "post",
@@ -84,8 +65,7 @@ export const getConversationEvents = defineRoute<EdgeDeps, Record<string, never>
     const res = await deps.services.conversations.ListEvents({
       tenant_id: keyPrincipal(principal).tenantId,
       stream: "conversation",
-      cursor: query.cursor ?? "",
-      limit: query.limit ?? 100,
+      ...pageArgs(query, 100),
       chat_id: "",
     });
     return { status: 200, body: eventsPage(res) };
@@ -125,154 +105,5 @@ export const patchConversation = defineRoute<EdgeDeps, ConversationParams, Recor
       ...(body.version !== undefined ? { version: body.version } : {}),
     });
     return { status: 200, body: { data: conversationView(c) } };
-  },
-});
-
-export const postParticipant = defineRoute<EdgeDeps, ConversationParams, Record<string, never>, AddParticipantRequest>({
-  method: "post",
-  path: "/v1/conversations/:id/participants",
-  summary: "Add a participant (a kind and your external id, unique within the conversation).",
-  tags: TAGS,
-  access: WRITE,
-  params: ConversationParams,
-  body: AddParticipantRequest,
-  responses: { 201: { description: "added", schema: data(ParticipantView) }, 404: notFound, 409: { description: "already a participant" } },
-  async handler({ deps, params, body, principal }) {
-    const p = await deps.services.conversations.AddParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      kind: body.kind,
-      external_id: body.external_id,
-      display_name: body.display_name ?? "",
-      role: body.role ?? "",
-    });
-    return { status: 201, body: { data: participantView(p) } };
-  },
-});
-
-export const patchParticipant = defineRoute<EdgeDeps, ParticipantParams, Record<string, never>, UpdateParticipantRequest>({
-  method: "patch",
-  path: "/v1/conversations/:id/participants/:participantId",
-  summary: "Change a participant's role or display name.",
-  tags: TAGS,
-  access: WRITE,
-  params: ParticipantParams,
-  body: UpdateParticipantRequest,
-  responses: { 200: { description: "updated", schema: data(ParticipantView) }, 404: { description: "no such conversation or participant" } },
-  async handler({ deps, params, body, principal }) {
-    const p = await deps.services.conversations.UpdateParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      participant_id: params.participantId,
-      role: body.role ?? "",
-      ...(body.display_name !== undefined ? { display_name: body.display_name ?? "" } : {}),
-    });
-    return { status: 200, body: { data: participantView(p) } };
-  },
-});
-
-export const deleteParticipant = defineRoute<EdgeDeps, ParticipantParams>({
-  method: "delete",
-  path: "/v1/conversations/:id/participants/:participantId",
-  summary: "Remove a participant.",
-  tags: TAGS,
-  access: WRITE,
-  params: ParticipantParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such conversation or participant" } },
-  async handler({ deps, params, principal }) {
-    await deps.services.conversations.RemoveParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      participant_id: params.participantId,
-    });
-    return { status: 204 };
-  },
-});
-
-export const postChannel = defineRoute<EdgeDeps, ConversationParams, Record<string, never>, AddChannelRequest>({
-  method: "post",
-  path: "/v1/conversations/:id/channels",
-  summary: "Attach a channel: a bot chat (its messages then appear on the conversation feed), a SocialOps thread, or an external reference.",
-  tags: TAGS,
-  access: WRITE,
-  params: ConversationParams,
-  body: AddChannelRequest,
-  responses: {
-    201: { description: "attached", schema: data(ChannelView) },
-    404: { description: "no such conversation, or a bot_chat ref that is not a chat of this tenant" },
-    409: { description: "the reference is already attached to a conversation" },
-  },
-  async handler({ deps, params, body, principal }) {
-    const c = await deps.services.conversations.AddChannel({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      type: body.type,
-      ref: body.ref,
-    });
-    return { status: 201, body: { data: channelView(c) } };
-  },
-});
-
-export const patchChannel = defineRoute<EdgeDeps, ChannelParams, Record<string, never>, UpdateChannelRequest>({
-  method: "patch",
-  path: "/v1/conversations/:id/channels/:channelId",
-  summary: "Point a channel at another reference (a bot_chat channel's old chat leaves the conversation, the new one joins it).",
-  tags: TAGS,
-  access: WRITE,
-  params: ChannelParams,
-  body: UpdateChannelRequest,
-  responses: {
-    200: { description: "changed", schema: data(ChannelView) },
-    404: { description: "no such conversation or channel, or a bot_chat ref that is not a chat of this tenant" },
-    409: { description: "the new reference is already attached to a conversation" },
-  },
-  async handler({ deps, params, body, principal }) {
-    const c = await deps.services.conversations.UpdateChannel({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      channel_id: params.channelId,
-      type: body.type ?? "",
-      ref: body.ref,
-    });
-    return { status: 200, body: { data: channelView(c) } };
-  },
-});
-
-export const deleteChannel = defineRoute<EdgeDeps, ChannelParams>({
-  method: "delete",
-  path: "/v1/conversations/:id/channels/:channelId",
-  summary: "Detach a channel; a bot_chat channel's chat leaves the conversation (its later messages no longer reach the conversation feed).",
-  tags: TAGS,
-  access: WRITE,
-  params: ChannelParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such conversation or channel" } },
-  async handler({ deps, params, principal }) {
-    await deps.services.conversations.RemoveChannel({ tenant_id: keyPrincipal(principal).tenantId, conversation_id: params.id, channel_id: params.channelId });
-    return { status: 204 };
-  },
-});
-
-export const postWidgetSession = defineRoute<EdgeDeps, ConversationParams, Record<string, never>, WidgetSessionRequest>({
-  method: "post",
-  path: "/v1/conversations/:id/widget-session",
-  summary: "Open a widget session in a conversation: the visitor's chat becomes its channel and the visitor a participant.",
-  tags: TAGS,
-  access: WRITE,
-  params: ConversationParams,
-  body: WidgetSessionRequest,
-  responses: {
-    201: { description: "session opened", schema: data(WidgetGrantView) },
-    404: notFound,
-    409: { description: "the visitor's chat belongs to another conversation" },
-  },
-  async handler({ deps, params, body, principal }) {
-    const grant = await deps.services.conversations.CreateWidgetSession({
-      tenant_id: keyPrincipal(principal).tenantId,
-      visitor_id: body.visitor_id,
-      display_name: body.display_name ?? "",
-      bot_id: "",
-      conversation_id: params.id,
-    });
-    return { status: 201, body: { data: grantView(deps, grant) } };
   },
 });

@@ -1,5 +1,5 @@
 import type { messaging } from "@gateway/protos";
-import { orNull } from "../bot/encode.js";
+import { orNull } from "../../page.js";
 
 export const participantView = (p: messaging.Participant__Output) => ({
   id: p.id,

@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data } from "../bot/bot.types.js";
-import { DeliveryView, RegisterWebhookRequest, ReplayRequest, ReplayView, WebhookParams, WebhookView } from "./conversations.types.js";
+import { data } from "../../page.js";
+import { DeliveryView, RegisterWebhookRequest, ReplayRequest, ReplayView, WebhookParams, WebhookView } from "./webhooks.types.js";
 import { deliveryView, webhookView } from "./encode.js";
 
 const EVENTS_WRITE = { kind: "apiKey", scope: "conversation:events:write" } as const;

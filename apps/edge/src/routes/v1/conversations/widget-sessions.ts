@@ -2,22 +2,50 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { data } from "../bot/bot.types.js";
-import { orNull } from "../bot/encode.js";
+import { WidgetGrantView } from "../bot/widget.types.js";
+import { data } from "../../page.js";
+import { orNull } from "../../page.js";
+import { grantView } from "../bot/widget.js";
 import { ConversationParams } from "./conversations.types.js";
-import { WidgetSessionsQuery, WidgetSessionView } from "./widget-sessions.types.js";
+import { notFound, READ, TAGS, WRITE } from "./hub-access.js";
+import { WidgetSessionRequest, WidgetSessionsQuery, WidgetSessionView } from "./widget-sessions.types.js";
+
+export const postWidgetSession = defineRoute<EdgeDeps, ConversationParams, Record<string, never>, WidgetSessionRequest>({
+  method: "post",
+  path: "/v1/conversations/:id/widget-session",
+  summary: "Open a widget session in a conversation: the visitor's chat becomes its channel and the visitor a participant.",
+  tags: TAGS,
+  access: WRITE,
+  params: ConversationParams,
+  body: WidgetSessionRequest,
+  responses: {
+    201: { description: "session opened", schema: data(WidgetGrantView) },
+    404: notFound,
+    409: { description: "the visitor's chat belongs to another conversation" },
+  },
+  async handler({ deps, params, body, principal }) {
+    const grant = await deps.services.conversations.CreateWidgetSession({
+      tenant_id: keyPrincipal(principal).tenantId,
+      visitor_id: body.visitor_id,
+      display_name: body.display_name ?? "",
+      bot_id: "",
+      conversation_id: params.id,
+    });
+    return { status: 201, body: { data: grantView(deps, grant) } };
+  },
+});
 
 export const getWidgetSessions = defineRoute<EdgeDeps, ConversationParams, WidgetSessionsQuery>({
   method: "get",
   path: "/v1/conversations/:id/widget-sessions",
   summary: "The widget sessions opened in a conversation, newest first, live and ended (no tokens).",
-  tags: ["conversations"],
-  access: { kind: "apiKey", scope: "conversation:read" },
+  tags: TAGS,
+  access: READ,
   params: ConversationParams,
   query: WidgetSessionsQuery,
   responses: {
     200: { description: "sessions, newest first", schema: data(z.array(WidgetSessionView)) },
-    404: { description: "no such conversation of this tenant" },
+    404: notFound,
   },
   async handler({ deps, params, query, principal }) {
     const res = await deps.services.conversations.ListWidgetSessions({

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { listLimitQuery } from "@gateway/contract-schemas";
+import { ExternalId, listLimitQuery } from "@gateway/contract-schemas";
+import { DisplayName } from "../bot/widget.types.js";
 
 export const WidgetSessionsQuery = z.strictObject({ limit: listLimitQuery(100).describe("Default 50.") });
 export type WidgetSessionsQuery = z.infer<typeof WidgetSessionsQuery>;
@@ -14,3 +15,6 @@ export const WidgetSessionView = z.object({
   ended_reason: z.enum(["revoked", "refresh_reuse", "chat_ended"]).nullable(),
   created_at: z.string(),
 });
+
+export const WidgetSessionRequest = z.strictObject({ visitor_id: ExternalId, display_name: DisplayName.optional() });
+export type WidgetSessionRequest = z.infer<typeof WidgetSessionRequest>;

@@ -1,9 +1,8 @@
-import { pageRequested } from "@gateway/contract-schemas";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
 import { baseUrl, fileView } from "./file-urls.js";
-import { pageBody } from "../../page.js";
+import { listAnswer, pageArgs } from "../../page.js";
 import { FileListQuery, FileListResponse } from "./files.types.js";
 
 export const getFileList = defineRoute<EdgeDeps, Record<string, never>, FileListQuery>({
@@ -15,15 +14,8 @@ export const getFileList = defineRoute<EdgeDeps, Record<string, never>, FileList
   query: FileListQuery,
   responses: { 200: { description: "files", schema: FileListResponse } },
   async handler({ deps, req, query, principal }) {
-    const res = await deps.services.files.ListFiles({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, cursor: query.cursor ?? "" });
+    const res = await deps.services.files.ListFiles({ tenant_id: keyPrincipal(principal).tenantId, ...pageArgs(query, 100) });
     const base = baseUrl(req, deps.env.PUBLIC_URL);
-    return {
-      status: 200,
-      body: pageBody(
-        res.files.map((f) => fileView(f, base)),
-        res.next_cursor,
-        pageRequested(query),
-      ),
-    };
+    return listAnswer(res.files, (f) => fileView(f, base), res.next_cursor, query);
   },
 });

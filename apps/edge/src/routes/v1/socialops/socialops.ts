@@ -3,7 +3,7 @@ import type { messaging } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { pageBody } from "../../page.js";
+import { listAnswer, pageArgs, pageBody } from "../../page.js";
 import {
   ListQuery,
   MessageListQuery,
@@ -80,7 +80,7 @@ export const postSocialOpsWebhook = defineRoute<EdgeDeps, WebhookParams, Record<
 });
 
 async function threads(deps: EdgeDeps, tenantId: string, alias: string, query: { limit?: number; cursor?: string }, paged: boolean) {
-  const res = await deps.services.messaging.ListSocialThreads({ tenant_id: tenantId, alias, limit: query.limit ?? 100, cursor: query.cursor ?? "", paged });
+  const res = await deps.services.messaging.ListSocialThreads({ tenant_id: tenantId, alias, ...pageArgs(query, 100), paged });
   return pageBody(res.threads.map(threadJson), res.next_cursor, paged);
 }
 
@@ -127,10 +127,9 @@ export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams, MessageL
       tenant_id: keyPrincipal(principal).tenantId,
       alias: params.alias,
       thread_id: params.thread_id,
-      limit: query.limit ?? 500,
-      cursor: query.cursor ?? "",
+      ...pageArgs(query, 500),
     });
-    return { status: 200, body: pageBody(res.messages.map(messageJson), res.next_cursor, pageRequested(query)) };
+    return listAnswer(res.messages, messageJson, res.next_cursor, query);
   },
 });
 

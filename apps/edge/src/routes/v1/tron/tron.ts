@@ -2,8 +2,8 @@ import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { type IdempotencyKeyHeader, pageRequested, unitsToNumber } from "@gateway/contract-schemas";
-import { pageBody } from "../../page.js";
+import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { listAnswer, pageArgs } from "../../page.js";
 import {
   LeaseAccepted,
   LeaseHeaders,
@@ -112,8 +112,8 @@ export const getTronLeases = defineRoute<EdgeDeps, Record<string, never>, LeaseL
   query: LeaseListQuery,
   responses: { 200: { description: "leases", schema: LeaseListResponse } },
   async handler({ deps, query, principal }) {
-    const res = await deps.services.jobs.ListLeases({ tenant_id: keyPrincipal(principal).tenantId, limit: query.limit ?? 100, cursor: query.cursor ?? "" });
-    return { status: 200, body: pageBody(res.leases.map(leaseView), res.next_cursor, pageRequested(query)) };
+    const res = await deps.services.jobs.ListLeases({ tenant_id: keyPrincipal(principal).tenantId, ...pageArgs(query, 100) });
+    return listAnswer(res.leases, leaseView, res.next_cursor, query);
   },
 });
 

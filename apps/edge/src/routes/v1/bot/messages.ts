@@ -1,63 +1,12 @@
+import { z } from "zod";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import {
-  ActionRequest,
-  ActionView,
-  BotView,
-  ChatParams,
-  ChatsQuery,
-  ChatView,
-  CreateBotRequest,
-  data,
-  EditMessageRequest,
-  FileMessageRequest,
-  MessageParams,
-  MessagesQuery,
-  MessageView,
-  ReplyRequest,
-} from "./bot.types.js";
-import { botView, chatView, messageView } from "./encode.js";
-import { z } from "zod";
-
-const BOT = { kind: "apiKey", scope: "bot:send" } as const;
-const TAGS = ["bot"];
-
-export const postBot = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, CreateBotRequest>({
-  method: "post",
-  path: "/v1/apps/bot",
-  summary: "Create a bot instance (its chats are opened by widget sessions).",
-  tags: TAGS,
-  access: BOT,
-  body: CreateBotRequest,
-  responses: { 201: { description: "created", schema: data(BotView) } },
-  async handler({ deps, body, principal }) {
-    const bot = await deps.services.conversations.CreateBot({
-      tenant_id: keyPrincipal(principal).tenantId,
-      name: body.name,
-      welcome_message: body.welcome_message ?? "",
-    });
-    return { status: 201, body: { data: botView(bot) } };
-  },
-});
-
-export const getChats = defineRoute<EdgeDeps, Record<string, never>, ChatsQuery>({
-  method: "get",
-  path: "/v1/apps/bot/chats",
-  summary: "The tenant's bot chats, newest first (at most 100).",
-  tags: TAGS,
-  access: BOT,
-  query: ChatsQuery,
-  responses: { 200: { description: "chats", schema: data(z.array(ChatView)) } },
-  async handler({ deps, query, principal }) {
-    const res = await deps.services.conversations.ListChats({
-      tenant_id: keyPrincipal(principal).tenantId,
-      limit: query.limit ?? 100,
-      bot_id: query.bot_id ?? "",
-    });
-    return { status: 200, body: { data: res.chats.map(chatView) } };
-  },
-});
+import { data } from "../../page.js";
+import { BOT, TAGS } from "./bot-access.js";
+import { ChatParams } from "./chats.types.js";
+import { messageView } from "./encode.js";
+import { EditMessageRequest, FileMessageRequest, MessageParams, MessagesQuery, MessageView, ReplyRequest } from "./messages.types.js";
 
 export const getChatMessages = defineRoute<EdgeDeps, ChatParams, MessagesQuery>({
   method: "get",
@@ -157,25 +106,5 @@ export const deleteMessage = defineRoute<EdgeDeps, MessageParams>({
   async handler({ deps, params, principal }) {
     await deps.services.conversations.DeleteMessage({ tenant_id: keyPrincipal(principal).tenantId, message_id: params.messageId });
     return { status: 204 };
-  },
-});
-
-export const postChatAction = defineRoute<EdgeDeps, ChatParams, Record<string, never>, ActionRequest>({
-  method: "post",
-  path: "/v1/apps/bot/chats/:chatId/actions",
-  summary: "A chat action: typing or read signals for the widget, or `end` (ends the chat's widget sessions at once).",
-  tags: TAGS,
-  access: BOT,
-  params: ChatParams,
-  body: ActionRequest,
-  responses: { 202: { description: "recorded on the widget feed", schema: data(ActionView) }, 404: { description: "no such chat of this tenant" } },
-  async handler({ deps, params, body, principal }) {
-    const res = await deps.services.conversations.ChatAction({
-      tenant_id: keyPrincipal(principal).tenantId,
-      chat_id: params.chatId,
-      action: body.action,
-      author: "bot",
-    });
-    return { status: 202, body: { data: res } };
   },
 });
