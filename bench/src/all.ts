@@ -227,6 +227,7 @@ function phaseTable(): string {
       );
     fig("mean ms", (x) => x.meanMs.toFixed(3));
     fig("buffer hits per call", (x) => x.hitsPerCall.toFixed(1));
+    fig("records per call", (x) => x.rowsPerCall.toFixed(2));
   }
   for (const t of phases[0]?.tables ?? []) {
     const fig = (label: string, f: (x: TableStats) => string) =>

@@ -128,6 +128,8 @@ function report(closed: boolean): void {
     row(`${s.name}: calls`, (x) => String(x.calls));
     row(`${s.name}: mean ms`, (x) => x.meanMs.toFixed(3));
     row(`${s.name}: buffer hits per call`, (x) => x.hitsPerCall.toFixed(1));
+    // Group commit puts more records into a call as the rate grows: per record too.
+    row(`${s.name}: records per call`, (x) => x.rowsPerCall.toFixed(2));
   }
   for (const t of phases[0]?.tables ?? []) {
     const row = (label: string, f: (x: TableStats) => string) =>
