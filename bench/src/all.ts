@@ -8,16 +8,21 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "@gateway/testkit";
 import { auditOk, meanCpu, measure, runOk, targets, type Measured, type Mode, type Target } from "./compare.js";
+import { resetStatements, statementStats, tableDelta, tableStats, type StatementStats, type TableStats } from "./db-stats.js";
 import { closeoutOk, startGateway, type Closeout } from "./gateway.js";
 import { measureKeys } from "./keys.js";
 import { machine } from "./machine.js";
+import { DEFAULT_SEED, seed, type SeedReport } from "./seed.js";
 import { startMock, startPortkey } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(`Usage: pnpm bench   (this file runs after the set-up of scripts/bench.sh)
 
 This gateway vs the Portkey gateway vs the provider directly, the ledger and key
-verification; rewrites docs/benchmarks.md. Environment: BENCH_SECONDS (default 8).`);
+verification; rewrites docs/benchmarks.md. Environment: BENCH_SECONDS (default 8),
+BENCH_SEED (default 1: after the empty-database runs, seed 1,000,000 usage records over
+10,000 tenants and measure this gateway again, then after BENCH_SUSTAIN_SECONDS, default
+300, of sustained load; 0: empty databases only).`);
   process.exit(0);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -30,6 +35,30 @@ const gateway = await startGateway(mock.url, MOCK_KEY);
 const all = targets(mock, portkey, gateway, MOCK_KEY);
 const results: Measured[] = [];
 let closeout: Closeout | undefined;
+const SEEDING = process.env.BENCH_SEED !== "0";
+const SUSTAIN = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 300);
+/** This gateway on empty databases, seeded ones, and after sustained load (issue 36). */
+type Phase = { name: string; runs: Measured[]; tables: TableStats[]; statements: StatementStats[] };
+const phases: Phase[] = [];
+let seeded: SeedReport | undefined;
+let sustained: Measured | undefined;
+const gatewayTarget = () => all.find((t) => t.name === "gateway")!;
+
+/** This gateway alone, every mode and connection count, a warm-up and two runs each, with the databases' figures. */
+async function gatewayPhase(name: string): Promise<void> {
+  const statements = await resetStatements(gateway.stack);
+  const before = await tableStats(gateway.stack);
+  const runs: Measured[] = [];
+  for (const mode of ["json", "stream"] as Mode[]) {
+    for (const connections of [1, 32]) {
+      const warm = await measure(gatewayTarget(), mode, connections, connections === 1 ? 200 : 1_000, gateway, modelOf);
+      const amount = Math.max(200, Math.min(100_000, Math.round(warm.requestsPerSecond * SECONDS)));
+      for (let i = 0; i < 2; i++) runs.push({ ...(await measure(gatewayTarget(), mode, connections, amount, gateway, modelOf)), connections });
+    }
+  }
+  phases.push({ name, runs, tables: tableDelta(before, await tableStats(gateway.stack)), statements: statements ? await statementStats(gateway.stack) : [] });
+  console.log(`${name}: ${runs.map((r) => `${r.mode} c=${r.connections} ${Math.round(r.requestsPerSecond)} req/s`).join(", ")}`);
+}
 
 try {
   // Every target answers before anything is measured.
@@ -54,6 +83,21 @@ try {
           `${mode} c=${connections} ${t.name}: ${Math.round(m.requestsPerSecond)} req/s, p50 ${m.p50} ms${m.audit ? `, accounting ${auditOk(m) ? "ok" : "DRIFT"}` : ""}`,
         );
       }
+    }
+  }
+  if (SEEDING) {
+    // The same gateway runs on full databases (issue 36): empty (this gateway alone, as
+    // below), seeded, and after sustained load, which leaves dead row versions behind.
+    await gatewayPhase("empty");
+    seeded = await seed(gateway.stack, DEFAULT_SEED);
+    console.log(`seeded in ${seeded.seconds.toFixed(0)} s`);
+    await gatewayPhase("seeded");
+    if (SUSTAIN > 0) {
+      const json32 = phases[1]!.runs.filter((r) => r.mode === "json" && r.connections === 32);
+      const rate = json32.reduce((n, r) => n + r.requestsPerSecond, 0) / Math.max(1, json32.length);
+      sustained = { ...(await measure(gatewayTarget(), "json", 32, Math.round(rate * SUSTAIN), gateway, modelOf)), connections: 32 };
+      console.log(`sustained: ${Math.round(sustained.requestsPerSecond)} req/s for ${SUSTAIN} s`);
+      await gatewayPhase(`after ${SUSTAIN} s of load`);
     }
   }
   // The allotments close once idle (ALLOTMENT_IDLE_SECONDS, found by the reconciler's next
@@ -132,7 +176,8 @@ for (const mode of ["json", "stream"] as Mode[]) {
   const calls = avg(runs.map((r) => r.audit!.ledgerCallsPerRequest));
   targetRows.push(`| ${mode}: ledger calls per metered request at 32 connections | ≤ 0.10 | ${calls.toFixed(3)} | ${calls <= 0.1 ? "met" : "not met"} |`);
 }
-const failures = results.filter((r) => !runOk(r)).length + (closeout && closeoutOk(closeout) ? 0 : 1);
+const phaseRuns = [...phases.flatMap((p) => p.runs), ...(sustained ? [sustained] : [])];
+const failures = [...results, ...phaseRuns].filter((r) => !runOk(r)).length + (closeout && closeoutOk(closeout) ? 0 : 1);
 targetRows.push(`| errors and accounting drift, every run | 0 | ${failures} runs with either | ${failures === 0 ? "met" : "not met"} |`);
 
 const gatewayCpu: string[] = [];
@@ -142,12 +187,61 @@ for (const connections of [1, 32]) {
     gatewayCpu.push(`| ${mode} | ${connections} | ${[...r.cpu.entries()].map(([k, v]) => `${k} ${v.toFixed(2)}`).join(" · ")} |`);
   }
 }
-const audits = results
+const audits = [...results, ...phaseRuns]
   .filter((r) => r.audit)
   .map((r) => {
     const a = r.audit!;
     return `| ${r.mode} | ${r.connections} | ${a.okAnswers} | ${a.completed} | ${a.charged} | ${a.balanceDrop} | ${a.reservedAfter} | ${a.otherRecords} | ${a.caughtUpMs} | ${a.ledgerCallsPerRequest.toFixed(3)} | ${a.invariantOk ? "ok" : "VIOLATED"} | ${auditOk(r) ? "ok" : "**DRIFT**"} |`;
   });
+
+function phaseTable(): string {
+  if (phases.length === 0) return "Not measured (BENCH_SEED=0).";
+  const lines = [
+    `| mode | connections | figure | ${phases.map((p) => p.name).join(" | ")} |`,
+    `| --- | ---: | --- | ${phases.map(() => "---:").join(" | ")} |`,
+  ];
+  for (const mode of ["json", "stream"] as Mode[]) {
+    for (const connections of [1, 32]) {
+      const of = (p: Phase) => p.runs.filter((r) => r.mode === mode && r.connections === connections);
+      const directP50 = row(mode, connections, "direct").p50;
+      const fig = (label: string, f: (runs: Measured[]) => string) =>
+        lines.push(`| ${mode} | ${connections} | ${label} | ${phases.map((p) => f(of(p))).join(" | ")} |`);
+      fig("req/s", (r) => avg(r.map((m) => m.requestsPerSecond)).toFixed(0));
+      fig("added p50 ms", (r) => (avg(r.map((m) => m.p50)) - directP50).toFixed(2));
+      fig("CPU ms/request", (r) =>
+        [...meanCpu(r)]
+          .filter(([k]) => !k.startsWith("load generator"))
+          .reduce((s, [, v]) => s + v, 0)
+          .toFixed(2),
+      );
+      fig("of which postgres (managed-ai)", (r) => (meanCpu(r).get("postgres (managed-ai)") ?? 0).toFixed(2));
+    }
+  }
+  for (const s of phases[0]?.statements ?? []) {
+    const fig = (label: string, f: (x: StatementStats) => string) =>
+      lines.push(
+        `| | | ${s.name}: ${label} | ${phases
+          .map((p) => p.statements.find((x) => x.name === s.name))
+          .map((x) => (x ? f(x) : "–"))
+          .join(" | ")} |`,
+      );
+    fig("mean ms", (x) => x.meanMs.toFixed(3));
+    fig("buffer hits per call", (x) => x.hitsPerCall.toFixed(1));
+    fig("records per call", (x) => x.rowsPerCall.toFixed(2));
+  }
+  for (const t of phases[0]?.tables ?? []) {
+    const fig = (label: string, f: (x: TableStats) => string) =>
+      lines.push(
+        `| | | ${t.table}: ${label} | ${phases
+          .map((p) => p.tables.find((x) => x.table === t.table))
+          .map((x) => (x ? f(x) : "–"))
+          .join(" | ")} |`,
+      );
+    fig("updates (HOT)", (x) => `${x.updates} (${x.hot})`);
+    fig("live / dead rows", (x) => `${x.live} / ${x.dead}`);
+  }
+  return lines.join("\n");
+}
 
 const report = `# Benchmarks
 
@@ -181,6 +275,18 @@ ${lines.join("\n")}
 | target | wanted | measured | |
 | --- | --- | --- | --- |
 ${targetRows.join("\n")}
+
+### Empty and full databases (issue 36)
+
+This gateway alone, each mode and connection count a warm-up and two runs: on empty
+databases; after seeding them with bulk SQL (bench/src/seed.ts: ${DEFAULT_SEED.records.toLocaleString("en")} usage
+records over ${DEFAULT_SEED.tenants.toLocaleString("en")} tenants, ${DEFAULT_SEED.allotmentsPerTenant} closed allotments each and their ledger journal,
+vacuumed and analyzed${seeded ? `, ${Math.round(seeded.seconds)} s` : ""}); and after ${SUSTAIN} s of sustained JSON load at 32
+connections on them${sustained ? ` (${Math.round(sustained.requestsPerSecond)} req/s)` : ""}. Added p50 is over direct's in the runs above. The
+statements' figures are pg_stat_statements' (when the server preloads it), the tables'
+pg_stat_user_tables' over each phase.
+
+${phaseTable()}
 
 What bounds this gateway, what each optimization bought, and how it was measured:
 [docs/benchmarks/optimizations.md](benchmarks/optimizations.md).

@@ -80,10 +80,24 @@ export const ManagedAiEnv = z
       min: 1,
     }),
     ALLOTMENT_MAX_AGE_SECONDS: int("An allotment older than this is closed by the reconciler; the tenant's next request opens a new one.", 600, { min: 1 }),
+    USAGE_RETENTION_DAYS: int(
+      "Usage records older than this many days leave the database, whole UTC months at a time, once written to USAGE_EXPORT_DIR (docs/decisions/0241); 0 keeps every record. The ledger's journal keeps every entry whatever this says.",
+      0,
+      { min: 0 },
+    ),
+    USAGE_EXPORT_DIR: z
+      .string()
+      .default("")
+      .describe(
+        "Where usage retention writes each month's records before they leave: `<dir>/<YYYY-MM>/<tenant>.ndjson`, one JSON object a line. Required when USAGE_RETENTION_DAYS is set.",
+      ),
   })
   .superRefine((cfg, ctx) => {
     const problem = keyringProblem(cfg.ENCRYPTION_KEYS, cfg.NODE_ENV === "production");
     if (problem) ctx.addIssue({ code: "custom", path: ["ENCRYPTION_KEYS"], message: problem });
+    if (cfg.USAGE_RETENTION_DAYS > 0 && !cfg.USAGE_EXPORT_DIR) {
+      ctx.addIssue({ code: "custom", path: ["USAGE_EXPORT_DIR"], message: "usage retention writes every record out before it leaves: set USAGE_EXPORT_DIR" });
+    }
     if (cfg.NODE_ENV === "production" && cfg.ALLOW_PRIVATE_TARGETS) {
       ctx.addIssue({
         code: "custom",

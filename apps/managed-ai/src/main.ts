@@ -5,6 +5,7 @@ import { startGrpcService } from "@gateway/runtime";
 import { createPrisma } from "./db.js";
 import type { Tx } from "./domain/context.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
+import { startRetention } from "./domain/usage/retain.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
 import { InFlight } from "./grpc/in-flight.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
@@ -34,6 +35,10 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
         allotmentMaxAgeSeconds: env.ALLOTMENT_MAX_AGE_SECONDS,
       });
       infra.shutdown.addFirst("reconciler", () => reconciler.stop());
+    }
+    if (env.USAGE_RETENTION_DAYS > 0) {
+      const retention = startRetention(ctx, { pool: infra.pool, retentionDays: env.USAGE_RETENTION_DAYS, exportDir: env.USAGE_EXPORT_DIR });
+      infra.shutdown.addFirst("usage retention", () => retention.stop());
     }
     // Right after the gRPC server has drained (it is added first, later): invocations whose
     // client left are still finishing their provider call and settling (docs/decisions/0177).

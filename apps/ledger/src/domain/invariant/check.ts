@@ -81,8 +81,13 @@ const CHECK_SQL = `
 WITH scope AS (
   SELECT id, tenant_id, kind, units, hold_id FROM transfers WHERE $1 = '' OR tenant_id = $1
 ),
+-- For one tenant the legs are read for its transfers alone: entries numbers each
+-- transfer's legs with a window function, so a join cannot reach into the view, but a
+-- condition on its partition column (transfer_id) can (issue 36: 5.9 s at 1.1 million
+-- transfers of other tenants, now in proportion to the tenant's own).
 legs AS (
   SELECT s.tenant_id, e.transfer_id, e.account, e.units FROM scope s JOIN entries e ON e.transfer_id = s.id
+  WHERE $1 = '' OR e.transfer_id = ANY (ARRAY(SELECT id FROM scope))
 ),
 per_transfer AS (
   SELECT s.id, s.kind, s.units, coalesce(sum(l.units), 0) AS total, count(l.units) AS n
