@@ -73,7 +73,7 @@ describe("migrations", () => {
     const relay = { kick() {} };
     const ctx: LedgerContext = { ...db, relay, movements: poolMovements(db.pool, relay), logger: createLogger({ service: "ledger-test", level: "silent" }) };
 
-    expect(await checkInvariant({ ctx, input: {} })).toMatchObject({
+    expect(await checkInvariant({ ctx, input: { all_tenants: true } })).toMatchObject({
       ok: true,
       journalSum: 0n,
       tenants: [
@@ -94,7 +94,7 @@ describe("migrations", () => {
     await reserveHold({ ctx, input: { operation_id: "r", tenant_id: "t1", units: "50", ttl_seconds: 60 } });
     const seqs = await db.prisma.$queryRawUnsafe<{ operation_id: string; seq: bigint }[]>("SELECT operation_id, seq FROM transfers ORDER BY seq");
     expect(seqs.map((r) => r.operation_id)).toEqual(["credit:t1:k1", "credit:t2:k1", "credit:t1:k2", "r"]);
-    expect((await checkInvariant({ ctx, input: {} })).ok).toBe(true);
+    expect((await checkInvariant({ ctx, input: { all_tenants: true } })).ok).toBe(true);
   });
 
   it("convert the holds, journal and outbox of the previous schema in place: balances, open holds, replays and events keep working", async () => {
@@ -163,7 +163,7 @@ describe("migrations", () => {
       ]);
       // The legs the view derives are the legs that were stored.
       expect(await q("SELECT transfer_id, leg, account, units FROM entries ORDER BY transfer_id, leg")).toEqual(oldEntries);
-      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true, journalSum: 0n, unbalancedTransfers: 0n });
+      expect(await checkInvariant({ ctx, input: { all_tenants: true } })).toMatchObject({ ok: true, journalSum: 0n, unbalancedTransfers: 0n });
       // Holds as they were; the open one still settles exactly once, the others refuse.
       expect(await getHold({ ctx, input: { hold_id: "hold_o3" } })).toMatchObject({
         status: "open",
@@ -191,7 +191,7 @@ describe("migrations", () => {
         "old:r1",
         "old:credit",
       ]);
-      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
+      expect(await checkInvariant({ ctx, input: { all_tenants: true } })).toMatchObject({ ok: true });
       // Holds converted before allotments existed are none; allotments work beside them.
       expect(await getHold({ ctx, input: { hold_id: "hold_o1" } })).toMatchObject({ allotment: false, releasedUnits: 180n });
       const allotment = await reserveHold({ ctx, input: { operation_id: "new:a", tenant_id: "m1", units: "500", ttl_seconds: 60, allotment: true } });
@@ -203,7 +203,7 @@ describe("migrations", () => {
         code: "invalid_request",
       });
       await expect(postAllotment({ ctx, input: { operation_id: "new:p3", hold_id: "hold_o9", units: "1" } })).rejects.toMatchObject({ code: "not_found" });
-      expect(await checkInvariant({ ctx, input: {} })).toMatchObject({ ok: true });
+      expect(await checkInvariant({ ctx, input: { all_tenants: true } })).toMatchObject({ ok: true });
     } finally {
       await db2?.prisma.$disconnect();
       await dropDatabase(SERVER_URL, name2);
