@@ -307,6 +307,8 @@ while (Object.values(drained.backlog).some((n) => n > 0) && Date.now() - drainSt
   drained = await sample(performance.now() - started);
 }
 const closeout = await gateway.closeout(180_000);
+// A fresh session: the first one has expired over the run (ACCESS_TOKEN_TTL_SECONDS).
+const auditor = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
 // Every tenant's reservations end (leases captured or voided, pushes captured), and the
 // tenant whose key has a budget was charged exactly what its completed records say.
 let reservedLeft = 0n;
@@ -314,7 +316,7 @@ const auditEnd = Date.now() + 120_000;
 for (;;) {
   reservedLeft = 0n;
   for (const t of allTenants) {
-    const b = must(await call<{ data: { reserved_units: number } }>(stack.edgeUrl, "GET", `/ops/ledger/tenants/${t}`, { token: admin }), 200, "balance");
+    const b = must(await call<{ data: { reserved_units: number } }>(stack.edgeUrl, "GET", `/ops/ledger/tenants/${t}`, { token: auditor }), 200, "balance");
     reservedLeft += BigInt(b.data.reserved_units);
   }
   if (reservedLeft === 0n || Date.now() > auditEnd) break;
@@ -326,7 +328,9 @@ const [budgetCharged] = await stack.sql<{ units: string | null }>(
   [budgeted.tenantId],
 );
 const budgetBalance = must(
-  await call<{ data: { available_units: number; reserved_units: number } }>(stack.edgeUrl, "GET", `/ops/ledger/tenants/${budgeted.tenantId}`, { token: admin }),
+  await call<{ data: { available_units: number; reserved_units: number } }>(stack.edgeUrl, "GET", `/ops/ledger/tenants/${budgeted.tenantId}`, {
+    token: auditor,
+  }),
   200,
   "balance",
 ).data;
