@@ -221,7 +221,19 @@ const rssOf = (pid: number | undefined) => {
 };
 type Sample = { at: number; rss: Record<string, number>; backlog: Record<string, number> };
 const count = async (service: (typeof PROCS)[number], sql: string) => Number((await stack.sql<{ n: string }>(service, sql))[0]?.n ?? 0);
+let samplingFailures = 0;
+/** A sample; when the database refuses the benchmark's own queries (a shared server), the last one again. */
 async function sample(at: number): Promise<Sample> {
+  try {
+    return await takeSample(at);
+  } catch (err) {
+    samplingFailures++;
+    console.error(`sample at ${Math.round(at / 1000)} s failed: ${(err as Error).message}`);
+    const last = samples.at(-1)!;
+    return { ...last, at };
+  }
+}
+async function takeSample(at: number): Promise<Sample> {
   const rss = Object.fromEntries(PROCS.map((p) => [p, rssOf(stack.process(p).pid)]));
   const backlog: Record<string, number> = {};
   for (const p of PROCS) backlog[`${p} outbox`] = await count(p, "SELECT count(*)::text AS n FROM outbox_events");
@@ -467,6 +479,7 @@ lines.push(
           .join(", ")
   }`,
 );
+lines.push(`- Samples that could not be taken (kept the one before): ${samplingFailures}`);
 lines.push(`- Requests not sent (more than ${maxInFlight} in flight): ${skipped}`);
 lines.push(`- Processes that exited: ${exits.length === 0 ? "none" : exits.join(", ")}`);
 lines.push(

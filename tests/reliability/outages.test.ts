@@ -223,11 +223,16 @@ describe(`dependencies that go away under load (${OUTAGE_MS / 1000} s each)`, ()
     // None waits for Redis (a hung call would take the client's timeout).
     expect(Math.max(...ms)).toBeLessThan(3_000);
 
-    // Back within 1 s of Redis answering again (upAt is when it answered PING).
+    // Back within 1 s of Redis answering again (upAt is when it answered PING): the last 503
+    // is answered by then, and every call started after it passes its checks.
+    const refusedAfter = all.filter((o) => o.status === 503 && o.end >= upAt).map((o) => o.end - upAt);
+    const lastRefusal = refusedAfter.length > 0 ? Math.max(...refusedAfter) : 0;
     const firstOk = all.filter((o) => o.who === "steady" && o.start >= upAt - 250 && o.status === 200).sort((a, b) => a.end - b.end)[0];
     expect(firstOk, "a call passed after Redis returned").toBeDefined();
-    console.log(`Redis back: first metered 200 ${(firstOk!.end - upAt).toFixed(0)} ms after Redis answered`);
-    expect(firstOk!.end - upAt).toBeLessThan(1_000);
+    console.log(
+      `Redis back: the last 503 ${lastRefusal.toFixed(0)} ms after Redis answered; the first metered 200 done ${(firstOk!.end - upAt).toFixed(0)} ms after (a whole call)`,
+    );
+    expect(lastRefusal).toBeLessThan(1_000);
     expect(between(all, upAt + 1_000, Infinity, "steady").filter((o) => o.status !== 200)).toEqual([]);
 
     // The spent quota stayed spent across the restart; the concurrency limit held throughout.
