@@ -162,8 +162,8 @@ const LAYERS = [
 /** Where a service's own names mean another layer: the ledger's metrics read its domain (a transport). */
 const SERVICE_LAYERS = {
   ledger: { "metrics/": 1 },
-  // The edge: routes' context (the services' clients and stores it works with) and those clients.
-  edge: { "deps.ts": 2, "clients.ts": 3 },
+  // The edge: routes' context (the services' clients and stores it works with), those clients and its Redis connection.
+  edge: { "deps.ts": 2, "clients.ts": 3, "redis.ts": 3 },
 };
 function layerOf(service, file) {
   const path = relative(join(ROOT, "apps", service, "src"), file);

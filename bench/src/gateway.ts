@@ -54,6 +54,9 @@ export function closeoutOk(c: Closeout): boolean {
   );
 }
 
+/** The stack's six services. */
+export const PROCS = ["edge", "managed-ai", "ledger", "jobs", "messaging", "files"] as const;
+
 function must<T>(res: { status: number; body: T }, status: number, what: string): T {
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
@@ -65,7 +68,13 @@ function must<T>(res: { status: number; body: T }, status: number, what: string)
  * tenant whose API key has a full policy (scope, alias, daily quota, per-minute
  * rate, concurrency), so every check runs on every request.
  */
-export async function startGateway(mockUrl: string, mockKey: string, extraEnv: Record<string, string> = {}): Promise<Gateway> {
+export async function startGateway(
+  mockUrl: string,
+  mockKey: string,
+  extraEnv: Record<string, string> = {},
+  /** Environment of one service on top of the rest (the soak's messaging and jobs). */
+  perService: Partial<Record<(typeof PROCS)[number], Record<string, string>>> = {},
+): Promise<Gateway> {
   // BENCH_ENV: extra environment for every service, as JSON (tuning experiments).
   const fromEnv = JSON.parse(process.env.BENCH_ENV ?? "{}") as Record<string, string>;
   // Production mode refuses the development sealing key wherever secrets are sealed.
@@ -77,12 +86,12 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
     // BENCH_GRPC_TLS=0: plaintext gRPC, for a baseline checkout from before mutual TLS (docs/decisions/0230).
     ...(process.env.BENCH_GRPC_TLS === "0" ? { tls: false } : {}),
     env: {
-      edge: { ...quiet, JWT_SECRET: "bench-jwt-secret-0123456789-0123456789" },
-      ledger: quiet,
-      "managed-ai": { ...keys, ...quiet },
-      jobs: { ...keys, ...quiet },
-      messaging: { ...keys, ...quiet },
-      files: quiet,
+      edge: { ...quiet, JWT_SECRET: "bench-jwt-secret-0123456789-0123456789", ...perService.edge },
+      ledger: { ...quiet, ...perService.ledger },
+      "managed-ai": { ...keys, ...quiet, ...perService["managed-ai"] },
+      jobs: { ...keys, ...quiet, ...perService.jobs },
+      messaging: { ...keys, ...quiet, ...perService.messaging },
+      files: { ...quiet, ...perService.files },
     },
   });
   const admin = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
@@ -118,7 +127,7 @@ export async function startGateway(mockUrl: string, mockKey: string, extraEnv: R
   ).data.key;
   const ledger = createClient(ledgerV1, stack.address("ledger"), { deadlineMs: 10_000, serviceToken: stack.serviceToken, tls: stack.tls });
   // Every process of the stack: the six services, then PostgreSQL, NATS and Redis below.
-  const procs = ["edge", "managed-ai", "ledger", "jobs", "messaging", "files"] as const;
+  const procs = PROCS;
   const databases = ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"] as const;
   let names: Map<string, string> | undefined;
   /** Database name → service, asked once. */

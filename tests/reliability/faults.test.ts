@@ -8,6 +8,7 @@ import { settledBooks } from "../src/support/money-audit.js";
 import { LISTENER_LEAK, rawRequest, type RawOutcome } from "../src/support/raw-client.js";
 import { startPrivateNats, startPrivatePostgres, type PrivateNats, type PrivatePostgres } from "./support/private-infra.js";
 import { PROFILE, saveFigures } from "./support/report.js";
+import { eventsCheck } from "./support/events-check.js";
 import { findSecrets } from "./support/secrets.js";
 import { prng } from "../src/support/prng.js";
 
@@ -301,57 +302,3 @@ describe(`load with faults (profile ${PROFILE})`, () => {
     expect(found).toEqual([]);
   }, 600_000);
 });
-
-/** The outbox of every service drained; ledger movements and usage reservations audited exactly once each. */
-async function eventsCheck(stack: Stack): Promise<{ problems: string[] }> {
-  const problems: string[] = [];
-  const until = Date.now() + 60_000;
-  for (const service of ["edge", "ledger", "managed-ai"] as const) {
-    for (;;) {
-      const [row] = await stack.sql<{ n: string }>(service, "SELECT count(*)::text AS n FROM outbox_events");
-      if (row?.n === "0") break;
-      if (Date.now() > until) {
-        problems.push(`${service}: ${row?.n} events never left the outbox`);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  // The audit consumer may still be catching up: wait until the counts stop moving.
-  const counts = async () => {
-    const [transfers] = await stack.sql<{ n: string }>("ledger", "SELECT count(*)::text AS n FROM transfers");
-    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>(
-      "jobs",
-      "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided','ledger.posted','ledger.released')",
-    );
-    const [records] = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records");
-    const [reserved] = await stack.sql<{ n: string; d: string }>(
-      "jobs",
-      "SELECT count(*)::text AS n, count(DISTINCT data->>'request_id')::text AS d FROM audit_events WHERE type = 'managed_ai.request_reserved'",
-    );
-    const [refused] = await stack.sql<{ n: string }>("jobs", "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_refused'");
-    return {
-      transfers: transfers!.n,
-      ledgerEvents: ledgerEvents!.n,
-      ledgerOps: ledgerEvents!.d,
-      records: records!.n,
-      reserved: reserved!.n,
-      reservedIds: reserved!.d,
-      refused: refused!.n,
-    };
-  };
-  let last = await counts();
-  for (;;) {
-    const ok =
-      last.transfers === last.ledgerEvents &&
-      last.ledgerEvents === last.ledgerOps &&
-      BigInt(last.reserved) === BigInt(last.records) + BigInt(last.refused) &&
-      last.reserved === last.reservedIds;
-    if (ok) return { problems };
-    if (Date.now() > until) break;
-    await new Promise((r) => setTimeout(r, 1_000));
-    last = await counts();
-  }
-  problems.push(`events: ${JSON.stringify(last)}`);
-  return { problems };
-}

@@ -55,6 +55,15 @@ export const EdgeEnv = z
       "redis://127.0.0.1:6379",
       ["redis:", "rediss:"],
     ),
+    REDIS_COMMAND_TIMEOUT_MS: int(
+      "A Redis command unanswered for this long fails (503) and cuts the connection, so the calls after it fail at once until Redis answers again (docs/decisions/0235).",
+      500,
+      { min: 10, max: 60_000 },
+    ),
+    REDIS_RECONNECT_MAX_MS: int("Longest wait between two attempts to reconnect to Redis: how late limits come back after Redis does.", 200, {
+      min: 10,
+      max: 60_000,
+    }),
     REDIS_KEY_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_]{1,32}$/)

@@ -1,5 +1,4 @@
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
 import { redactConfig } from "@gateway/config";
 import { CONSOLE_DIST_DIR } from "@gateway/console";
 import { Broadcast } from "@gateway/events";
@@ -22,6 +21,7 @@ import { widgetRateLimiter } from "./domain/widget/rate-limit.js";
 import { WIDGET_SESSIONS_BROADCAST, WidgetSessions, type WidgetSessionInvalidation } from "./domain/widget/widget-sessions.js";
 import { EdgeEnv, loadEnv } from "./env.js";
 import { drainHttp, InFlight } from "./http/drain.js";
+import { createRedis } from "./redis.js";
 import { routes } from "./routes/index.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { createAppServer } from "./http/server.js";
@@ -37,16 +37,8 @@ const infra = await startInfrastructure<Tx, PrismaClient>({
 });
 const { logger, registry, prisma, pool, transact, relay, nats, subjects, shutdown } = infra;
 
-// Redis holds key limits and versions; without it no API-key request is admitted (503).
-// Auto-pipelining sends the commands of concurrent requests in one write.
-const redis = new Redis(env.REDIS_URL, {
-  maxRetriesPerRequest: 1,
-  enableOfflineQueue: false,
-  connectTimeout: 3_000,
-  lazyConnect: true,
-  enableAutoPipelining: true,
-});
-redis.on("error", (err) => logger.warn({ err: err.message }, "redis error"));
+// Redis holds key limits and versions; without it no API-key request is admitted (503, at once).
+const redis = createRedis({ url: env.REDIS_URL, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, reconnectMaxMs: env.REDIS_RECONNECT_MAX_MS }, logger);
 try {
   await redis.connect();
 } catch (err) {

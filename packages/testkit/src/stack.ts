@@ -44,6 +44,13 @@ export type StackOptions = {
   services?: GrpcServiceName[];
   /** Server URL for every service's database, default the machine's PostgreSQL. */
   databaseUrl?: string;
+  /**
+   * Server URL of one service's database instead (replicas follow their service), e.g. a
+   * PostgreSQL of its own that a test restarts while the others' keep running.
+   */
+  databaseUrls?: Partial<Record<GrpcServiceName, string>>;
+  /** Redis of the edges, default REDIS_URL or the machine's. */
+  redisUrl?: string;
   /** NATS server, default NATS_URL or the machine's. */
   natsUrl?: string;
   readyTimeoutMs?: number;
@@ -117,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = `t${runId}`;
   const serverUrl = options.databaseUrl ?? process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222";
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const logDir = process.env.TEST_LOG_DIR ? join(process.env.TEST_LOG_DIR, runId) : undefined;
   const grpcServices = options.services ?? [...GRPC_SERVICES];
   const admin = { email: `admin-${runId}@example.com`, password: `admin-password-${runId}` };
@@ -137,6 +144,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   for (const name of ["edge", ...grpcServices, ...grpcServices.map((s) => `${s}:metrics`)]) ports.set(name, await freePort());
   const replicaOf = new Map<string, GrpcServiceName>();
   const baseOf = (service: ServiceName): string => replicaOf.get(service) ?? service;
+  const serverOf = (service: ServiceName) => options.databaseUrls?.[baseOf(service) as GrpcServiceName] ?? serverUrl;
   const dbName = (service: ServiceName) => (service.startsWith("edge") ? `gw_${runId}_edge` : `gw_${runId}_${baseOf(service).replace("-", "_")}`);
 
   const common = {
@@ -174,6 +182,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         {
           ...common,
           ...tlsEnv(service),
+          DATABASE_URL: serverOf(service),
           DATABASE_NAME: dbName(service),
           GRPC_PORT: String(ports.get(service)),
           METRICS_PORT: String(ports.get(`${service}:metrics`)),
@@ -273,7 +282,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async sql(service, text, values = []) {
       let pool = pools.get(service);
       if (!pool) {
-        pool = new pg.Pool({ ...connectionConfig(databaseUrl(serverUrl, dbName(service))), max: 2 });
+        pool = new pg.Pool({ ...connectionConfig(databaseUrl(serverOf(service), dbName(service))), max: 2 });
         // A server restart (the fault suite's) cuts idle connections: an error event, not a crash.
         pool.on("error", () => undefined);
         pools.set(service, pool);
@@ -306,7 +315,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const jsm = await conn.jetstreamManager();
       await jsm.streams.delete(subjectsFor(namespace).stream).catch(() => undefined);
       await conn.drain();
-      for (const name of new Set([...processes.keys()].map(dbName))) await dropDatabase(serverUrl, name);
+      const databases = new Map([...processes.keys()].map((s) => [dbName(s), serverOf(s)]));
+      for (const [name, server] of databases) await dropDatabase(server, name);
       rmSync(join(tmpdir(), `gw-${runId}-files`), { recursive: true, force: true });
       const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
       try {

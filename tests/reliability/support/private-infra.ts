@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as natsConnect } from "nats";
@@ -127,6 +128,72 @@ export async function startPrivateNats(): Promise<PrivateNats> {
       await new Promise((r) => setTimeout(r, downMs));
       await start();
     },
+    async close() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type PrivateRedis = {
+  url: string;
+  /** kill -9, then (after `downMs`) start again on the same port and append-only file. */
+  restart(downMs?: number): Promise<void>;
+  /** SIGSTOP: the server keeps its connections and answers nothing (a hung Redis). */
+  freeze(): void;
+  thaw(): void;
+  close(): Promise<void>;
+};
+
+/** Answers PING on `port`? A raw RESP exchange: the tests need no Redis client of their own. */
+function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on("error", () => done(false));
+    socket.on("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (d) => done(d.toString().startsWith("+PONG")));
+  });
+}
+
+/**
+ * A Redis of the test's own, as a deployment should run it for key limits: every write in
+ * the append-only file before it is answered (appendfsync always), so a crash loses no
+ * count and a restart hands out no fresh quota (docs/decisions/0235).
+ */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "gw-reliability-redis-"));
+  const bin = existsSync("/usr/bin/redis-server") ? "/usr/bin/redis-server" : "redis-server";
+  const args = ["--bind", "127.0.0.1", "--port", String(port), "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"];
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(bin, args, { stdio: "ignore" });
+    child.on("error", () => undefined);
+    await until("private Redis", () => pingRedis(port));
+  };
+  const kill = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise((r) => c.once("exit", r));
+    c.kill("SIGCONT");
+    c.kill("SIGKILL");
+    await gone;
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async restart(downMs = 1_000) {
+      await kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await start();
+    },
+    freeze: () => child?.kill("SIGSTOP"),
+    thaw: () => child?.kill("SIGCONT"),
     async close() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
