@@ -57,7 +57,7 @@ export const EdgeEnv = z
     ),
     REDIS_COMMAND_TIMEOUT_MS: int(
       "A Redis command unanswered for this long fails (503) and cuts the connection, so the calls after it fail at once until Redis answers again (docs/decisions/0235).",
-      500,
+      2_000,
       { min: 10, max: 60_000 },
     ),
     REDIS_RECONNECT_MAX_MS: int("Longest wait between two attempts to reconnect to Redis: how late limits come back after Redis does.", 200, {
