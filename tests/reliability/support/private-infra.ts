@@ -137,8 +137,12 @@ export async function startPrivateNats(): Promise<PrivateNats> {
 
 export type PrivateRedis = {
   url: string;
-  /** kill -9, then (after `downMs`) start again on the same port and append-only file. */
-  restart(downMs?: number): Promise<void>;
+  /**
+   * kill -9, then (after `downMs`) start again on the same port and append-only file;
+   * resolves, once it answers PING, with when it was started (`performance.now()`): the
+   * edge may reconnect before PING is answered here.
+   */
+  restart(downMs?: number): Promise<number>;
   /** SIGSTOP: the server keeps its connections and answers nothing (a hung Redis). */
   freeze(): void;
   thaw(): void;
@@ -190,7 +194,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     async restart(downMs = 1_000) {
       await kill();
       await new Promise((r) => setTimeout(r, downMs));
+      const startedAt = performance.now();
       await start();
+      return startedAt;
     },
     freeze: () => child?.kill("SIGSTOP"),
     thaw: () => child?.kill("SIGCONT"),
