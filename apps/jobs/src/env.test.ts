@@ -17,6 +17,9 @@ describe("jobs configuration", () => {
       NODE_ENV: "production",
       DATABASE_URL: "postgresql://jobs:own-password@db:5432/postgres",
       SERVICE_TOKEN: "a-service-token-of-the-operators-own-0123456789",
+      GRPC_TLS_CA: "/etc/gateway/tls/ca.crt",
+      GRPC_TLS_CERT: "/etc/gateway/tls/tls.crt",
+      GRPC_TLS_KEY: "/etc/gateway/tls/tls.key",
     };
     expect(() => loadEnv({ ...production, ENCRYPTION_KEYS: TEST_KEYS, CALLBACK_ALLOW_HTTP_LOOPBACK: "true" })).toThrow(/CALLBACK_ALLOW_HTTP_LOOPBACK/);
     expect(loadEnv({ ...production, ENCRYPTION_KEYS: TEST_KEYS }).NODE_ENV).toBe("production");

@@ -9,6 +9,9 @@ const PRODUCTION = {
   NODE_ENV: "production",
   DATABASE_URL: "postgresql://gateway:own-password@db:5432/postgres",
   SERVICE_TOKEN: randomBytes(32).toString("hex"),
+  GRPC_TLS_CA: "/etc/gateway/tls/ca.crt",
+  GRPC_TLS_CERT: "/etc/gateway/tls/tls.crt",
+  GRPC_TLS_KEY: "/etc/gateway/tls/tls.key",
 };
 
 describe("managed-ai environment", () => {

@@ -7,6 +7,9 @@ const PRODUCTION = {
   DATABASE_URL: "postgresql://messaging:own-password@db:5432/postgres",
   SERVICE_TOKEN: randomBytes(32).toString("hex"),
   ENCRYPTION_KEYS: `k1:${randomBytes(32).toString("base64")}`,
+  GRPC_TLS_CA: "/etc/gateway/tls/ca.crt",
+  GRPC_TLS_CERT: "/etc/gateway/tls/tls.crt",
+  GRPC_TLS_KEY: "/etc/gateway/tls/tls.key",
 };
 
 describe("messaging environment", () => {
