@@ -3,6 +3,7 @@
 // end, p50/p99 per window, background backlog (outboxes, deliveries, relay lag) and errors.
 //   pnpm soak [--minutes=30] [--window=5] [--out=docs/benchmarks/soak.md]
 import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { call, newTenant, REPO_ROOT, signIn, startCallbackReceiver, startTronMock, uploadRaw } from "@gateway/testkit";
 import { closeoutOk, PROCS, startGateway } from "./gateway.js";
@@ -393,7 +394,7 @@ lines.push(`# Soak: ${minutes} minutes of mixed traffic, then a money audit`);
 lines.push("");
 lines.push(
   `Made by \`pnpm soak\` (\`bench/src/soak.ts\`) on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${machine()}. ` +
-    "The machine was shared with other work running at the same time (other test suites and builds), so latencies carry their noise.",
+    `Load average (1 min) when this report was written: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores; say in the notes what else ran beside it.`,
 );
 lines.push("");
 lines.push("## Verdict");
