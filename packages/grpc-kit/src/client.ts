@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { newId } from "@gateway/ids";
 import { currentActor, currentRequestId } from "@gateway/logger";
@@ -82,6 +83,23 @@ function withoutCallerStack<T>(start: () => T): T {
   }
 }
 
+/**
+ * The channel's options for one address. Over TLS to a loopback IP (the dev stack's and
+ * the tests' `127.0.0.1:port`), the name sent and checked is `localhost`: TLS may not
+ * carry an IP address as the server name (RFC 6066; Node warns, DEP0123), and every
+ * certificate of scripts/certs.sh names `localhost` beside `127.0.0.1`. Other addresses
+ * are names (compose, Kubernetes) and are sent as they are.
+ */
+export function channelOptions(address: string, tls: boolean): grpc.ChannelOptions {
+  const host = address.startsWith("[") ? address.slice(1, address.indexOf("]")) : address.split(":")[0];
+  if (!tls || !host || !isLoopbackIp(host)) return CHANNEL_OPTIONS;
+  return { ...CHANNEL_OPTIONS, "grpc.ssl_target_name_override": "localhost" };
+}
+
+function isLoopbackIp(host: string): boolean {
+  return (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
+}
+
 export type Client<C> = PromiseClient<C> & {
   /** Closes the channel. */
   close(): void;
@@ -94,7 +112,7 @@ export type Client<C> = PromiseClient<C> & {
  * chose, or `unavailable` when the service cannot be reached.
  */
 export function createClient<C extends AnyContract>(contract: C, address: string, options: ClientOptions): Client<C> {
-  const raw = new grpc.Client(address, channelCredentials(options.tls), CHANNEL_OPTIONS);
+  const raw = new grpc.Client(address, channelCredentials(options.tls), channelOptions(address, options.tls !== undefined));
   const name = options.name ?? contract.serviceName;
   const histogram = options.registry ? clientHistogram(options.registry) : undefined;
   const methods: Record<string, unknown> = {};
