@@ -250,6 +250,43 @@ describe("allotments", () => {
     expect(await invariant("ten_h")).toBe(true);
   });
 
+  it("a pass right after the last settlements leaves their posts on their way to land, and replays nothing", async () => {
+    await L.credit("ten_i", 100_000n);
+    // The first request holds for itself (10 units) and opens the allotment.
+    await settleCompleted({ ctx, input: { opened: await open(planFor("ten_i", 1_000n)), plan: planFor("ten_i", 1_000n), usage: usage(10) } });
+    await settle("ten_i");
+    const a = (await allotmentOf("ten_i"))!;
+    // A live process whose batch lingers: its charges are on their way, not lost.
+    const lingering = new Allotments(
+      { sql: ctx.sql, ledgerCalls: ctx.ledgerCalls, logger: createLogger({ service: "t", level: "silent" }) },
+      { ...ctx.allotments.options, lingerMs: 60_000 },
+    );
+    const busy = { ...ctx, allotments: lingering };
+    for (const id of ["req_on_way_1", "req_on_way_2"]) {
+      const opened = await openReservation({
+        ctx: busy,
+        input: { plan: planFor("ten_i", 1_000n), request: { requestId: id, apiKeyId: null, idempotencyKey: null, stream: false } },
+      });
+      await settleCompleted({ ctx: busy, input: { opened, plan: planFor("ten_i", 1_000n), usage: usage(300) } });
+    }
+    expect(lingering.pending).toBe(2);
+    await ctx.allotments.drain();
+    const first = await closeAllotments({ ctx, input: { idleSeconds: 0, maxAgeSeconds: 3_600, postGraceSeconds: 60 } });
+    // (Other tenants' idle allotments of this file close in the same passes.)
+    expect(first).toMatchObject({ posting: 1, reposted: 0 });
+    expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: a.id } })).state).toBe("closing");
+    expect((await posts("ten_i")).map((p) => p.operationId)).not.toContain("post:req_on_way_1");
+    // The batch goes; the next pass finds the posts complete and closes.
+    await lingering.drain();
+    const second = await closeAllotments({ ctx, input: { idleSeconds: 0, maxAgeSeconds: 3_600, postGraceSeconds: 60 } });
+    expect(second).toMatchObject({ posting: 0, reposted: 0 });
+    expect((await ctx.prisma.allotment.findUniqueOrThrow({ where: { id: a.id } })).state).toBe("closed");
+    const ops = (await posts("ten_i")).map((p) => p.operationId);
+    expect(ops.filter((o) => o === "post:req_on_way_1" || o === "post:req_on_way_2")).toHaveLength(2);
+    expect(await hold(a.holdId!)).toMatchObject({ status: "voided", captured: 600n });
+    expect(await invariant("ten_i")).toBe(true);
+  });
+
   it("a process that dies with charges unposted and requests in flight: the reconciler carves the orphans, closing posts the charges once and gives the rest back", async () => {
     await L.credit("ten_e", 100_000n);
     await settleCompleted({ ctx, input: { opened: await open(planFor("ten_e", 1_000n)), plan: planFor("ten_e", 1_000n), usage: usage(10) } });

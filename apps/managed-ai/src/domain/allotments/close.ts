@@ -13,9 +13,17 @@ export type CloseOptions = {
   limit?: number;
   /** An allotment not ready to close is looked at again this long later, doubling with each pass (default 5). */
   retryBaseSeconds?: number;
+  /**
+   * Posts short of the charges are replayed only once the allotment has had no
+   * settlement for this long (default 0: at once). A settlement's charge is posted by
+   * its process's next batch (a linger, a ledger call, retries while the ledger is
+   * away): a pass right after the last settlements would otherwise find those posts
+   * on their way and replay every charge of the allotment.
+   */
+  postGraceSeconds?: number;
 };
 
-export type CloseReport = { closing: number; closed: number; reposted: number; abandoned: number; waiting: number };
+export type CloseReport = { closing: number; closed: number; reposted: number; abandoned: number; waiting: number; posting: number };
 
 /** The ledger takes at most 500 movements per ApplyBatch. */
 const POSTS_PER_CALL = MAX_BATCH_ITEMS;
@@ -38,7 +46,7 @@ const POSTS_PER_CALL = MAX_BATCH_ITEMS;
  * stops anywhere leaves nothing the next one cannot finish.
  */
 export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiContext; input: CloseOptions }): Promise<CloseReport> {
-  const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0 };
+  const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0, posting: 0 };
   const limit = options.limit ?? 100;
   const closing = await closeIdle(ctx.sql, options.idleSeconds, options.maxAgeSeconds);
   report.closing = closing.length;
@@ -75,7 +83,9 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
   for (const a of candidates) {
     let outcome: Outcome;
     try {
-      outcome = await runWithContext({ requestId: a.id, actor: "system:reconciler" }, () => closeOne(ctx, a.id, a.holdId!));
+      outcome = await runWithContext({ requestId: a.id, actor: "system:reconciler" }, () =>
+        closeOne(ctx, { id: a.id, holdId: a.holdId!, settledAt: a.updatedAt }, options.postGraceSeconds ?? 0),
+      );
     } catch (err) {
       await checkLater(ctx, a.id, options);
       // The ledger unreachable: every other allotment would fail alike; the next pass goes on.
@@ -84,9 +94,9 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
       continue;
     }
     report[outcome]++;
-    // Waiting for its records: later and later. Posts just replayed: at the back of the due ones.
+    // Waiting for its records: later and later. Posts just replayed or on their way: at the back of the due ones.
     if (outcome === "waiting") await checkLater(ctx, a.id, options);
-    else if (outcome === "reposted") await checkAgain(ctx.sql, a.id, "now");
+    else if (outcome === "reposted" || outcome === "posting") await checkAgain(ctx.sql, a.id, "now");
   }
   // Claims no replica reported (one that died within its linger) reach the balance views.
   await ctx.allotments.reportLive().catch((err: unknown) => ctx.logger.warn({ err }, "reporting live allotments failed; the next pass will"));
@@ -103,9 +113,11 @@ async function checkLater(ctx: ManagedAiContext, id: string, options: CloseOptio
   await checkAgain(ctx.sql, id, { baseSeconds: options.retryBaseSeconds ?? 5 });
 }
 
-type Outcome = "closed" | "reposted" | "waiting";
+type Outcome = "closed" | "reposted" | "waiting" | "posting";
 
-async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Promise<Outcome> {
+/** `settledAt`: the allotment row's `updated_at`, which every settlement of one of its records sets. */
+async function closeOne(ctx: ManagedAiContext, a: { id: string; holdId: string; settledAt: Date }, postGraceSeconds: number): Promise<Outcome> {
+  const { id, holdId } = a;
   if ((await recordsInFlight(ctx.sql, id)) > 0) return "waiting";
   const charges = await chargesOf(ctx.sql, id);
   const owed = charges.reduce((sum, c) => sum + c.units, 0n);
@@ -116,6 +128,8 @@ async function closeOne(ctx: ManagedAiContext, id: string, holdId: string): Prom
   }
   const posted = BigInt(hold.captured_units || "0");
   if (posted < owed) {
+    // The last settlements' posts may be on their way (this process's batch or another's).
+    if (Date.now() - a.settledAt.getTime() < postGraceSeconds * 1_000) return "posting";
     // Charges a crash kept from their batch: every charge replayed, each under its own
     // operation id (the ledger answers those that landed with their stored result).
     for (let i = 0; i < charges.length; i += POSTS_PER_CALL) {

@@ -70,6 +70,8 @@ export function startReconciler(
         input: {
           idleSeconds: options.allotmentIdleSeconds ?? 30,
           maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600,
+          // Well beyond a batch's linger and a ledger call: posts on their way are not replayed.
+          postGraceSeconds: 15,
         },
       }).catch((err: unknown) => {
         ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again");
