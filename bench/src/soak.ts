@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { call, newTenant, REPO_ROOT, signIn, startCallbackReceiver, startTronMock, uploadRaw } from "@gateway/testkit";
 import { closeoutOk, PROCS, startGateway } from "./gateway.js";
 import { machine } from "./machine.js";
+import { whereTheTimeGoes, type Mark } from "./soak-where.js";
 import { startMock } from "./targets.js";
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -42,7 +43,14 @@ const gateway = await startGateway(
   {
     // Push targets are local: the SSRF checks are for customer URLs (test mode allows them).
     messaging: { NODE_ENV: "test", ALLOW_PRIVATE_TARGETS: "true" },
-    jobs: { TRON_MODE: "live", TRON_PROVIDER_URL: tron.providerUrl, TRON_NODE_URL: tron.nodeUrl, TRON_VERIFY_POLL_MS: "200" },
+    jobs: {
+      TRON_MODE: "live",
+      TRON_PROVIDER_URL: tron.providerUrl,
+      TRON_NODE_URL: tron.nodeUrl,
+      TRON_VERIFY_POLL_MS: "200",
+      // SOAK_JOBS_NODE_OPTIONS: e.g. "--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=/tmp/heap", to diff jobs' heap early and late.
+      ...(process.env.SOAK_JOBS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_JOBS_NODE_OPTIONS } : {}),
+    },
   },
 );
 const { stack } = gateway;
@@ -256,6 +264,7 @@ const answers: Record<string, number> = {};
 const errors: Record<string, number> = {};
 const samples: Sample[] = [];
 let inFlight = 0;
+let answeredCount = 0;
 let skipped = 0;
 let issued = 0;
 const maxInFlight = 512;
@@ -283,13 +292,17 @@ const one = (kind: Kind, ok: number[]) => {
     )
     .finally(() => {
       inFlight--;
+      answeredCount++;
       pending.delete(p);
     });
   pending.add(p);
 };
 
+const where = await whereTheTimeGoes(gateway);
+const marks: Mark[] = [await where.mark(0, 0)];
 samples.push(await sample(0));
 let nextSample = 30_000;
+let nextMark = windowMs;
 for (;;) {
   const elapsed = performance.now() - started;
   if (elapsed >= durationMs) break;
@@ -307,9 +320,14 @@ for (;;) {
     nextSample += 30_000;
     samples.push(await sample(elapsed));
   }
+  if (elapsed >= nextMark && nextMark < durationMs) {
+    nextMark += windowMs;
+    marks.push(await where.mark(elapsed, answeredCount));
+  }
   await sleep(10);
 }
 await Promise.all(pending);
+marks.push(await where.mark(performance.now() - started, answeredCount));
 samples.push(await sample(performance.now() - started));
 
 // Quiet: the backlog must drain; then the money audit.
@@ -458,6 +476,7 @@ lines.push(
     .join(", ")}.`,
 );
 lines.push("");
+lines.push(...where.report(marks));
 lines.push("## Background backlog");
 lines.push("");
 const backlogKeys = Object.keys(samples[0]!.backlog);
