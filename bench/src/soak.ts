@@ -13,17 +13,20 @@ import { startMock } from "./targets.js";
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
-  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE]
+  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE] [--prior-leases=N]
 
 Mixed traffic (JSON and streams, 402s and budget 409s, pushes, energy leases, file
 uploads, clients that disconnect) at about half of the measured capacity, then a money
 audit. Prints the report; --out writes it (pnpm soak writes docs/benchmarks/soak.md only
-for a run of 30 minutes or more). Exit status 1 when a figure is out of bounds.`);
+for a run of 30 minutes or more). Exit status 1 when a figure is out of bounds.
+--prior-leases=N: the TRON mock starts with N leases' delegations already made (a short
+run with the mock as a long one leaves it: about 4 leases a second at half capacity).`);
   process.exit(0);
 }
 const minutes = Number(arg("minutes", "30"));
 const windowMinutes = Number(arg("window", String(Math.min(5, minutes / 3))));
 const out = arg("out", minutes >= 30 ? "docs/benchmarks/soak.md" : "");
+const priorLeases = Number(arg("prior-leases", "0"));
 const durationMs = minutes * 60_000;
 const windowMs = windowMinutes * 60_000;
 
@@ -33,9 +36,19 @@ function must<T>(res: { status: number; body: T }, status: number, what: string)
   return res.body;
 }
 
+const RECEIVERS = ["TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM", "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd", "TLyqzVGLV1srkB7dToTAEqgDSfPtXRJZYH"];
 const mock = await startMock("k");
 const hooks = await startCallbackReceiver();
 const tron = await startTronMock();
+// Leases made before this run, as orders the mock provider took (delegated at once).
+for (let i = 0; i < priorLeases; i++) {
+  const res = await fetch(`${tron.providerUrl}/orders`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": `job_prior_${i}` },
+    body: JSON.stringify({ receiver: RECEIVERS[i % RECEIVERS.length], energy: 65_000, duration_seconds: 3_600 }),
+  });
+  await res.arrayBuffer();
+}
 const gateway = await startGateway(
   mock.url,
   "k",
@@ -109,7 +122,6 @@ const chat = (stream: boolean) =>
     max_tokens: 40,
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   });
-const RECEIVERS = ["TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM", "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd", "TLyqzVGLV1srkB7dToTAEqgDSfPtXRJZYH"];
 
 type Kind = "json" | "stream" | "stream-cut" | "402" | "budget" | "push" | "lease" | "upload";
 /** Share of each kind, and the answers it may get. */
@@ -430,7 +442,8 @@ lines.push("## Load");
 lines.push("");
 lines.push(
   `Capacity measured first: ${fmt(capacity)} req/s of this mix from 32 clients, each sending its next request when the last is answered (20 s). ` +
-    `The soak sends ${rate} req/s (half of it), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.`,
+    `The soak sends ${rate} req/s (half of it), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.` +
+    (priorLeases > 0 ? ` The TRON mock started with ${priorLeases} earlier leases' delegations (--prior-leases).` : ""),
 );
 lines.push("");
 lines.push(`| Kind | Share | Answers |`);
