@@ -82,7 +82,7 @@ export async function whereTheTimeGoes(gateway: Gateway): Promise<Where> {
     for (const p of PROCS) {
       try {
         const text = await (await fetch(stack.metricsUrl(p))).text();
-        const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)`, "m").exec(text)?.[1] ?? 0);
+        const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, "m").exec(text)?.[1] ?? 0);
         out.set(p, {
           used: value("nodejs_heap_size_used_bytes"),
           total: value("nodejs_heap_size_total_bytes"),

@@ -13,7 +13,7 @@ import { startMock } from "./targets.js";
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
-  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE] [--prior-leases=N] [--upload-expiry=120]
+  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE] [--prior-leases=N] [--upload-expiry=120] [--rate=N]
 
 Mixed traffic (JSON and streams, 402s and budget 409s, pushes, energy leases, file
 uploads, clients that disconnect) at about half of the measured capacity, then a money
@@ -231,7 +231,8 @@ async function closedLoop(clients: number, ms: number): Promise<number> {
 }
 await closedLoop(16, 10_000);
 const capacity = await closedLoop(32, 20_000);
-const rate = Math.max(5, Math.round(capacity / 2));
+// --rate=N: send N req/s whatever the capacity (an A/B pair of runs at the same rate).
+const rate = Number(arg("rate", "0")) || Math.max(5, Math.round(capacity / 2));
 console.log(`capacity ${capacity.toFixed(0)} req/s (the mix, 32 clients, closed loop): soak at ${rate} req/s for ${minutes} min`);
 
 // Samples: RSS of each service and the background backlog, every 30 s.
