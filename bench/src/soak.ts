@@ -447,7 +447,7 @@ lines.push("## Load");
 lines.push("");
 lines.push(
   `Capacity measured first: ${fmt(capacity)} req/s of this mix from 32 clients, each sending its next request when the last is answered (20 s). ` +
-    `The soak sends ${rate} req/s (half of it), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.` +
+    `The soak sends ${rate} req/s (${Number(arg("rate", "0")) ? "--rate" : "half of it"}), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.` +
     (priorLeases > 0 ? ` The TRON mock started with ${priorLeases} earlier leases' delegations (--prior-leases).` : ""),
 );
 lines.push("");

@@ -35,7 +35,7 @@ export const MOCK_FIRST_BLOCK = 60_000_000;
 export type TronMockBehaviour = {
   /** Refuse every order with this HTTP status. */
   providerFailStatus?: number;
-  /** When an order's delegation appears on the node: at once (default), after N node polls, or never. */
+  /** When an order's delegation appears on the node: at once (default), after N node polls (counted while this is set), or never. */
   delegation?: "immediate" | "never" | { afterPolls: number };
   itrx?: ItrxMockBehaviour;
 };
@@ -183,6 +183,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
   const orders = new Map<string, MockOrder>();
   /** The generic provider's orders by receiver: a node query reads one receiver's, not every order placed. */
   const ordersTo = new Map<string, MockOrder[]>();
+  /** What every generic order to a receiver delegates, and its longest duration: the answer when delegation is immediate. */
+  const totalTo = new Map<string, { sun: number; seconds: number }>();
   /** Sun delegated per receiver (from MOCK_DELEGATOR), and polls seen per order. */
   const polls = new Map<string, number>();
   const orderRequests: TronMock["orderRequests"] = [];
@@ -226,6 +228,8 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
       const mine = ordersTo.get(order.receiver) ?? [];
       mine.push(order);
       ordersTo.set(order.receiver, mine);
+      const total = totalTo.get(order.receiver) ?? { sun: 0, seconds: 0 };
+      totalTo.set(order.receiver, { sun: total.sun + sunFor(order.energy), seconds: Math.max(total.seconds, order.durationSeconds) });
     }
     send(res, 201, { id: order.id, status: "delegating", delegator: MOCK_DELEGATOR });
   });
@@ -460,7 +464,16 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
           sun += tx.balanceSun;
       }
     }
-    if (from === MOCK_DELEGATOR && typeof to === "string") {
+    const delegation = behaviour.delegation ?? "immediate";
+    if (from === MOCK_DELEGATOR && typeof to === "string" && delegation === "immediate") {
+      // Every order shows at once: the running total, not a loop over the receiver's orders.
+      const total = totalTo.get(to);
+      if (total) {
+        sun += total.sun;
+        expires = Date.now() + total.seconds * 1000;
+      }
+    } else if (from === MOCK_DELEGATOR && typeof to === "string" && delegation !== "never") {
+      // Polls are counted only here, for `{ afterPolls }`.
       for (const order of ordersTo.get(to) ?? []) {
         polls.set(order.id, (polls.get(order.id) ?? 0) + 1);
         if (visible(order)) {
