@@ -8,21 +8,29 @@ import { join } from "node:path";
 import { call, newTenant, REPO_ROOT, signIn, startCallbackReceiver, startTronMock, uploadRaw } from "@gateway/testkit";
 import { closeoutOk, PROCS, startGateway } from "./gateway.js";
 import { machine } from "./machine.js";
+import { whereTheTimeGoes, type Mark } from "./soak-where.js";
 import { startMock } from "./targets.js";
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
-  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE]
+  console.log(`Usage: pnpm soak [--minutes=30] [--window=5] [--out=FILE] [--prior-leases=N] [--upload-expiry=120] [--rate=N]
 
 Mixed traffic (JSON and streams, 402s and budget 409s, pushes, energy leases, file
 uploads, clients that disconnect) at about half of the measured capacity, then a money
 audit. Prints the report; --out writes it (pnpm soak writes docs/benchmarks/soak.md only
-for a run of 30 minutes or more). Exit status 1 when a figure is out of bounds.`);
+for a run of 30 minutes or more). Exit status 1 when a figure is out of bounds.
+--upload-expiry=SECONDS (120): how long an uploaded file lives before the sweeper removes it.
+--prior-leases=N: the TRON mock starts with N leases' delegations already made (a short
+run with the mock as a long one leaves it: about 4 leases a second at half capacity).`);
   process.exit(0);
 }
 const minutes = Number(arg("minutes", "30"));
 const windowMinutes = Number(arg("window", String(Math.min(5, minutes / 3))));
 const out = arg("out", minutes >= 30 ? "docs/benchmarks/soak.md" : "");
+const priorLeases = Number(arg("prior-leases", "0"));
+// Uploads expire within the warm-up, so that every window after it pays for the sweeper's
+// removals; at 600 s they began at minute 11 and the windows before measured a lighter load.
+const uploadExpiry = Number(arg("upload-expiry", "120"));
 const durationMs = minutes * 60_000;
 const windowMs = windowMinutes * 60_000;
 
@@ -32,9 +40,19 @@ function must<T>(res: { status: number; body: T }, status: number, what: string)
   return res.body;
 }
 
+const RECEIVERS = ["TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM", "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd", "TLyqzVGLV1srkB7dToTAEqgDSfPtXRJZYH"];
 const mock = await startMock("k");
 const hooks = await startCallbackReceiver();
 const tron = await startTronMock();
+// Leases made before this run, as orders the mock provider took (delegated at once).
+for (let i = 0; i < priorLeases; i++) {
+  const res = await fetch(`${tron.providerUrl}/orders`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": `job_prior_${i}` },
+    body: JSON.stringify({ receiver: RECEIVERS[i % RECEIVERS.length], energy: 65_000, duration_seconds: 3_600 }),
+  });
+  await res.arrayBuffer();
+}
 const gateway = await startGateway(
   mock.url,
   "k",
@@ -42,7 +60,14 @@ const gateway = await startGateway(
   {
     // Push targets are local: the SSRF checks are for customer URLs (test mode allows them).
     messaging: { NODE_ENV: "test", ALLOW_PRIVATE_TARGETS: "true" },
-    jobs: { TRON_MODE: "live", TRON_PROVIDER_URL: tron.providerUrl, TRON_NODE_URL: tron.nodeUrl, TRON_VERIFY_POLL_MS: "200" },
+    jobs: {
+      TRON_MODE: "live",
+      TRON_PROVIDER_URL: tron.providerUrl,
+      TRON_NODE_URL: tron.nodeUrl,
+      TRON_VERIFY_POLL_MS: "200",
+      // SOAK_JOBS_NODE_OPTIONS: e.g. "--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=/tmp/heap", to diff jobs' heap early and late.
+      ...(process.env.SOAK_JOBS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_JOBS_NODE_OPTIONS } : {}),
+    },
   },
 );
 const { stack } = gateway;
@@ -101,7 +126,6 @@ const chat = (stream: boolean) =>
     max_tokens: 40,
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   });
-const RECEIVERS = ["TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM", "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd", "TLyqzVGLV1srkB7dToTAEqgDSfPtXRJZYH"];
 
 type Kind = "json" | "stream" | "stream-cut" | "402" | "budget" | "push" | "lease" | "upload";
 /** Share of each kind, and the answers it may get. */
@@ -183,7 +207,7 @@ async function run(kind: Kind): Promise<number> {
         key: fileKey,
         size: 16 * 1024 + Math.floor(random() * 112 * 1024),
         seed: 5,
-        headers: { "x-filename": "soak.bin", "x-expires-in": "600" },
+        headers: { "x-filename": "soak.bin", "x-expires-in": String(uploadExpiry) },
       });
       return "aborted" in r ? 0 : r.status;
     }
@@ -207,7 +231,8 @@ async function closedLoop(clients: number, ms: number): Promise<number> {
 }
 await closedLoop(16, 10_000);
 const capacity = await closedLoop(32, 20_000);
-const rate = Math.max(5, Math.round(capacity / 2));
+// --rate=N: send N req/s whatever the capacity (an A/B pair of runs at the same rate).
+const rate = Number(arg("rate", "0")) || Math.max(5, Math.round(capacity / 2));
 console.log(`capacity ${capacity.toFixed(0)} req/s (the mix, 32 clients, closed loop): soak at ${rate} req/s for ${minutes} min`);
 
 // Samples: RSS of each service and the background backlog, every 30 s.
@@ -256,6 +281,7 @@ const answers: Record<string, number> = {};
 const errors: Record<string, number> = {};
 const samples: Sample[] = [];
 let inFlight = 0;
+let answeredCount = 0;
 let skipped = 0;
 let issued = 0;
 const maxInFlight = 512;
@@ -283,13 +309,17 @@ const one = (kind: Kind, ok: number[]) => {
     )
     .finally(() => {
       inFlight--;
+      answeredCount++;
       pending.delete(p);
     });
   pending.add(p);
 };
 
+const where = await whereTheTimeGoes(gateway);
+const marks: Mark[] = [await where.mark(0, 0)];
 samples.push(await sample(0));
 let nextSample = 30_000;
+let nextMark = windowMs;
 for (;;) {
   const elapsed = performance.now() - started;
   if (elapsed >= durationMs) break;
@@ -307,9 +337,14 @@ for (;;) {
     nextSample += 30_000;
     samples.push(await sample(elapsed));
   }
+  if (elapsed >= nextMark && nextMark < durationMs) {
+    nextMark += windowMs;
+    marks.push(await where.mark(elapsed, answeredCount));
+  }
   await sleep(10);
 }
 await Promise.all(pending);
+marks.push(await where.mark(performance.now() - started, answeredCount));
 samples.push(await sample(performance.now() - started));
 
 // Quiet: the backlog must drain; then the money audit.
@@ -412,7 +447,8 @@ lines.push("## Load");
 lines.push("");
 lines.push(
   `Capacity measured first: ${fmt(capacity)} req/s of this mix from 32 clients, each sending its next request when the last is answered (20 s). ` +
-    `The soak sends ${rate} req/s (half of it), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.`,
+    `The soak sends ${rate} req/s (${Number(arg("rate", "0")) ? "--rate" : "half of it"}), open loop, for ${minutes} minutes: ${issued} requests, at most ${maxInFlight} in flight.` +
+    (priorLeases > 0 ? ` The TRON mock started with ${priorLeases} earlier leases' delegations (--prior-leases).` : ""),
 );
 lines.push("");
 lines.push(`| Kind | Share | Answers |`);
@@ -428,7 +464,8 @@ lines.push("");
 lines.push(
   "json and stream: the benchmark's tenant (metered: key policy, reservation, allotments); stream-cut: a stream the client drops after its first piece; " +
     "402: a tenant with no balance; budget: a key with a daily budget of 2,000 units (200 until spent, then 409); push: a webhook push to a local receiver; " +
-    "lease: a quote, then an energy lease (live mode against the local TRON mock); upload: 16–128 KiB files.",
+    "lease: a quote, then an energy lease (live mode against the local TRON mock); upload: 16–128 KiB files, " +
+    `which expire after ${uploadExpiry} s (the files sweeper removes them once a minute).`,
 );
 lines.push("");
 lines.push(`## Latency per ${windowMinutes}-minute window (ms, answered as expected)`);
@@ -458,6 +495,7 @@ lines.push(
     .join(", ")}.`,
 );
 lines.push("");
+lines.push(...where.report(marks));
 lines.push("## Background backlog");
 lines.push("");
 const backlogKeys = Object.keys(samples[0]!.backlog);

@@ -35,7 +35,7 @@ export const MOCK_FIRST_BLOCK = 60_000_000;
 export type TronMockBehaviour = {
   /** Refuse every order with this HTTP status. */
   providerFailStatus?: number;
-  /** When an order's delegation appears on the node: at once (default), after N node polls, or never. */
+  /** When an order's delegation appears on the node: at once (default), after N node polls (counted while this is set), or never. */
   delegation?: "immediate" | "never" | { afterPolls: number };
   itrx?: ItrxMockBehaviour;
 };
@@ -181,6 +181,10 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => Pr
 export async function startTronMock(initial: TronMockBehaviour = {}): Promise<TronMock> {
   let behaviour: TronMockBehaviour = { ...initial };
   const orders = new Map<string, MockOrder>();
+  /** The generic provider's orders by receiver: a node query reads one receiver's, not every order placed. */
+  const ordersTo = new Map<string, MockOrder[]>();
+  /** What every generic order to a receiver delegates, and its longest duration: the answer when delegation is immediate. */
+  const totalTo = new Map<string, { sun: number; seconds: number }>();
   /** Sun delegated per receiver (from MOCK_DELEGATOR), and polls seen per order. */
   const polls = new Map<string, number>();
   const orderRequests: TronMock["orderRequests"] = [];
@@ -221,6 +225,11 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
         requests: 1,
       };
       orders.set(key, order);
+      const mine = ordersTo.get(order.receiver) ?? [];
+      mine.push(order);
+      ordersTo.set(order.receiver, mine);
+      const total = totalTo.get(order.receiver) ?? { sun: 0, seconds: 0 };
+      totalTo.set(order.receiver, { sun: total.sun + sunFor(order.energy), seconds: Math.max(total.seconds, order.durationSeconds) });
     }
     send(res, 201, { id: order.id, status: "delegating", delegator: MOCK_DELEGATOR });
   });
@@ -443,27 +452,41 @@ export async function startTronMock(initial: TronMockBehaviour = {}): Promise<Tr
     const solidOnly = req.url.startsWith("/walletsolidity/");
     const from = body?.fromAddress;
     const to = body?.toAddress;
-    const delegatedResource = [];
+    // As a node answers: ONE entry for the pair, the sum of what is delegated from → to (and
+    // the latest expiry), however many delegations made it up. One entry per delegation made
+    // the answer grow with every lease of a soak (387 KB after 7,000 leases), and the soak's
+    // process and jobs with it (docs/decisions/0236).
+    let sun = 0;
+    let expires = 0;
     if (from === MOCK_ITRX_DELEGATOR) {
       for (const tx of transactions.values()) {
         if (tx.owner === from && tx.receiver === to && tx.resource === "ENERGY" && tx.inBlock && !tx.failed && !(solidOnly && tx.solid === false))
-          delegatedResource.push({ from, to, frozen_balance_for_energy: tx.balanceSun });
+          sun += tx.balanceSun;
       }
     }
-    for (const order of orders.values()) {
-      if (from !== MOCK_DELEGATOR || order.receiver !== to) continue;
-      polls.set(order.id, (polls.get(order.id) ?? 0) + 1);
-      if (visible(order)) {
-        delegatedResource.push({
-          from: MOCK_DELEGATOR,
-          to: order.receiver,
-          frozen_balance_for_energy: sunFor(order.energy),
-          expire_time_for_energy: Date.now() + order.durationSeconds * 1000,
-        });
+    const delegation = behaviour.delegation ?? "immediate";
+    if (from === MOCK_DELEGATOR && typeof to === "string" && delegation === "immediate") {
+      // Every order shows at once: the running total, not a loop over the receiver's orders.
+      const total = totalTo.get(to);
+      if (total) {
+        sun += total.sun;
+        expires = Date.now() + total.seconds * 1000;
+      }
+    } else if (from === MOCK_DELEGATOR && typeof to === "string" && delegation !== "never") {
+      // Polls are counted only here, for `{ afterPolls }`.
+      for (const order of ordersTo.get(to) ?? []) {
+        polls.set(order.id, (polls.get(order.id) ?? 0) + 1);
+        if (visible(order)) {
+          sun += sunFor(order.energy);
+          expires = Math.max(expires, Date.now() + order.durationSeconds * 1000);
+        }
       }
     }
     // A real node answers {} when there is nothing delegated.
-    send(res, 200, delegatedResource.length > 0 ? { delegatedResource } : {});
+    if (sun === 0) return send(res, 200, {});
+    send(res, 200, {
+      delegatedResource: [{ from, to, frozen_balance_for_energy: sun, ...(expires > 0 ? { expire_time_for_energy: expires } : {}) }],
+    });
   });
 
   return {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  MOCK_DELEGATOR,
   MOCK_ITRX_API_KEY,
   MOCK_ITRX_API_SECRET,
   MOCK_ITRX_DELEGATOR,
@@ -149,5 +150,35 @@ describe("HttpTronNode.delegatedByTransactions", () => {
   it("answers unreachable, never throws, when the node is down", async () => {
     const down = new HttpTronNode({ baseUrl: "http://127.0.0.1:9", timeoutMs: 500 });
     expect(await down.delegatedByTransactions([tx()], RECEIVER)).toMatchObject({ kind: "unreachable" });
+  });
+});
+
+describe("HttpTronNode.delegatedEnergy (the delegator's sum)", () => {
+  it("reads one entry for the delegator and receiver, however many leases made it up, as a node answers", async () => {
+    // A receiver of its own, and 40 leases to it from the generic provider's delegator.
+    const receiver = "TETk6ZoJe5fGYUkrJbXYSsacympnK4fbbd";
+    for (let i = 0; i < 40; i++) {
+      const res = await fetch(`${tron.providerUrl}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": `job_sum_${i}` },
+        body: JSON.stringify({ receiver, energy: 65_000, duration_seconds: 3_600 }),
+      });
+      expect(res.status).toBe(201);
+    }
+    const raw = (await (
+      await fetch(`${tron.nodeUrl}/walletsolidity/getdelegatedresourcev2`, {
+        method: "POST",
+        body: JSON.stringify({ fromAddress: MOCK_DELEGATOR, toAddress: receiver, visible: true }),
+      })
+    ).json()) as { delegatedResource: { frozen_balance_for_energy: number }[] };
+    // One entry per delegation made the answer, and the soak's process and jobs with it,
+    // grow with every lease (387 KB after 7,000; docs/decisions/0236).
+    expect(raw.delegatedResource).toHaveLength(1);
+    expect(raw.delegatedResource[0]!.frozen_balance_for_energy).toBe(40 * sunFor(65_000));
+    const check = await node.delegatedEnergy(MOCK_DELEGATOR, receiver);
+    expect(check.kind).toBe("energy");
+    const energy = check.kind === "energy" ? check.energy : 0;
+    expect(energy).toBeGreaterThanOrEqual(40 * 65_000);
+    expect(energy).toBeLessThan(40 * 65_000 + 40);
   });
 });
