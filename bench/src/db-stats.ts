@@ -5,9 +5,13 @@
 import type { Stack } from "@gateway/testkit";
 
 export type TableStats = { table: string; updates: number; hot: number; dead: number; live: number; heapBytes: number; indexBytes: number };
-export type StatementStats = { name: string; calls: number; meanMs: number; hitsPerCall: number; rowsPerCall: number };
+export type StatementStats = { name: string; calls: number; meanMs: number; hitsPerCall: number; rowsPerCall: number; walBytesPerRow: number };
+/** WAL records of a phase per table of managed-ai (pg_walinspect): index entries written, heap inserts, updates (HOT), deletes. */
+export type WalStats = { table: string; indexEntries: number; inserts: number; updates: number; hot: number; deletes: number };
 
-const TABLES = ["allotments", "usage_records", "budget_claims", "idempotency_keys"];
+const TABLES = ["allotments", "usage_records", "usage_records_unsettled", "usage_record_settlements", "budget_claims", "idempotency_keys"];
+/** The tables whose WAL records are counted (those a build does not have are left out). */
+const WAL_TABLES = ["usage_records", "usage_records_unsettled", "usage_record_own_holds", "usage_record_settlements", "allotments", "idempotency_keys"];
 
 /** The statements followed, by a piece of their text. */
 const STATEMENTS: [string, string][] = [
@@ -50,16 +54,25 @@ export async function resetStatements(stack: Stack): Promise<boolean> {
 
 export async function statementStats(stack: Stack): Promise<StatementStats[]> {
   try {
-    const rows = await stack.sql<{ query: string; calls: string; total: number; hits: string; rows: string }>(
+    const rows = await stack.sql<{ query: string; calls: string; total: number; hits: string; rows: string; wal: string }>(
       "managed-ai",
-      `SELECT query, calls::text, total_exec_time AS total, shared_blks_hit::text AS hits, rows::text
+      `SELECT query, calls::text, total_exec_time AS total, shared_blks_hit::text AS hits, rows::text, wal_bytes::text AS wal
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
     return STATEMENTS.map(([name, piece]) => {
       const mine = rows.filter((r) => r.query.includes(piece));
       const calls = mine.reduce((n, r) => n + Number(r.calls), 0);
       const per = (f: (r: (typeof rows)[number]) => number) => mine.reduce((n, r) => n + f(r), 0) / Math.max(1, calls);
-      return { name, calls, meanMs: per((r) => r.total), hitsPerCall: per((r) => Number(r.hits)), rowsPerCall: per((r) => Number(r.rows)) };
+      const records = mine.reduce((n, r) => n + Number(r.rows), 0);
+      const wal = mine.reduce((n, r) => n + Number(r.wal), 0);
+      return {
+        name,
+        calls,
+        meanMs: per((r) => r.total),
+        hitsPerCall: per((r) => Number(r.hits)),
+        rowsPerCall: per((r) => Number(r.rows)),
+        walBytesPerRow: wal / Math.max(1, records),
+      };
     });
   } catch {
     return [];
@@ -72,4 +85,58 @@ export function tableDelta(before: TableStats[], after: TableStats[]): TableStat
     const b = before.find((x) => x.table === a.table);
     return { ...a, updates: a.updates - (b?.updates ?? 0), hot: a.hot - (b?.hot ?? 0) };
   });
+}
+
+/** Where the WAL is now (the start of a phase for `walStats`); null without pg_walinspect. */
+export async function walPosition(stack: Stack): Promise<string | null> {
+  try {
+    await stack.sql("managed-ai", "CREATE EXTENSION IF NOT EXISTS pg_walinspect");
+    const [row] = await stack.sql<{ lsn: string }>("managed-ai", "SELECT pg_current_wal_lsn()::text AS lsn");
+    return row?.lsn ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The WAL records written since `from` for managed-ai's tables (pg_walinspect, PostgreSQL
+ * 15): b-tree leaf inserts into each table's indexes (index entries written), heap inserts,
+ * updates (of which HOT) and deletes. Load-independent: what a request writes, not how fast.
+ */
+export async function walStats(stack: Stack, from: string | null): Promise<WalStats[]> {
+  if (!from) return [];
+  try {
+    const rows = await stack.sql<{ tbl: string; idx: string; ins: string; upd: string; hot: string; del: string }>(
+      "managed-ai",
+      `WITH w AS (
+         SELECT w.resource_manager AS rm, w.record_type AS rt, (regexp_match(w.block_ref, 'rel \\d+/(\\d+)/(\\d+)')) AS m
+         FROM pg_get_wal_records_info($1::pg_lsn, pg_current_wal_lsn()) w
+         WHERE w.resource_manager IN ('Heap', 'Btree')),
+       rel AS (
+         SELECT c.relfilenode, coalesce(t.relname, c.relname) AS tbl, c.relkind
+         FROM pg_class c LEFT JOIN pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_class t ON t.oid = i.indrelid
+         WHERE coalesce(t.relname, c.relname) = ANY ($2) AND c.relkind IN ('r', 'i'))
+       SELECT rel.tbl,
+         count(*) FILTER (WHERE w.rm = 'Btree' AND w.rt = 'INSERT_LEAF')::text AS idx,
+         count(*) FILTER (WHERE w.rm = 'Heap' AND w.rt LIKE 'INSERT%')::text AS ins,
+         count(*) FILTER (WHERE w.rm = 'Heap' AND w.rt LIKE '%UPDATE%')::text AS upd,
+         count(*) FILTER (WHERE w.rm = 'Heap' AND w.rt LIKE 'HOT_UPDATE%')::text AS hot,
+         count(*) FILTER (WHERE w.rm = 'Heap' AND w.rt LIKE 'DELETE%')::text AS del
+       FROM w JOIN rel ON rel.relfilenode = w.m[2]::oid
+       WHERE w.m[1]::oid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       GROUP BY rel.tbl`,
+      [from, WAL_TABLES],
+    );
+    return rows.map((r) => ({
+      table: r.tbl,
+      indexEntries: Number(r.idx),
+      inserts: Number(r.ins),
+      updates: Number(r.upd),
+      hot: Number(r.hot),
+      deletes: Number(r.del),
+    }));
+  } catch (err) {
+    console.error(`pg_walinspect: ${(err as Error).message}`);
+    return [];
+  }
 }

@@ -7,7 +7,17 @@
 // statements (pg_stat_statements, when the server preloads it) in each phase.
 //   pnpm --filter @gateway/bench seeded [json|stream]
 import { meanCpu, measure, runOk, type Measured, type Mode, type Target } from "./compare.js";
-import { resetStatements, statementStats, tableDelta, tableStats, type StatementStats, type TableStats } from "./db-stats.js";
+import {
+  resetStatements,
+  statementStats,
+  tableDelta,
+  tableStats,
+  walPosition,
+  walStats,
+  type StatementStats,
+  type TableStats,
+  type WalStats,
+} from "./db-stats.js";
 import { startGateway } from "./gateway.js";
 import { DEFAULT_SEED, seed } from "./seed.js";
 import { startMock } from "./targets.js";
@@ -30,7 +40,7 @@ const size = {
   records: Number(process.env.SEED_RECORDS ?? DEFAULT_SEED.records),
 };
 
-type Phase = { name: string; runs: Map<number, Measured[]>; tables: TableStats[]; statements: StatementStats[] };
+type Phase = { name: string; runs: Map<number, Measured[]>; tables: TableStats[]; statements: StatementStats[]; wal: WalStats[] };
 
 const mock = await startMock("k");
 const gateway = await startGateway(mock.url, "k");
@@ -47,6 +57,7 @@ let rps32 = 300;
 async function phase(name: string): Promise<void> {
   const statements = await resetStatements(gateway.stack);
   const before = await tableStats(gateway.stack);
+  const lsn = await walPosition(gateway.stack);
   const runs = new Map<number, Measured[]>();
   for (const connections of [1, 32]) {
     const warm = await measure(target, mode, connections, connections === 1 ? 200 : 1_000, gateway, () => "bench-small");
@@ -62,6 +73,7 @@ async function phase(name: string): Promise<void> {
     runs,
     tables: tableDelta(before, await tableStats(gateway.stack)),
     statements: statements ? await statementStats(gateway.stack) : [],
+    wal: await walStats(gateway.stack, lsn),
   };
   phases.push(p);
   console.error(`${name}: ${summary(p)}`);
@@ -130,6 +142,20 @@ function report(closed: boolean): void {
     row(`${s.name}: buffer hits per call`, (x) => x.hitsPerCall.toFixed(1));
     // Group commit puts more records into a call as the rate grows: per record too.
     row(`${s.name}: records per call`, (x) => x.rowsPerCall.toFixed(2));
+    row(`${s.name}: WAL bytes per record`, (x) => x.walBytesPerRow.toFixed(0));
+  }
+  // What each request wrote (pg_walinspect), per record opened in the phase.
+  const opened = (p: Phase) =>
+    Math.max(1, (p.statements.find((x) => x.name === "record open")?.calls ?? 0) * (p.statements.find((x) => x.name === "record open")?.rowsPerCall ?? 0));
+  for (const table of [...new Set(phases.flatMap((p) => p.wal.map((w) => w.table)))].sort()) {
+    const row = (label: string, f: (x: WalStats, p: Phase) => string) =>
+      out.push(`| ${label} | ${phases.map((p) => ((x) => (x ? f(x, p) : "–"))(p.wal.find((w) => w.table === table))).join(" | ")} |`);
+    row(`${table}: index entries written per request`, (x, p) => (x.indexEntries / opened(p)).toFixed(2));
+    row(
+      `${table}: heap inserts / updates (HOT) / deletes per request`,
+      (x, p) =>
+        `${(x.inserts / opened(p)).toFixed(2)} / ${(x.updates / opened(p)).toFixed(2)} (${(x.hot / opened(p)).toFixed(2)}) / ${(x.deletes / opened(p)).toFixed(2)}`,
+    );
   }
   for (const t of phases[0]?.tables ?? []) {
     const row = (label: string, f: (x: TableStats) => string) =>

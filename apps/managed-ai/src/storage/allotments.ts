@@ -424,7 +424,9 @@ export async function closeIdle(sql: Statements, idleSeconds: number, maxAgeSeco
 /** Records of the allotment still in flight (reserved, or in review with no hold carved yet). */
 export async function recordsInFlight(sql: Statements, allotmentId: string): Promise<number> {
   const [row] = await sql.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM usage_records WHERE allotment_id = $1 AND (status = 'reserved' OR (status = 'review' AND hold_id IS NULL))`,
+    // The records not settled yet are a small table of their own (docs/decisions/0242).
+    `SELECT count(*)::text AS n FROM usage_records_unsettled s JOIN usage_records r ON r.id = s.id
+     WHERE r.allotment_id = $1 AND (r.status = 'reserved' OR (r.status = 'review' AND r.hold_id IS NULL))`,
     [allotmentId],
   );
   return Number(row?.n ?? 0);

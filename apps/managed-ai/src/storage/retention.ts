@@ -66,7 +66,8 @@ export async function exportAndDeleteMonth(pool: RetentionPool, month: Date, dir
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
     const { rows: unsettled } = await client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM usage_records WHERE created_at >= $1 AND created_at < $2 AND status IN ('reserved', 'review')",
+      // The records not settled yet, a small table of their own (docs/decisions/0242).
+      "SELECT count(*)::int AS n FROM usage_records_unsettled WHERE created_at >= $1 AND created_at < $2",
       range,
     );
     if ((unsettled[0]?.n ?? 0) > 0) return { month: name, outcome: "unsettled", tenants: 0, records: unsettled[0]!.n };

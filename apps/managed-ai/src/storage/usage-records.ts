@@ -48,7 +48,8 @@ export type RecordToSettle = {
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
  * for the whole batch). A row that changed records its statement's transaction id
- * (and a settlement what it said): the relay reads the row's event from there.
+ * (a settlement also appends its event to the log usage_record_settlements):
+ * the relay reads the events from there.
  * A key claimed in the last 24 hours makes its record's row write nothing; the
  * same key twice in one batch makes PostgreSQL refuse the statement, and the
  * batch is then written row by row (GroupCommit), where the second finds the
@@ -112,7 +113,13 @@ export const SETTLE = `WITH input AS (
       settled_txid = pg_current_xact_id()::text::bigint, settled_event_at = now(), settled_status = i.status,
       settled_error_code = i.error_code, settled_final_units = i.final_units
     FROM input i WHERE u.id = i.id AND u.status = 'reserved'
-    RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units),
+    RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units, u.tenant_id, u.api_key_id, u.settled_txid,
+      u.settled_status, u.settled_final_units, u.settled_error_code, u.settled_event_at),
+  -- The settlement's event goes into the log the relay tails (the row says what it says):
+  -- no index of usage_records holds a column this update changes, so it is HOT (docs/decisions/0242).
+  ev AS (
+    INSERT INTO usage_record_settlements (seq, record_id, tenant_id, api_key_id, status, reserved_units, final_units, error_code, created_at)
+    SELECT settled_txid, id, tenant_id, api_key_id, settled_status, reserved_units, settled_final_units, settled_error_code, settled_event_at FROM upd),
   back AS (
     UPDATE allotments a SET
       claimed = a.claimed - coalesce((SELECT sum(u.reserved_units - allotment_claim(u.status, u.hold_id, u.reserved_units, u.final_units)) FROM upd u WHERE u.allotment_id = a.id), 0),

@@ -9,7 +9,7 @@ import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { advanceCapturesCheckpoint, recheckAt } from "../../storage/reconciler.js";
+import { advanceCapturesCheckpoint, candidateIds, capturesAfter, recheckAt } from "../../storage/reconciler.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -120,25 +120,17 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
  */
 async function candidates(ctx: ManagedAiContext, q: z.output<typeof ReconcileInput>): Promise<UsageRecord[]> {
   const now = new Date();
-  const due = { OR: [{ recheckAt: null }, { recheckAt: { lte: now } }] };
-  const orphans = await ctx.prisma.usageRecord.findMany({
-    where: {
-      status: "reserved",
-      createdAt: { lt: new Date(now.getTime() - q.reservedAfterSeconds * 1000) },
-      reservedUnits: { gt: 0n },
-      mode: "managed",
-      ...due,
-    },
-    orderBy: { createdAt: "asc" },
-    take: q.limit,
-  });
+  const orphans = await recordsById(ctx, await candidateIds(ctx.sql, "reserved", new Date(now.getTime() - q.reservedAfterSeconds * 1000), now, q.limit));
   if (orphans.length >= q.limit) return orphans;
-  const review = await ctx.prisma.usageRecord.findMany({
-    where: { status: "review", reservedUnits: { gt: 0n }, mode: "managed", ...due },
-    orderBy: [{ recheckAt: { sort: "asc", nulls: "first" } }, { updatedAt: "asc" }, { id: "asc" }],
-    take: q.limit - orphans.length,
-  });
+  const review = await recordsById(ctx, await candidateIds(ctx.sql, "review", null, now, q.limit - orphans.length));
   return [...orphans, ...review];
+}
+
+/** The records of `ids`, in that order (those gone since are left out). */
+async function recordsById(ctx: ManagedAiContext, ids: string[]): Promise<UsageRecord[]> {
+  if (ids.length === 0) return [];
+  const byId = new Map((await ctx.prisma.usageRecord.findMany({ where: { id: { in: ids } } })).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** A record left as it is comes back after half its age (within the pass's bounds). */
@@ -176,16 +168,9 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
   for (let round = 0; round < CHECK_ROUNDS; round++) {
     const cp = await ctx.prisma.reconcilerCheckpoint.findUnique({ where: { name: "captures" } });
     if (!cp) return; // written by the migration that brought the check
-    const rows = await ctx.prisma.usageRecord.findMany({
-      where: {
-        status: "completed",
-        holdId: { not: null },
-        settledAt: { lte: new Date(Date.now() - q.settledAfterSeconds * 1000) },
-        OR: [{ settledAt: { gt: cp.settledAt } }, { settledAt: cp.settledAt, id: { gt: cp.recordId } }],
-      },
-      orderBy: [{ settledAt: "asc" }, { id: "asc" }],
-      take: q.checkBatch,
-    });
+    const ids = await capturesAfter(ctx.sql, cp, new Date(Date.now() - q.settledAfterSeconds * 1000), q.checkBatch);
+    // Read again by id: a record may have moved on between the two reads (status checked again).
+    const rows = (await recordsById(ctx, ids)).filter((r) => r.status === "completed" && r.holdId !== null && r.settledAt !== null);
     if (rows.length === 0) return;
     const holds = new Map((await ctx.ledgerCalls.holds([...new Set(rows.map((r) => r.holdId!))])).map((h) => [h.hold_id, h]));
     let through: Settled | undefined;
