@@ -1,20 +1,8 @@
-import { z } from "zod";
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
-import { PLATFORM_ROLES, TENANT_ROLES } from "../../domain/principal.js";
+import { MeResponse } from "./me.types.js";
 import { defineRoute } from "../../http/route.js";
-
-export const MeResponse = z.object({
-  data: z.object({
-    user_id: z.string(),
-    email: z.string(),
-    name: z.string().nullable(),
-    tenant_id: z.string(),
-    tenant_role: z.enum(TENANT_ROLES),
-    platform_role: z.enum(PLATFORM_ROLES).nullable(),
-  }),
-});
 
 export const getMe = defineRoute<EdgeDeps>({
   method: "get",

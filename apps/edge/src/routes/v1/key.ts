@@ -1,11 +1,7 @@
-import { z } from "zod";
 import type { EdgeDeps } from "../../deps.js";
 import { keyPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-
-export const KeySelfResponse = z.object({
-  data: z.object({ id: z.string(), name: z.string(), prefix: z.string(), tenant_id: z.string(), scopes: z.array(z.string()) }),
-});
+import { KeySelfResponse } from "./key.types.js";
 
 export const getKeySelf = defineRoute<EdgeDeps>({
   method: "get",

@@ -2,7 +2,7 @@ import { pageRequested } from "@gateway/contract-schemas";
 import type { messaging } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
-import { accepted, forward, ok } from "../../forward.js";
+import { accepted, forward } from "../../forward.js";
 import { listAnswer, pageArgs, pageBody } from "../../page.js";
 import {
   ListQuery,
