@@ -1,7 +1,8 @@
 import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../deps.js";
 import type { Access } from "../http/access.js";
-import { defineRoute, type HandlerContext, type HandlerResult, type Method, type RouteDef } from "../http/route.js";
+import type { z } from "zod";
+import { defineRoute, type HandlerContext, type HandlerResult, type Method, type ResponseSpec, type RouteDef } from "../http/route.js";
 import type { Principal } from "../domain/principal.js";
 
 /**
@@ -13,7 +14,7 @@ import type { Principal } from "../domain/principal.js";
  *   export const deleteChannel = forward(WRITE, "delete /v1/conversations/:id/channels/:channelId", {
  *     summary: "Detach a channel.",
  *     params: ChannelParams,
- *     responses: { 204: { description: "removed" } },
+ *     responses: { 204: "removed", 404: "no such conversation or channel" },
  *     call: ({ deps, params, tenantId }) => deps.services.conversations.RemoveChannel({ tenant_id: tenantId, ... }),
  *     answer: noContent,
  *   });
@@ -28,7 +29,11 @@ export type Audience = { tags: readonly string[]; access: Access };
 /** A handler's context, with the caller's tenant (the key's, the session's or the widget's). */
 export type ForwardContext<P, Q, B, H> = HandlerContext<EdgeDeps, P, Q, B, H> & { readonly tenantId: string };
 
-export type ForwardDef<P, Q, B, H, R> = Omit<RouteDef<EdgeDeps, P, Q, B, H>, "method" | "path" | "tags" | "access" | "handler"> & {
+/** A documented answer: its description, or `[description, body schema]`, or the full spec (headers, content type). */
+export type Answers = Record<number, string | [string, z.ZodType] | ResponseSpec>;
+
+export type ForwardDef<P, Q, B, H, R> = Omit<RouteDef<EdgeDeps, P, Q, B, H>, "method" | "path" | "tags" | "access" | "handler" | "responses"> & {
+  responses: Answers;
   /** The one RPC (or domain verb) the route forwards to, from the validated input. */
   call: (ctx: ForwardContext<P, Q, B, H>) => Promise<R>;
   /** The HTTP answer from the call's result. */
@@ -41,6 +46,14 @@ function tenantOf(principal: Principal): string {
   return principal.tenantId;
 }
 
+function specs(answers: Answers): Record<number, ResponseSpec> {
+  const out: Record<number, ResponseSpec> = {};
+  for (const [status, answer] of Object.entries(answers)) {
+    out[Number(status)] = typeof answer === "string" ? { description: answer } : Array.isArray(answer) ? { description: answer[0], schema: answer[1] } : answer;
+  }
+  return out;
+}
+
 /** Declares a forwarding route: `"<method> <path>"`, its audience, and what it calls and answers. */
 export function forward<P = Record<string, never>, Q = Record<string, never>, B = undefined, H = Record<string, never>, R = unknown>(
   audience: Audience,
@@ -48,13 +61,14 @@ export function forward<P = Record<string, never>, Q = Record<string, never>, B 
   def: ForwardDef<P, Q, B, H, R>,
 ): RouteDef<EdgeDeps, P, Q, B, H> {
   const [method, path] = endpoint.split(" ") as [Method, string];
-  const { call, answer, ...route } = def;
+  const { call, answer, responses, ...route } = def;
   return defineRoute<EdgeDeps, P, Q, B, H>({
     method,
     path,
     tags: [...audience.tags],
     access: audience.access,
     ...route,
+    responses: specs(responses),
     async handler(ctx) {
       const full = Object.defineProperty(ctx, "tenantId", { get: () => tenantOf(ctx.principal) }) as ForwardContext<P, Q, B, H>;
       return answer(await call(full), full);

@@ -6,8 +6,8 @@ export const register = forward({ tags: ["auth"], access: { kind: "public" } }, 
   summary: "Create an account: a new tenant whose owner is the registering user.",
   body: RegisterRequest,
   responses: {
-    201: { description: "registered", schema: RegisterResponse },
-    409: { description: "email already registered" },
+    201: ["registered", RegisterResponse],
+    409: "email already registered",
     429: { description: "too many attempts from this address", headers: { "Retry-After": "seconds until the next attempt is admitted" } },
   },
   async call({ deps, req, body }) {

@@ -9,11 +9,7 @@ const tooMany = (who: string) => ({ description: `too many attempts from ${who}`
 export const login = forward(PUBLIC, "post /auth/login", {
   summary: "Sign in; returns an access token and a one-use refresh token.",
   body: LoginRequest,
-  responses: {
-    200: { description: "signed in", schema: TokenPairResponse },
-    401: { description: "wrong email or password (one answer for both)" },
-    429: tooMany("this address or for this email"),
-  },
+  responses: { 200: ["signed in", TokenPairResponse], 401: "wrong email or password (one answer for both)", 429: tooMany("this address or for this email") },
   call: ({ deps, req, body }) => loginUser({ ctx: deps.identity, input: { ...body, address: deps.keys.clientIp.resolve(req) } }),
   answer: (pair) => ({ status: 200, body: pair }),
 });
@@ -21,11 +17,7 @@ export const login = forward(PUBLIC, "post /auth/login", {
 export const refresh = forward(PUBLIC, "post /auth/refresh", {
   summary: "Exchange a refresh token for a new pair. Each refresh token works once; reuse signs the session out.",
   body: RefreshRequest,
-  responses: {
-    200: { description: "rotated", schema: TokenPairResponse },
-    401: { description: "invalid, expired or reused" },
-    429: tooMany("this address"),
-  },
+  responses: { 200: ["rotated", TokenPairResponse], 401: "invalid, expired or reused", 429: tooMany("this address") },
   async call({ deps, req, body }) {
     await deps.identity.attempts.admitAddress("refresh", deps.keys.clientIp.resolve(req));
     return rotate({ ctx: deps.identity, input: { refreshToken: body.refresh_token } });
@@ -35,7 +27,7 @@ export const refresh = forward(PUBLIC, "post /auth/refresh", {
 
 export const logout = forward({ tags: ["auth"], access: { kind: "session" } }, "post /auth/logout", {
   summary: "Sign out: the session's access and refresh tokens stop working at once.",
-  responses: { 204: { description: "signed out" } },
+  responses: { 204: "signed out" },
   call: ({ deps, principal }) => {
     const me = sessionPrincipal(principal);
     return endSession({ ctx: deps.identity, input: { sessionId: me.sessionId, userId: me.userId } });

@@ -5,7 +5,7 @@ import { BalanceResponse } from "./balance.types.js";
 
 export const getBalance = forward(member(), "get /console/balance", {
   summary: "The caller tenant's prepaid balance.",
-  responses: { 200: { description: "balance", schema: BalanceResponse } },
+  responses: { 200: ["balance", BalanceResponse] },
   call: ({ deps, tenantId }) => deps.services.ledger.GetBalance({ tenant_id: tenantId }),
   answer: (b) => ok({ currency: "USD", available_units: unitsToNumber(b.available_units), reserved_units: unitsToNumber(b.reserved_units) }),
 });

@@ -12,7 +12,7 @@ const ADMIN = admin("keys");
 export const postKey = forward(ADMIN, "post /console/keys", {
   summary: "Create an API key with its policy. The plaintext key is in this answer only.",
   body: CreateKeyRequest,
-  responses: { 201: { description: "created", schema: KeyWithSecretResponse } },
+  responses: { 201: ["created", KeyWithSecretResponse] },
   async call({ deps, body, principal }) {
     const me = sessionPrincipal(principal);
     const data = await createKey({
@@ -40,7 +40,7 @@ export const postKey = forward(ADMIN, "post /console/keys", {
 export const getKeys = forward(ADMIN, "get /console/keys", {
   summary: "The tenant's live API keys, newest first, without secrets: the newest 200, or a page at a time with `limit` and `cursor`.",
   query: KeyListQuery,
-  responses: { 200: { description: "keys", schema: KeyListResponse } },
+  responses: { 200: ["keys", KeyListResponse] },
   async call({ deps, query, tenantId }) {
     const page = await listKeys({ ctx: deps.keys, input: { tenantId, ...pageArgs(query, 200) } });
     return { items: await withKeyBudgets(deps, page.items), nextCursor: page.nextCursor };
@@ -51,7 +51,7 @@ export const getKeys = forward(ADMIN, "get /console/keys", {
 export const postKeyRotate = forward(ADMIN, "post /console/keys/:id/rotate", {
   summary: "Replace the key's secret; the old one fails at once on every replica.",
   params: KeyParams,
-  responses: { 200: { description: "rotated", schema: KeyWithSecretResponse }, 404: { description: "no such key" } },
+  responses: { 200: ["rotated", KeyWithSecretResponse], 404: "no such key" },
   async call({ deps, params, principal }) {
     const me = sessionPrincipal(principal);
     // The spending is read before the rotation: should managed-ai not answer, nothing is rotated
@@ -67,7 +67,7 @@ export const patchKey = forward(ADMIN, "patch /console/keys/:id", {
   summary: "Set or remove the key's spend budget; the next request on every replica counts against the new one.",
   params: KeyParams,
   body: UpdateKeyRequest,
-  responses: { 200: { description: "updated", schema: KeyResponse }, 404: { description: "no such key" } },
+  responses: { 200: ["updated", KeyResponse], 404: "no such key" },
   async call({ deps, params, body, principal }) {
     const me = sessionPrincipal(principal);
     const budget = body.budget_units !== null && body.budget_period !== null ? { units: BigInt(body.budget_units), period: body.budget_period } : null;
@@ -80,7 +80,7 @@ export const patchKey = forward(ADMIN, "patch /console/keys/:id", {
 export const deleteKey = forward(ADMIN, "delete /console/keys/:id", {
   summary: "Revoke the key; it fails at once on every replica.",
   params: KeyParams,
-  responses: { 204: { description: "revoked" }, 404: { description: "no such key" } },
+  responses: { 204: "revoked", 404: "no such key" },
   call: ({ deps, params, principal }) => {
     const me = sessionPrincipal(principal);
     return revokeKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });

@@ -5,7 +5,7 @@ import { CustomerModelsResponse } from "./managed-ai-models.types.js";
 
 export const listManagedAiModels = forward(member("managed-ai"), "get /console/services/managed-ai/models", {
   summary: "The caller tenant's effective model prices: list price versions and its own discounts.",
-  responses: { 200: { description: "effective prices", schema: CustomerModelsResponse } },
+  responses: { 200: ["effective prices", CustomerModelsResponse] },
   call: ({ deps, tenantId }) => deps.services.managedAi.ListCustomerModels({ tenant_id: tenantId }),
   answer: ({ models }) =>
     ok(

@@ -10,8 +10,8 @@ export const listManagedAiUsage = forward(member("ai"), "get /console/services/m
     "The caller tenant's managed requests (`mode=byok`: bring-your-own-key ones, never charged; `mode=all`: both), newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   query: UsageQuery,
   responses: {
-    200: { description: "usage records, newest first", schema: UsageListResponse },
-    400: { description: "`before` is not a request of this tenant, or `cursor` is not one this list gave" },
+    200: ["usage records, newest first", UsageListResponse],
+    400: "`before` is not a request of this tenant, or `cursor` is not one this list gave",
   },
   call: ({ deps, query, tenantId }) =>
     deps.services.managedAi.ListUsage({

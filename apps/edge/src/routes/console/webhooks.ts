@@ -37,9 +37,9 @@ export const postWebhook = forward(ADMIN, "post /console/webhooks", {
   summary: "Register an account webhook (tenant admin): alerts as signed POSTs, retried like job callbacks. The secret is shown once.",
   body: CreateWebhookRequest,
   responses: {
-    201: { description: "registered, with its secret", schema: WebhookCreatedResponse },
-    400: { description: "not an HTTPS URL, a private target, or an unknown event" },
-    422: { description: "the tenant has too many webhooks" },
+    201: ["registered, with its secret", WebhookCreatedResponse],
+    400: "not an HTTPS URL, a private target, or an unknown event",
+    422: "the tenant has too many webhooks",
   },
   call: ({ deps, body, tenantId }) =>
     deps.services.jobs.CreateAccountWebhook({ tenant_id: tenantId, url: body.url, events: body.events, description: body.description ?? "" }),
@@ -49,7 +49,7 @@ export const postWebhook = forward(ADMIN, "post /console/webhooks", {
 export const getWebhooks = forward(ADMIN, "get /console/webhooks", {
   summary: "The tenant's account webhooks, newest first, without secrets.",
   query: WebhookListQuery,
-  responses: { 200: { description: "webhooks", schema: WebhookListResponse } },
+  responses: { 200: ["webhooks", WebhookListResponse] },
   call: ({ deps, query, tenantId }) => deps.services.jobs.ListAccountWebhooks({ tenant_id: tenantId, ...pageArgs(query, 0) }),
   answer: (res, { query }) => listAnswer(res.webhooks, webhookJson, res.next_cursor, query),
 });
@@ -57,7 +57,7 @@ export const getWebhooks = forward(ADMIN, "get /console/webhooks", {
 export const deleteWebhook = forward(ADMIN, "delete /console/webhooks/:id", {
   summary: "Remove an account webhook and its deliveries.",
   params: WebhookParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such webhook of the tenant" } },
+  responses: { 204: "removed", 404: "no such webhook of the tenant" },
   call: ({ deps, params, tenantId }) => deps.services.jobs.DeleteAccountWebhook({ tenant_id: tenantId, id: params.id }),
   answer: noContent,
 });
@@ -65,7 +65,7 @@ export const deleteWebhook = forward(ADMIN, "delete /console/webhooks/:id", {
 export const postWebhookTest = forward(ADMIN, "post /console/webhooks/:id/test", {
   summary: "Send a `ping` event to the webhook (202: queued; its delivery shows in the delivery log).",
   params: WebhookParams,
-  responses: { 202: { description: "queued", schema: WebhookTestResponse }, 404: { description: "no such webhook of the tenant" } },
+  responses: { 202: ["queued", WebhookTestResponse], 404: "no such webhook of the tenant" },
   call: ({ deps, params, tenantId }) => deps.services.jobs.TestAccountWebhook({ tenant_id: tenantId, id: params.id }),
   answer: (res) => accepted({ event_id: res.event_id }),
 });
@@ -74,7 +74,7 @@ export const getWebhookDeliveries = forward(ADMIN, "get /console/webhooks/:id/de
   summary: "The webhook's delivery log, newest first: the latest 100, or a page at a time.",
   params: WebhookParams,
   query: DeliveryListQuery,
-  responses: { 200: { description: "deliveries", schema: DeliveryListResponse }, 404: { description: "no such webhook of the tenant" } },
+  responses: { 200: ["deliveries", DeliveryListResponse], 404: "no such webhook of the tenant" },
   call: ({ deps, params, query, tenantId }) =>
     deps.services.jobs.ListAccountWebhookDeliveries({ tenant_id: tenantId, webhook_id: params.id, ...pageArgs(query, 0) }),
   answer: (res, { query }) => listAnswer(res.deliveries, deliveryJson, res.next_cursor, query),

@@ -22,7 +22,7 @@ function jobView(job: jobs.Job__Output) {
 export const getJobs = forward(JOBS, "get /v1/jobs", {
   summary: "The key's tenant's jobs, newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   query: JobListQuery,
-  responses: { 200: { description: "jobs", schema: JobListResponse } },
+  responses: { 200: ["jobs", JobListResponse] },
   call: ({ deps, query, tenantId }) => deps.services.jobs.ListJobs({ tenant_id: tenantId, ...pageArgs(query, 100) }),
   answer: (res, { query }) => listAnswer(res.jobs, jobView, res.next_cursor, query),
 });
@@ -30,7 +30,7 @@ export const getJobs = forward(JOBS, "get /v1/jobs", {
 export const getJobById = forward(JOBS, "get /v1/jobs/:id", {
   summary: "One job of the key's tenant.",
   params: JobParams,
-  responses: { 200: { description: "the job", schema: JobResponse }, 404: { description: "no such job of this tenant" } },
+  responses: { 200: ["the job", JobResponse], 404: "no such job of this tenant" },
   call: ({ deps, params, tenantId }) => deps.services.jobs.GetJob({ tenant_id: tenantId, id: params.id }),
   answer: (job) => ok(jobView(job)),
 });

@@ -8,9 +8,9 @@ export const listPushMessages = forward(member("push"), "get /console/services/w
   params: PushMessagesParams,
   query: PushMessagesQuery,
   responses: {
-    200: { description: "messages, newest first", schema: PushMessagesResponse },
-    400: { description: "`before` is not a message of this instance" },
-    404: { description: "no such webhook-push instance of this tenant" },
+    200: ["messages, newest first", PushMessagesResponse],
+    400: "`before` is not a message of this instance",
+    404: "no such webhook-push instance of this tenant",
   },
   call: ({ deps, params, query, tenantId }) =>
     deps.services.messaging.ListPushMessages({ tenant_id: tenantId, alias: params.alias, limit: query.limit ?? 50, before: query.before ?? "" }),

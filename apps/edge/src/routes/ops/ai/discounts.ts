@@ -7,7 +7,7 @@ import { offerJson } from "./encode.js";
 export const listDiscounts = forward(opsRead("managed-ai"), "get /ops/ai/discounts", {
   summary: "Customer offers, newest first (latest 200), optionally of one tenant and/or model.",
   query: DiscountsQuery,
-  responses: { 200: { description: "offers", schema: DiscountsResponse } },
+  responses: { 200: ["offers", DiscountsResponse] },
   call: ({ deps, query }) => deps.services.managedAi.ListOffers({ tenant_id: query.tenant_id ?? "", model_alias: query.model_alias ?? "" }),
   answer: ({ offers }) => ok(offers.map(offerJson)),
 });
@@ -16,9 +16,9 @@ export const putDiscount = forward(opsWrite("managed-ai"), "put /ops/ai/discount
   summary: "Create or replace the one offer (discount) of a tenant on a model.",
   body: PutDiscountRequest,
   responses: {
-    200: { description: "written; the same id for the same tenant and model", schema: PutDiscountResponse },
-    404: { description: "tenant_id or model_alias names nothing" },
-    409: { description: "version is not the current one (or not 0/absent on create)" },
+    200: ["written; the same id for the same tenant and model", PutDiscountResponse],
+    404: "tenant_id or model_alias names nothing",
+    409: "version is not the current one (or not 0/absent on create)",
   },
   async call({ deps, body }) {
     // Tenants live in the edge's database; managed-ai checks the model.

@@ -5,7 +5,7 @@ import { ModelParams, ModelResponse, ModelsResponse, PutModelRequest } from "./m
 
 export const listModels = forward(opsRead("managed-ai"), "get /ops/ai/models", {
   summary: "Models by alias, newest first (latest 200), each with its current price version.",
-  responses: { 200: { description: "models", schema: ModelsResponse } },
+  responses: { 200: ["models", ModelsResponse] },
   call: ({ deps }) => deps.services.managedAi.ListModels({}),
   answer: ({ models }) => ok(models.map(modelJson)),
 });
@@ -15,9 +15,9 @@ export const putModel = forward(opsWrite("managed-ai"), "put /ops/ai/models/:ali
   params: ModelParams,
   body: PutModelRequest,
   responses: {
-    200: { description: "the model as written", schema: ModelResponse },
-    404: { description: "upstream_id names no upstream" },
-    409: { description: "version is not the current one (or not 0/absent on create)" },
+    200: ["the model as written", ModelResponse],
+    404: "upstream_id names no upstream",
+    409: "version is not the current one (or not 0/absent on create)",
   },
   call: ({ deps, params, body }) => {
     // null (no per-image limit) travels as 0: proto3 has no null.

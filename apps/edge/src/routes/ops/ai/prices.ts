@@ -8,10 +8,7 @@ export const publishPrice = forward(opsWrite("managed-ai"), "post /ops/ai/models
   summary: "Publish a new immutable price version of a model; it applies to new requests.",
   params: ModelParams,
   body: PublishPriceRequest,
-  responses: {
-    201: { description: "the model with its new price", schema: ModelResponse },
-    404: { description: "no such model" },
-  },
+  responses: { 201: ["the model with its new price", ModelResponse], 404: "no such model" },
   call: ({ deps, params, body }) => deps.services.managedAi.PublishPrice({ model_alias: params.alias, ...body }),
   answer: (model) => created(modelJson(model)),
 });
@@ -19,7 +16,7 @@ export const publishPrice = forward(opsWrite("managed-ai"), "post /ops/ai/models
 export const listPrices = forward(opsRead("managed-ai"), "get /ops/ai/models/:alias/prices", {
   summary: "A model's price versions, newest first (latest 100).",
   params: ModelParams,
-  responses: { 200: { description: "price versions", schema: PricesResponse }, 404: { description: "no such model" } },
+  responses: { 200: ["price versions", PricesResponse], 404: "no such model" },
   call: ({ deps, params }) => deps.services.managedAi.ListPrices({ model_alias: params.alias }),
   answer: ({ prices }) => ok(prices.map(priceJson)),
 });

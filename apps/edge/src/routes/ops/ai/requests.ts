@@ -39,7 +39,7 @@ export function operatorUsageJson(r: managedAi.UsageRecord__Output) {
 
 export const listRequests = forward(opsRead("ai"), "get /ops/ai/requests", {
   summary: "The latest 200 managed requests (settlements) of every tenant.",
-  responses: { 200: { description: "requests, newest first", schema: OperatorUsageListResponse } },
+  responses: { 200: ["requests, newest first", OperatorUsageListResponse] },
   call: ({ deps }) => deps.services.managedAi.ListUsage({ all_tenants: true, limit: 200, mode: "all" }),
   answer: (res) => ok(res.records.map(operatorUsageJson)),
 });
@@ -48,11 +48,7 @@ export const releaseRequest = forward(opsWrite("ai"), "post /ops/ai/requests/:id
   summary: "Release a review request, or a reserved one past its hold's expiry: the hold is refunded and the request fails. Audited with the reason.",
   params: RequestParams,
   body: ReleaseRequest,
-  responses: {
-    200: { description: "released", schema: ReleaseResponse },
-    404: { description: "no such request" },
-    409: { description: "not in review, or its hold has not expired" },
-  },
+  responses: { 200: ["released", ReleaseResponse], 404: "no such request", 409: "not in review, or its hold has not expired" },
   call: ({ deps, params, body }) => deps.services.managedAi.ReleaseUsage({ id: params.id, reason: body.reason }),
   answer: (res) => ok({ id: res.id, status: "failed", refunded: unitsToNumber(res.refunded_units) }),
 });
@@ -63,10 +59,10 @@ export const captureRequest = forward(opsWrite("ai"), "post /ops/ai/requests/:id
   params: RequestParams,
   body: CaptureRequest,
   responses: {
-    200: { description: "captured", schema: CaptureResponse },
-    404: { description: "no such request" },
-    409: { description: "not in review, or its hold has not expired, or the ledger already settled it otherwise" },
-    422: { description: "units above the request's reservation" },
+    200: ["captured", CaptureResponse],
+    404: "no such request",
+    409: "not in review, or its hold has not expired, or the ledger already settled it otherwise",
+    422: "units above the request's reservation",
   },
   call: ({ deps, params, body }) => deps.services.managedAi.CaptureUsage({ id: params.id, units: String(body.units), reason: body.reason }),
   answer: (res) => ok({ id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) }),

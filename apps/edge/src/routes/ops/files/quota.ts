@@ -7,7 +7,7 @@ import { QuotaParams, TenantQuotaResponse, UpdateQuotaRequest } from "./quota.ty
 export const getTenantFilesQuota = forward(opsRead("files"), "get /ops/files/tenants/:tenant_id/quota", {
   summary: "A tenant's file storage quota and usage (operators).",
   params: QuotaParams,
-  responses: { 200: { description: "quota and usage", schema: TenantQuotaResponse }, 404: { description: "no such tenant" } },
+  responses: { 200: ["quota and usage", TenantQuotaResponse], 404: "no such tenant" },
   async call({ deps, params }) {
     const tenantId = await existingTenant(deps, params.tenant_id);
     return { tenantId, quota: await deps.services.files.GetQuota({ tenant_id: tenantId }) };
@@ -23,7 +23,7 @@ export const putTenantFilesQuota = forward(opsWrite("files"), "put /ops/files/te
     "Set a tenant's own file storage limits, or return them to the default with null (platform_admin). A limit below the usage keeps the files and refuses new uploads.",
   params: QuotaParams,
   body: UpdateQuotaRequest,
-  responses: { 200: { description: "the limits in force and the usage", schema: TenantQuotaResponse }, 404: { description: "no such tenant" } },
+  responses: { 200: ["the limits in force and the usage", TenantQuotaResponse], 404: "no such tenant" },
   async call({ deps, params, body }) {
     const tenantId = await existingTenant(deps, params.tenant_id);
     const bytes = setting(body.bytes_quota);

@@ -7,7 +7,7 @@ import { TenantBalanceResponse, TenantParams } from "./ledger.types.js";
 export const getTenantBalance = forward(opsRead("ledger"), "get /ops/ledger/tenants/:tenant_id", {
   summary: "A tenant's balance (operators).",
   params: TenantParams,
-  responses: { 200: { description: "balance", schema: TenantBalanceResponse }, 404: { description: "no such tenant" } },
+  responses: { 200: ["balance", TenantBalanceResponse], 404: "no such tenant" },
   async call({ deps, params }) {
     const tenantId = await existingTenant(deps, params.tenant_id);
     return { tenantId, balance: await deps.services.ledger.GetBalance({ tenant_id: tenantId }) };

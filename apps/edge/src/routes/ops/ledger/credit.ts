@@ -11,9 +11,9 @@ export const postCredit = forward(opsWrite("ledger"), "post /ops/ledger/tenants/
   body: CreditRequest,
   headers: CreditHeaders,
   responses: {
-    201: { description: "credited (or the stored result of the same Idempotency-Key)", schema: CreditResponse },
-    404: { description: "no such tenant" },
-    409: { description: "Idempotency-Key already used for a different credit" },
+    201: ["credited (or the stored result of the same Idempotency-Key)", CreditResponse],
+    404: "no such tenant",
+    409: "Idempotency-Key already used for a different credit",
   },
   async call({ deps, params, body, headers, requestId }) {
     const tenantId = await existingTenant(deps, params.tenant_id);

@@ -8,11 +8,7 @@ export const putPlatformRole = forward(opsWrite(), "put /ops/users/:id/platform-
   summary: "Grant or remove a user's platform role (platform_admin only).",
   params: PlatformRoleParams,
   body: PlatformRoleRequest,
-  responses: {
-    200: { description: "role set", schema: PlatformRoleResponse },
-    404: { description: "no such user" },
-    409: { description: "would remove the last platform_admin" },
-  },
+  responses: { 200: ["role set", PlatformRoleResponse], 404: "no such user", 409: "would remove the last platform_admin" },
   call: ({ deps, params, body, principal }) =>
     setPlatformRole({ ctx: deps.identity, input: { userId: params.id, role: body.role, changedBy: sessionPrincipal(principal).userId } }),
   answer: ok,

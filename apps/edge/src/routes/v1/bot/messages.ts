@@ -10,7 +10,7 @@ export const getChatMessages = forward(BOT_KEY, "get /v1/apps/bot/chats/:chatId/
   summary: "A chat's messages in the order they were written (oldest first); page on with `after`.",
   params: ChatParams,
   query: MessagesQuery,
-  responses: { 200: { description: "messages, oldest first", schema: data(z.array(MessageView)) }, 404: { description: "no such chat of this tenant" } },
+  responses: { 200: ["messages, oldest first", data(z.array(MessageView))], 404: "no such chat of this tenant" },
   call: ({ deps, params, query, tenantId }) =>
     deps.services.conversations.ListMessages({ tenant_id: tenantId, chat_id: params.chatId, after: query.after ?? "", limit: query.limit ?? 100 }),
   answer: (res) => ok(res.messages.map(messageView)),
@@ -28,7 +28,7 @@ function botMessage(
 export const postReply = forward(BOT_KEY, "post /v1/apps/bot/messages/reply", {
   summary: "The bot writes a text message into a chat (optionally quoting a message of it).",
   body: ReplyRequest,
-  responses: { 201: { description: "sent", schema: data(MessageView) }, 404: { description: "no such chat, or reply_to_message_id is not in it" } },
+  responses: { 201: ["sent", data(MessageView)], 404: "no such chat, or reply_to_message_id is not in it" },
   call: ({ deps, body, tenantId }) =>
     deps.services.conversations.CreateMessage(
       botMessage(tenantId, body.chat_id, { kind: "text", text: body.text, file_id: "", reply_to_message_id: body.reply_to_message_id }),
@@ -39,7 +39,7 @@ export const postReply = forward(BOT_KEY, "post /v1/apps/bot/messages/reply", {
 export const postFileMessage = forward(BOT_KEY, "post /v1/apps/bot/messages/file", {
   summary: "The bot sends a file (an id from the files service) with an optional caption.",
   body: FileMessageRequest,
-  responses: { 201: { description: "sent", schema: data(MessageView) }, 404: { description: "no such chat or file" } },
+  responses: { 201: ["sent", data(MessageView)], 404: "no such chat or file" },
   call: ({ deps, body, tenantId }) =>
     deps.services.conversations.CreateMessage(
       botMessage(tenantId, body.chat_id, { kind: "file", text: body.caption ?? "", file_id: body.file_id, reply_to_message_id: body.reply_to_message_id }),
@@ -51,11 +51,7 @@ export const patchMessage = forward(BOT_KEY, "patch /v1/apps/bot/messages/:messa
   summary: "Edit one of the bot's messages (text, or a file message's caption).",
   params: MessageParams,
   body: EditMessageRequest,
-  responses: {
-    200: { description: "edited", schema: data(MessageView) },
-    404: { description: "no such message of this tenant" },
-    409: { description: "a visitor's message, or a deleted one" },
-  },
+  responses: { 200: ["edited", data(MessageView)], 404: "no such message of this tenant", 409: "a visitor's message, or a deleted one" },
   call: ({ deps, params, body, tenantId }) => deps.services.conversations.UpdateMessage({ tenant_id: tenantId, message_id: params.messageId, text: body.text }),
   answer: (r) => ok(messageView(r)),
 });
@@ -63,7 +59,7 @@ export const patchMessage = forward(BOT_KEY, "patch /v1/apps/bot/messages/:messa
 export const deleteMessage = forward(BOT_KEY, "delete /v1/apps/bot/messages/:messageId", {
   summary: "Delete a message (the bot's or a visitor's); it stays in the history as deleted, without content.",
   params: MessageParams,
-  responses: { 204: { description: "deleted (also when it already was)" }, 404: { description: "no such message of this tenant" } },
+  responses: { 204: "deleted (also when it already was)", 404: "no such message of this tenant" },
   call: ({ deps, params, tenantId }) => deps.services.conversations.DeleteMessage({ tenant_id: tenantId, message_id: params.messageId }),
   answer: noContent,
 });

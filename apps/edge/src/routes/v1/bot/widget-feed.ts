@@ -12,10 +12,7 @@ export const getWidgetEvents = forward({ tags: WIDGET_TAGS, access: { kind: "wid
   summary:
     "Widget events after a cursor, in commit order. A widget token sees its own chat; an API key with bot:events:read sees every chat of its tenant. Paging on from next_cursor never skips or repeats an event.",
   query: EventsQuery,
-  responses: {
-    200: { description: "a page of events (empty at the head; keep polling with next_cursor)", schema: EventsPage },
-    400: { description: "not a cursor of this feed" },
-  },
+  responses: { 200: ["a page of events (empty at the head; keep polling with next_cursor)", EventsPage], 400: "not a cursor of this feed" },
   call: ({ deps, query, principal, tenantId }) =>
     deps.services.conversations.ListEvents({
       tenant_id: tenantId,
@@ -29,7 +26,7 @@ export const getWidgetEvents = forward({ tags: WIDGET_TAGS, access: { kind: "wid
 export const getWidgetMessages = forward(WIDGET_TOKEN, "get /v1/apps/bot/widget/messages", {
   summary: "The visitor's chat history, oldest first (widget token).",
   query: MessagesQuery,
-  responses: { 200: { description: "messages, oldest first", schema: data(z.array(MessageView)) } },
+  responses: { 200: ["messages, oldest first", data(z.array(MessageView))] },
   call: ({ deps, query, principal }) => {
     const widget = widgetPrincipal(principal);
     return deps.services.conversations.ListMessages({
@@ -45,7 +42,7 @@ export const getWidgetMessages = forward(WIDGET_TOKEN, "get /v1/apps/bot/widget/
 export const postWidgetMessage = forward(WIDGET_TOKEN, "post /v1/apps/bot/widget/messages", {
   summary: "The visitor writes into their chat: text, or a file id with an optional caption (widget token).",
   body: WidgetMessageRequest,
-  responses: { 201: { description: "sent", schema: data(MessageView) } },
+  responses: { 201: ["sent", data(MessageView)] },
   call: ({ deps, body, principal }) => {
     const { tenantId, chatId } = widgetPrincipal(principal);
     const kind = body.file_id ? "file" : "text";

@@ -10,9 +10,9 @@ export const postChannel = forward(HUB_WRITE, "post /v1/conversations/:id/channe
   params: ConversationParams,
   body: AddChannelRequest,
   responses: {
-    201: { description: "attached", schema: data(ChannelView) },
-    404: { description: "no such conversation, or a bot_chat ref that is not a chat of this tenant" },
-    409: { description: "the reference is already attached to a conversation" },
+    201: ["attached", data(ChannelView)],
+    404: "no such conversation, or a bot_chat ref that is not a chat of this tenant",
+    409: "the reference is already attached to a conversation",
   },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.conversations.AddChannel({ tenant_id: tenantId, conversation_id: params.id, type: body.type, ref: body.ref }),
@@ -24,9 +24,9 @@ export const patchChannel = forward(HUB_WRITE, "patch /v1/conversations/:id/chan
   params: ChannelParams,
   body: UpdateChannelRequest,
   responses: {
-    200: { description: "changed", schema: data(ChannelView) },
-    404: { description: "no such conversation or channel, or a bot_chat ref that is not a chat of this tenant" },
-    409: { description: "the new reference is already attached to a conversation" },
+    200: ["changed", data(ChannelView)],
+    404: "no such conversation or channel, or a bot_chat ref that is not a chat of this tenant",
+    409: "the new reference is already attached to a conversation",
   },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.conversations.UpdateChannel({
@@ -42,7 +42,7 @@ export const patchChannel = forward(HUB_WRITE, "patch /v1/conversations/:id/chan
 export const deleteChannel = forward(HUB_WRITE, "delete /v1/conversations/:id/channels/:channelId", {
   summary: "Detach a channel; a bot_chat channel's chat leaves the conversation (its later messages no longer reach the conversation feed).",
   params: ChannelParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such conversation or channel" } },
+  responses: { 204: "removed", 404: "no such conversation or channel" },
   call: ({ deps, params, tenantId }) =>
     deps.services.conversations.RemoveChannel({ tenant_id: tenantId, conversation_id: params.id, channel_id: params.channelId }),
   answer: noContent,

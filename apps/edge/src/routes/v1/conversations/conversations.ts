@@ -10,7 +10,7 @@ import { HUB_READ, HUB_WRITE, notFound } from "./hub-access.js";
 export const postConversation = forward(HUB_WRITE, "post /v1/conversations", {
   summary: "Open a conversation, optionally with its first participants.",
   body: CreateConversationRequest,
-  responses: { 201: { description: "created", schema: data(ConversationView) } },
+  responses: { 201: ["created", data(ConversationView)] },
   call: ({ deps, body, tenantId }) =>
     deps.services.conversations.CreateConversation({
       tenant_id: tenantId,
@@ -31,7 +31,7 @@ export const postConversation = forward(HUB_WRITE, "post /v1/conversations", {
 export const getInbox = forward(HUB_READ, "get /v1/conversations/inbox", {
   summary: "The tenant's conversations, most recent activity first (optionally of one status).",
   query: InboxQuery,
-  responses: { 200: { description: "conversations", schema: data(z.array(ConversationView)) } },
+  responses: { 200: ["conversations", data(z.array(ConversationView))] },
   call: ({ deps, query, tenantId }) => deps.services.conversations.ListInbox({ tenant_id: tenantId, status: query.status ?? "", limit: query.limit ?? 50 }),
   answer: (res) => ok(res.conversations.map(conversationView)),
 });
@@ -39,7 +39,7 @@ export const getInbox = forward(HUB_READ, "get /v1/conversations/inbox", {
 export const getConversationEvents = forward(HUB_READ, "get /v1/conversations/events", {
   summary: "Conversation events after a cursor, in commit order; paging on from next_cursor never skips or repeats an event.",
   query: EventsQuery,
-  responses: { 200: { description: "a page of events", schema: EventsPage }, 400: { description: "not a cursor of this feed" } },
+  responses: { 200: ["a page of events", EventsPage], 400: "not a cursor of this feed" },
   call: ({ deps, query, tenantId }) =>
     deps.services.conversations.ListEvents({ tenant_id: tenantId, stream: "conversation", ...pageArgs(query, 100), chat_id: "" }),
   answer: (res) => ({ status: 200, body: eventsPage(res) }),
@@ -48,7 +48,7 @@ export const getConversationEvents = forward(HUB_READ, "get /v1/conversations/ev
 export const getConversation = forward(HUB_READ, "get /v1/conversations/:id", {
   summary: "One conversation with its participants and channels.",
   params: ConversationParams,
-  responses: { 200: { description: "the conversation", schema: data(ConversationView) }, 404: notFound },
+  responses: { 200: ["the conversation", data(ConversationView)], 404: notFound },
   call: ({ deps, params, tenantId }) => deps.services.conversations.GetConversation({ tenant_id: tenantId, id: params.id }),
   answer: (r) => ok(conversationView(r)),
 });
@@ -57,7 +57,7 @@ export const patchConversation = forward(HUB_WRITE, "patch /v1/conversations/:id
   summary: "Change subject, status or metadata; `version`, when sent, must be the current one (else 409).",
   params: ConversationParams,
   body: UpdateConversationRequest,
-  responses: { 200: { description: "updated", schema: data(ConversationView) }, 404: notFound, 409: { description: "stale version" } },
+  responses: { 200: ["updated", data(ConversationView)], 404: notFound, 409: "stale version" },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.conversations.UpdateConversation({
       tenant_id: tenantId,

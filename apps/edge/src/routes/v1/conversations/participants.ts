@@ -9,7 +9,7 @@ export const postParticipant = forward(HUB_WRITE, "post /v1/conversations/:id/pa
   summary: "Add a participant (a kind and your external id, unique within the conversation).",
   params: ConversationParams,
   body: AddParticipantRequest,
-  responses: { 201: { description: "added", schema: data(ParticipantView) }, 404: notFound, 409: { description: "already a participant" } },
+  responses: { 201: ["added", data(ParticipantView)], 404: notFound, 409: "already a participant" },
   call: ({ deps, params, body: { kind, external_id, display_name, role }, tenantId }) =>
     deps.services.conversations.AddParticipant({
       tenant_id: tenantId,
@@ -26,7 +26,7 @@ export const patchParticipant = forward(HUB_WRITE, "patch /v1/conversations/:id/
   summary: "Change a participant's role or display name.",
   params: ParticipantParams,
   body: UpdateParticipantRequest,
-  responses: { 200: { description: "updated", schema: data(ParticipantView) }, 404: { description: "no such conversation or participant" } },
+  responses: { 200: ["updated", data(ParticipantView)], 404: "no such conversation or participant" },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.conversations.UpdateParticipant({
       tenant_id: tenantId,
@@ -41,7 +41,7 @@ export const patchParticipant = forward(HUB_WRITE, "patch /v1/conversations/:id/
 export const deleteParticipant = forward(HUB_WRITE, "delete /v1/conversations/:id/participants/:participantId", {
   summary: "Remove a participant.",
   params: ParticipantParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such conversation or participant" } },
+  responses: { 204: "removed", 404: "no such conversation or participant" },
   call: ({ deps, params, tenantId }) =>
     deps.services.conversations.RemoveParticipant({ tenant_id: tenantId, conversation_id: params.id, participant_id: params.participantId }),
   answer: noContent,

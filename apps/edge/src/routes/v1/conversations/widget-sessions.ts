@@ -11,11 +11,7 @@ export const postWidgetSession = forward(HUB_WRITE, "post /v1/conversations/:id/
   summary: "Open a widget session in a conversation: the visitor's chat becomes its channel and the visitor a participant.",
   params: ConversationParams,
   body: WidgetSessionRequest,
-  responses: {
-    201: { description: "session opened", schema: data(WidgetGrantView) },
-    404: notFound,
-    409: { description: "the visitor's chat belongs to another conversation" },
-  },
+  responses: { 201: ["session opened", data(WidgetGrantView)], 404: notFound, 409: "the visitor's chat belongs to another conversation" },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.conversations.CreateWidgetSession({
       tenant_id: tenantId,
@@ -31,10 +27,7 @@ export const getWidgetSessions = forward(HUB_READ, "get /v1/conversations/:id/wi
   summary: "The widget sessions opened in a conversation, newest first, live and ended (no tokens).",
   params: ConversationParams,
   query: WidgetSessionsQuery,
-  responses: {
-    200: { description: "sessions, newest first", schema: data(z.array(WidgetSessionView)) },
-    404: notFound,
-  },
+  responses: { 200: ["sessions, newest first", data(z.array(WidgetSessionView))], 404: notFound },
   call: ({ deps, params, query, tenantId }) =>
     deps.services.conversations.ListWidgetSessions({ tenant_id: tenantId, conversation_id: params.id, limit: query.limit ?? 50 }),
   answer: (res) =>

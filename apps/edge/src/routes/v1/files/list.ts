@@ -6,7 +6,7 @@ import { FileListQuery, FileListResponse } from "./files.types.js";
 export const getFileList = forward({ tags: ["files"], access: { kind: "apiKey", scope: "file:read" } }, "get /v1/apps/file/list", {
   summary: "The key's tenant's files, newest first (scope file:read): the newest 100, or a page at a time with `limit` and `cursor`.",
   query: FileListQuery,
-  responses: { 200: { description: "files", schema: FileListResponse } },
+  responses: { 200: ["files", FileListResponse] },
   call: ({ deps, query, tenantId }) => deps.services.files.ListFiles({ tenant_id: tenantId, ...pageArgs(query, 100) }),
   answer: (res, { deps, req, query }) => {
     const base = baseUrl(req, deps.env.PUBLIC_URL);

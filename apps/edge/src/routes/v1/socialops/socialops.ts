@@ -61,7 +61,7 @@ export const postSocialOpsWebhook = forward(WRITE, "post /v1/apps/socialops/:ali
   summary: "Ingest a provider event; stored once per event_id (a repeat answers the same ids with duplicate: true).",
   params: WebhookParams,
   body: SocialEventRequest,
-  responses: { 202: { description: "accepted (or a duplicate)", schema: SocialEventResponse }, 404: { description: "no such instance or provider" } },
+  responses: { 202: ["accepted (or a duplicate)", SocialEventResponse], 404: "no such instance or provider" },
   call: ({ deps, params, body, tenantId }) =>
     deps.services.messaging.IngestSocialEvent({
       tenant_id: tenantId,
@@ -85,7 +85,7 @@ export const getSocialOpsInbox = forward(READ, "get /v1/apps/socialops/:alias/in
   summary: "Threads with unread counts, newest activity first.",
   params: SocialOpsAliasParams,
   query: ListQuery,
-  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
+  responses: { 200: ["threads", SocialThreadListResponse] },
   call: ({ deps, params, query, tenantId }) => threads(deps, tenantId, params.alias, query, false),
   answer: (body) => ({ status: 200, body }),
 });
@@ -95,7 +95,7 @@ export const getSocialOpsThreads = forward(READ, "get /v1/apps/socialops/:alias/
     "The instance's threads: the 100 with the newest activity; with `limit` or `cursor`, a page at a time, newest first by creation (so new activity never moves a thread between pages).",
   params: SocialOpsAliasParams,
   query: ThreadListQuery,
-  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
+  responses: { 200: ["threads", SocialThreadListResponse] },
   call: ({ deps, params, query, tenantId }) => threads(deps, tenantId, params.alias, query, pageRequested(query)),
   answer: (body) => ({ status: 200, body }),
 });
@@ -104,7 +104,7 @@ export const getSocialOpsMessages = forward(READ, "get /v1/apps/socialops/:alias
   summary: "A thread's messages, oldest first (the first 500, or a page at a time with `limit` and `cursor`); replies carry their delivery state.",
   params: ThreadParams,
   query: MessageListQuery,
-  responses: { 200: { description: "messages", schema: SocialMessageListResponse }, 404: { description: "no such thread of this tenant" } },
+  responses: { 200: ["messages", SocialMessageListResponse], 404: "no such thread of this tenant" },
   call: ({ deps, params, query, tenantId }) =>
     deps.services.messaging.ListSocialMessages({ tenant_id: tenantId, alias: params.alias, thread_id: params.thread_id, ...pageArgs(query, 500) }),
   answer: (res, { query }) => listAnswer(res.messages, messageJson, res.next_cursor, query),
@@ -114,11 +114,7 @@ export const postSocialOpsReply = forward(WRITE, "post /v1/apps/socialops/:alias
   summary: "Queue a reply (202); it is delivered asynchronously and its delivery state shows on the message.",
   params: ThreadParams,
   body: ReplyRequest,
-  responses: {
-    202: { description: "queued", schema: ReplyResponse },
-    404: { description: "no such thread of this tenant" },
-    422: { description: "the instance has no reply target" },
-  },
+  responses: { 202: ["queued", ReplyResponse], 404: "no such thread of this tenant", 422: "the instance has no reply target" },
   call: ({ deps, params, body, principal }) => {
     const key = keyPrincipal(principal);
     return deps.services.messaging.QueueSocialReply({

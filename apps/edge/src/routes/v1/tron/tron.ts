@@ -39,7 +39,7 @@ function leaseView(l: jobs.Lease__Output) {
 export const postTronQuote = forward(LEASE, "post /v1/apps/tron/quote", {
   summary: "Prices an energy lease; the quote can be used until expires_at.",
   body: QuoteRequest,
-  responses: { 200: { description: "the quote", schema: QuoteResponse }, 400: { description: "receiver, energy or duration_seconds out of bounds" } },
+  responses: { 200: ["the quote", QuoteResponse], 400: "receiver, energy or duration_seconds out of bounds" },
   call: ({ deps, body, tenantId }) =>
     deps.services.jobs.CreateQuote({ tenant_id: tenantId, receiver: body.receiver, energy: body.energy, duration_seconds: body.duration_seconds }),
   answer: (q) =>
@@ -61,9 +61,9 @@ export const postTronLease = forward(LEASE, "post /v1/apps/tron/lease", {
   body: LeaseRequest,
   headers: LeaseHeaders,
   responses: {
-    202: { description: "accepted; follow the job", schema: LeaseAccepted },
-    400: { description: "bounds, callback_url not HTTPS, callback_secret missing or not 16-256 characters" },
-    402: { description: "live mode: the balance does not cover the quote's cost" },
+    202: ["accepted; follow the job", LeaseAccepted],
+    400: "bounds, callback_url not HTTPS, callback_secret missing or not 16-256 characters",
+    402: "live mode: the balance does not cover the quote's cost",
     409: {
       description: "unknown or expired quote, parameters differing from it, cost above max_cost (pricing.cost), Idempotency-Key reused with other parameters",
     },
@@ -86,7 +86,7 @@ export const postTronLease = forward(LEASE, "post /v1/apps/tron/lease", {
 export const getTronLeases = forward(LEASE, "get /v1/apps/tron/leases", {
   summary: "The key's tenant's energy leases, newest first: the newest 100, or a page at a time with `limit` and `cursor`.",
   query: LeaseListQuery,
-  responses: { 200: { description: "leases", schema: LeaseListResponse } },
+  responses: { 200: ["leases", LeaseListResponse] },
   call: ({ deps, query, tenantId }) => deps.services.jobs.ListLeases({ tenant_id: tenantId, ...pageArgs(query, 100) }),
   answer: (res, { query }) => listAnswer(res.leases, leaseView, res.next_cursor, query),
 });
@@ -94,7 +94,7 @@ export const getTronLeases = forward(LEASE, "get /v1/apps/tron/leases", {
 export const getTronLease = forward(LEASE, "get /v1/apps/tron/leases/:id", {
   summary: "One energy lease of the key's tenant.",
   params: LeaseParams,
-  responses: { 200: { description: "the lease", schema: LeaseResponse }, 404: { description: "no such lease of this tenant" } },
+  responses: { 200: ["the lease", LeaseResponse], 404: "no such lease of this tenant" },
   call: ({ deps, params, tenantId }) => deps.services.jobs.GetLease({ tenant_id: tenantId, id: params.id }),
   answer: (lease) => ok(leaseView(lease)),
 });
