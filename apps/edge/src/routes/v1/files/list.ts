@@ -1,7 +1,7 @@
 import { forward } from "../../forward.js";
 import { baseUrl, fileView } from "./file-urls.js";
 import { listAnswer, pageArgs } from "../../page.js";
-import { FileListQuery, FileListResponse } from "./files.types.js";
+import { FileListQuery, FileListResponse } from "./list.types.js";
 
 export const getFileList = forward({ tags: ["files"], access: { kind: "apiKey", scope: "file:read" } }, "get /v1/apps/file/list", {
   summary: "The key's tenant's files, newest first (scope file:read): the newest 100, or a page at a time with `limit` and `cursor`.",

@@ -2,7 +2,8 @@ import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { escapeHtml } from "./content-disposition.js";
 import { baseUrl, downloadPath } from "./file-urls.js";
-import { ShareResponse, TokenParams } from "./files.types.js";
+import { TokenParams } from "./files.types.js";
+import { ShareResponse } from "./share.types.js";
 
 function formatSize(bytes: number): string {
   const units = ["bytes", "KiB", "MiB", "GiB"];
