@@ -4,6 +4,8 @@ import { defineRoute } from "../../../http/route.js";
 import {
   AliasParams,
   ChatCompletionRequest,
+  INVOKE_ACCESS,
+  INVOKE_ERRORS,
   type InvokeHeaders,
   NATIVE_COST_HEADERS,
   NativeChatResponse,
@@ -18,18 +20,6 @@ import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./inv
  * managed (metered exactly as the compatible route) or byok: the same
  * managed-ai calls as the compatible routes, answered in the gateway's shape.
  */
-
-const ACCESS = { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } } as const;
-const ERRORS = {
-  400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
-  402: { description: "insufficient balance; no provider call (managed)" },
-  404: { description: "no such instance" },
-  409: {
-    description:
-      "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
-  },
-  502: { description: "the provider failed; the reservation was released" },
-};
 
 type Json = Record<string, unknown>;
 const usageOf = (u: unknown) => {
@@ -57,11 +47,11 @@ export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, 
   summary: "Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`.",
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest as never,
   headers: SameInvokeHeaders,
-  responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
+  responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...INVOKE_ERRORS },
   async handler({ deps, res, params, headers, principal, body }) {
     const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify({ ...body, stream: false })));
     const cancel = cancelOnClose(res);
@@ -91,7 +81,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   summary: 'Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`.',
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest as never,
   headers: SameInvokeHeaders,
@@ -101,7 +91,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
       contentType: "text/event-stream",
       headers: { "X-Service-Estimated-Cost": NATIVE_COST_HEADERS["X-Service-Estimated-Cost"] },
     },
-    ...ERRORS,
+    ...INVOKE_ERRORS,
   },
   async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = { ...body, stream: true, stream_options: { include_usage: true } };
@@ -139,11 +129,11 @@ export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<st
   summary: "Embeddings (native shape): `{data: {model, embeddings, usage}}`.",
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: NativeEmbeddingsRequest,
   headers: SameInvokeHeaders,
-  responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
+  responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...INVOKE_ERRORS },
   async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = {
       input: body.input,
