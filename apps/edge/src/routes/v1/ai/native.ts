@@ -41,16 +41,21 @@ function parse(body: Buffer | string): Json {
   }
 }
 
-export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json, InvokeHeaders>({
-  method: "post",
-  path: "/v1/apps/ai/:alias/chat",
-  summary: "Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`.",
+/** What the two native chat routes take alike: an instance's alias, the compatible body, the invocation headers (hot path). */
+const NATIVE_CHAT = {
   tags: ["ai"],
-  hot: true,
+  hot: true as const,
   access: INVOKE_ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest as never,
   headers: SameInvokeHeaders,
+};
+
+export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json, InvokeHeaders>({
+  method: "post",
+  path: "/v1/apps/ai/:alias/chat",
+  summary: "Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`.",
+  ...NATIVE_CHAT,
   responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...INVOKE_ERRORS },
   async handler({ deps, res, params, headers, principal, body }) {
     const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify({ ...body, stream: false })));
@@ -79,12 +84,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   method: "post",
   path: "/v1/apps/ai/:alias/chat/stream",
   summary: 'Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`.',
-  tags: ["ai"],
-  hot: true,
-  access: INVOKE_ACCESS,
-  params: AliasParams,
-  body: ChatCompletionRequest as never,
-  headers: SameInvokeHeaders,
+  ...NATIVE_CHAT,
   responses: {
     200: {
       description: "SSE stream ending with `data: [DONE]`",
