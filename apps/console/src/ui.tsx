@@ -17,6 +17,15 @@ export function Card({ title, children, actions }: { title: string; children: Re
   );
 }
 
+/** A card's "Refresh" action: loads its list again. */
+export function Refresh({ load }: { load: { reload: () => void } }) {
+  return (
+    <button className="secondary" onClick={load.reload}>
+      Refresh
+    </button>
+  );
+}
+
 /** An API error as a sentence; "not available on this gateway" for routes this release lacks. */
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;

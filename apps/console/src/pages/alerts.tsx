@@ -3,7 +3,7 @@ import type { DataOf, ItemOf } from "../api-types.js";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, SecretOnce, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, SecretOnce, Table, useLoad } from "../ui.js";
 
 // Account webhooks and the balance alert (CONTRACT.md section 13, docs/decisions/0210).
 type Webhook = ItemOf<"GET /console/webhooks">;
@@ -56,14 +56,7 @@ export function Alerts() {
     <>
       {secret ? <SecretOnce label={secret.label} secret={secret.secret} onDismiss={() => setSecret(null)} /> : null}
       <AlertThreshold />
-      <Card
-        title="Webhooks"
-        actions={
-          <button className="secondary" onClick={webhooks.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Webhooks" actions={<Refresh load={webhooks} />}>
         <p className="muted">
           Each event is a signed POST (<code>X-Service-Signature: sha256=&lt;HMAC of the body with the webhook's secret&gt;</code>,{" "}
           <code>X-Service-Event-Id</code>), retried with backoff up to 8 times, like job callbacks.
@@ -141,14 +134,7 @@ export function Alerts() {
 function Deliveries({ webhook }: { webhook: Webhook }) {
   const deliveries = usePages<Delivery>(`/console/webhooks/${webhook.id}/deliveries`, { limit: 20, key: (d) => d.event_id }, [webhook.id]);
   return (
-    <Card
-      title={`Deliveries to ${webhook.url}`}
-      actions={
-        <button className="secondary" onClick={deliveries.reload}>
-          Refresh
-        </button>
-      }
-    >
+    <Card title={`Deliveries to ${webhook.url}`} actions={<Refresh load={deliveries} />}>
       <ErrorBox error={deliveries.error} />
       <Table
         rows={deliveries.rows}

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { listOrUndefined, when } from "../format.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 import type { Channel, Conversation, Participant } from "./inbox-data.js";
 import { KeyGate } from "./key-gate.js";
@@ -396,14 +396,7 @@ function Webhooks({ auth }: { auth: Auth }) {
     }
   };
   return (
-    <Card
-      title="Conversation webhooks"
-      actions={
-        <button className="secondary" onClick={hooks.reload}>
-          Refresh
-        </button>
-      }
-    >
+    <Card title="Conversation webhooks" actions={<Refresh load={hooks} />}>
       <ErrorBox error={hooks.error ?? rowError} />
       {replayed ? <div className="ok">{replayed}</div> : null}
       <Table

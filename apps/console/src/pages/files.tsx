@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { bytes, intOrUndefined, when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
-import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
@@ -16,14 +16,7 @@ export function Files() {
   const quota = useLoad(() => api.data<StorageQuota>("GET", "/console/files/quota"));
   return (
     <>
-      <Card
-        title="Storage"
-        actions={
-          <button className="secondary" onClick={quota.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Storage" actions={<Refresh load={quota} />}>
         <ErrorBox error={quota.error} />
         {quota.data ? <QuotaStats quota={quota.data} /> : null}
       </Card>
@@ -65,14 +58,7 @@ function FileList({ apiKey, onChange }: { apiKey: string; onChange: () => void }
   const [maxDownloads, setMaxDownloads] = useState("");
   return (
     <>
-      <Card
-        title="Files"
-        actions={
-          <button className="secondary" onClick={files.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Files" actions={<Refresh load={files} />}>
         <ErrorBox error={files.error} />
         <Table
           rows={files.rows}

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, when } from "../format.js";
-import { ActionForm, BudgetFields, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, BudgetFields, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Instance = ItemOf<"GET /console/services">;
@@ -20,14 +20,7 @@ export function Instances() {
   const instances = useLoad(() => api.data<Instance[]>("GET", "/console/services"));
   return (
     <>
-      <Card
-        title="Instances"
-        actions={
-          <button className="secondary" onClick={instances.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Instances" actions={<Refresh load={instances} />}>
         <ErrorBox error={instances.error} />
         <Table
           rows={instances.data ?? []}
@@ -292,14 +285,7 @@ function ConnectedAccounts() {
     }
   };
   return (
-    <Card
-      title="Connected accounts"
-      actions={
-        <button className="secondary" onClick={accounts.reload}>
-          Refresh
-        </button>
-      }
-    >
+    <Card title="Connected accounts" actions={<Refresh load={accounts} />}>
       <ErrorBox error={accounts.error ?? rowError} />
       {accounts.error ? null : (
         <>

@@ -1,6 +1,6 @@
 import { when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
-import { Badge, Card, ErrorBox, Table } from "../ui.js";
+import { Badge, Card, ErrorBox, Refresh, Table } from "../ui.js";
 import { KeyGate } from "./key-gate.js";
 import type { ItemOf } from "../api-types.js";
 
@@ -17,14 +17,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
   const leases = usePages<Lease>("/v1/apps/tron/leases", { limit: 50, key: (l) => l.id, auth }, [apiKey]);
   return (
     <>
-      <Card
-        title="Jobs"
-        actions={
-          <button className="secondary" onClick={jobs.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Jobs" actions={<Refresh load={jobs} />}>
         <ErrorBox error={jobs.error} />
         <Table
           rows={jobs.rows}
@@ -41,14 +34,7 @@ function JobLists({ apiKey }: { apiKey: string }) {
         />
         <MoreButton pages={jobs} label="Older jobs" />
       </Card>
-      <Card
-        title="Energy leases"
-        actions={
-          <button className="secondary" onClick={leases.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Energy leases" actions={<Refresh load={leases} />}>
         <ErrorBox error={leases.error} />
         <Table
           rows={leases.rows}

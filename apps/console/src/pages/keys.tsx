@@ -2,7 +2,7 @@ import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, listOrUndefined, when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
-import { ActionForm, BudgetFields, Card, ErrorBox, Field, SecretOnce, Table } from "../ui.js";
+import { ActionForm, BudgetFields, Card, ErrorBox, Field, Refresh, SecretOnce, Table } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Key = ItemOf<"GET /console/keys">;
@@ -91,14 +91,7 @@ export function Keys() {
   return (
     <>
       {secret ? <SecretOnce label={secret.label} secret={secret.key} onDismiss={() => setSecret(null)} /> : null}
-      <Card
-        title="API keys"
-        actions={
-          <button className="secondary" onClick={keys.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="API keys" actions={<Refresh load={keys} />}>
         <ErrorBox error={keys.error ?? rowError} />
         <Table
           rows={keys.rows}

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Offer = ItemOf<"GET /ops/ai/discounts">;
@@ -11,14 +11,7 @@ export function Discounts({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ tenant_id: "", model_alias: "", bps: "", expires: "" });
   return (
     <>
-      <Card
-        title="Discounts"
-        actions={
-          <button className="secondary" onClick={offers.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Discounts" actions={<Refresh load={offers} />}>
         <ErrorBox error={offers.error} />
         <Table
           rows={offers.data ?? []}

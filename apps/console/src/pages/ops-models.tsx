@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Price = ItemOf<"GET /ops/ai/models/{alias}/prices">;
@@ -13,14 +13,7 @@ export function Models({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ alias: "", upstream_id: "", upstream_model: "", max_output: "", per_image: "", enabled: true });
   return (
     <>
-      <Card
-        title="Models"
-        actions={
-          <button className="secondary" onClick={models.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Models" actions={<Refresh load={models} />}>
         <ErrorBox error={models.error} />
         <Table
           rows={models.data ?? []}
@@ -103,14 +96,7 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
   const [input, setInput] = useState("");
   const [output, setOutput] = useState("");
   return (
-    <Card
-      title={`Price versions of ${alias}`}
-      actions={
-        <button className="secondary" onClick={prices.reload}>
-          Refresh
-        </button>
-      }
-    >
+    <Card title={`Price versions of ${alias}`} actions={<Refresh load={prices} />}>
       <ErrorBox error={prices.error} />
       <Table
         rows={prices.data ?? []}

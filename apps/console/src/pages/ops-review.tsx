@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { usd, when } from "../format.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type OpsRecord = ItemOf<"GET /ops/ai/requests">;
@@ -29,9 +29,7 @@ export function Review({ canWrite }: { canWrite: boolean }) {
             <label className="check">
               <input type="checkbox" checked={showAll} onChange={(e) => setShowAll(e.target.checked)} /> show every request
             </label>
-            <button className="secondary" onClick={records.reload}>
-              Refresh
-            </button>
+            <Refresh load={records} />
           </span>
         }
       >

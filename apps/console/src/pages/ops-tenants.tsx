@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type User = ItemOf<"GET /ops/users">;
@@ -14,14 +14,7 @@ export function Tenants({ canWrite }: { canWrite: boolean }) {
   const [tenant, setTenant] = useState("");
   return (
     <>
-      <Card
-        title="Users and tenants"
-        actions={
-          <button className="secondary" onClick={users.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Users and tenants" actions={<Refresh load={users} />}>
         <Field label="Filter by email">
           <input value={filter} onChange={(e) => setFilter(e.target.value.trim())} />
         </Field>

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Upstream = ItemOf<"GET /ops/ai/upstreams">;
@@ -28,14 +28,7 @@ export function Upstreams({ canWrite }: { canWrite: boolean }) {
   };
   return (
     <>
-      <Card
-        title="Upstreams"
-        actions={
-          <button className="secondary" onClick={upstreams.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Upstreams" actions={<Refresh load={upstreams} />}>
         <ErrorBox error={upstreams.error} />
         <Table
           rows={upstreams.data ?? []}

@@ -1,7 +1,7 @@
 import { perDay, perModel, type UsageRecord } from "../charts.js";
 import { api, type Me } from "../client.js";
 import { usd } from "../format.js";
-import { BarChart, Card, ErrorBox, useLoad } from "../ui.js";
+import { BarChart, Card, ErrorBox, Refresh, useLoad } from "../ui.js";
 import type { DataOf } from "../api-types.js";
 
 type Balance = DataOf<"GET /console/balance">;
@@ -14,14 +14,7 @@ export function Overview({ me }: { me: Me }) {
   const models = perModel(records);
   return (
     <>
-      <Card
-        title="Balance"
-        actions={
-          <button className="secondary" onClick={balance.reload}>
-            Refresh
-          </button>
-        }
-      >
+      <Card title="Balance" actions={<Refresh load={balance} />}>
         <ErrorBox error={balance.error} />
         {balance.data ? (
           <dl className="stats">

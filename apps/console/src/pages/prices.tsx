@@ -1,6 +1,6 @@
 import { api } from "../client.js";
 import { usd } from "../format.js";
-import { Card, ErrorBox, Table, useLoad } from "../ui.js";
+import { Card, ErrorBox, Refresh, Table, useLoad } from "../ui.js";
 import type { ItemOf } from "../api-types.js";
 
 type ModelPrice = ItemOf<"GET /console/services/managed-ai/models">;
@@ -11,14 +11,7 @@ const effective = (units: number, bps: number) => Math.ceil((units * (10_000 - b
 export function Prices() {
   const models = useLoad(() => api.data<ModelPrice[]>("GET", "/console/services/managed-ai/models"));
   return (
-    <Card
-      title="Model prices (per million tokens)"
-      actions={
-        <button className="secondary" onClick={models.reload}>
-          Refresh
-        </button>
-      }
-    >
+    <Card title="Model prices (per million tokens)" actions={<Refresh load={models} />}>
       <ErrorBox error={models.error} />
       <Table
         rows={models.data ?? []}

@@ -5,7 +5,7 @@ import { api } from "../client.js";
 import { toCsv, type CsvColumn } from "../csv.js";
 import { usd, when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Table } from "../ui.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, Table } from "../ui.js";
 
 type RequestView = DataOf<"GET /console/requests/{request_id}">;
 
@@ -65,9 +65,7 @@ export function Usage() {
             <button className="secondary" disabled={rows.length === 0} onClick={() => downloadCsv(rows)}>
               Export CSV
             </button>
-            <button className="secondary" onClick={usage.reload}>
-              Refresh
-            </button>
+            <Refresh load={usage} />
           </div>
         }
       >

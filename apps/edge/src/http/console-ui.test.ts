@@ -1,18 +1,16 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { serveDuringTests } from "./local-server.test-support.js";
 import { createLogger } from "@gateway/logger";
 import { mountConsoleUi } from "./console-ui.js";
 
 const logger = createLogger({ service: "edge-test", level: "silent" });
 let dir: string;
-let server: Server;
-let base: string;
 
-beforeAll(async () => {
+const served = serveDuringTests(() => {
   dir = mkdtempSync(join(tmpdir(), "console-ui-"));
   mkdirSync(join(dir, "assets"));
   writeFileSync(join(dir, "index.html"), '<div id="root"></div>');
@@ -20,19 +18,13 @@ beforeAll(async () => {
   const app = express();
   mountConsoleUi(app, dir, logger);
   app.use((_req, res) => void res.status(404).json({ error: "not_found" }));
-  server = createServer(app);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const address = server.address();
-  base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  return app;
 });
-afterAll(async () => {
-  await new Promise((r) => server.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the web console's static files", () => {
   it("serves index.html under /app/, never cached, with a strict CSP", async () => {
-    const res = await fetch(`${base}/app/`);
+    const res = await fetch(`${served.base}/app/`);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('id="root"');
     expect(res.headers.get("cache-control")).toBe("no-cache");
@@ -41,18 +33,18 @@ describe("the web console's static files", () => {
   });
 
   it("caches hashed assets for good", async () => {
-    const res = await fetch(`${base}/app/assets/index-abc123.js`);
+    const res = await fetch(`${served.base}/app/assets/index-abc123.js`);
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
   });
 
   it("redirects /app to /app/ once, and leaves unknown paths and other routes to the API's 404", async () => {
-    const res = await fetch(`${base}/app`, { redirect: "manual" });
+    const res = await fetch(`${served.base}/app`, { redirect: "manual" });
     expect(res.status).toBe(301);
     expect(res.headers.get("location")).toBe("/app/");
-    expect((await fetch(`${base}/app/missing.js`)).status).toBe(404);
-    expect((await fetch(`${base}/app/../../etc/passwd`)).status).toBe(404);
-    expect((await fetch(`${base}/apps`)).status).toBe(404);
+    expect((await fetch(`${served.base}/app/missing.js`)).status).toBe(404);
+    expect((await fetch(`${served.base}/app/../../etc/passwd`)).status).toBe(404);
+    expect((await fetch(`${served.base}/apps`)).status).toBe(404);
   });
 
   it("is not mounted when the console was not built", () => {

@@ -1,6 +1,6 @@
-import type { AddressInfo } from "node:net";
 import express, { type RequestHandler } from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serveDuringTests } from "./local-server.test-support.js";
 import { AppError } from "@gateway/errors";
 import { leanPath, pathPattern } from "./hot-path.js";
 import type { AnyRoute } from "./route.js";
@@ -65,15 +65,8 @@ describe("leanPath", () => {
   app.use(convention("router"));
   app.post("/v1/keys/:id", (_req, res) => void res.json({ cold: true }));
   app.use(errors);
-  let server: ReturnType<typeof app.listen>;
-  let base = "";
-  beforeAll(async () => {
-    server = app.listen(0, "127.0.0.1");
-    await new Promise((r) => server.once("listening", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise((r) => server.close(r)));
-  const post = (path: string, body: string) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const served = serveDuringTests(() => app);
+  const post = (path: string, body: string) => fetch(`${served.base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body });
 
   it("runs the conventions and the handler of a hot route, not the router", async () => {
     ran.length = 0;
@@ -97,7 +90,7 @@ describe("leanPath", () => {
     expect(await (await post("/v1/keys/k1", "{}")).json()).toEqual({ cold: true });
     expect(ran).toEqual(["router"]);
     ran.length = 0;
-    expect((await fetch(`${base}/v1/apps/ai/m/chat`)).status).toBe(404);
+    expect((await fetch(`${served.base}/v1/apps/ai/m/chat`)).status).toBe(404);
     expect(ran).toEqual(["router"]);
   });
 
@@ -120,14 +113,7 @@ describe("pathPattern against express's own router", () => {
   const app = express();
   for (const path of paths) app.post(path, (req, res) => void res.json({ path, alias: req.params.alias }));
   app.use((_req, res) => void res.status(404).json({}));
-  let server: ReturnType<typeof app.listen>;
-  let base = "";
-  beforeAll(async () => {
-    server = app.listen(0, "127.0.0.1");
-    await new Promise((r) => server.once("listening", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise((r) => server.close(r)));
+  const served = serveDuringTests(() => app);
 
   it("matches exactly the URLs the router matches, with the same parameter", async () => {
     const urls = [
@@ -149,7 +135,7 @@ describe("pathPattern against express's own router", () => {
       "/v1/apps/ai/:alias/embeddings",
     ];
     for (const url of urls) {
-      const res = await fetch(`${base}${url}`, { method: "POST" });
+      const res = await fetch(`${served.base}${url}`, { method: "POST" });
       const viaRouter = res.status === 200 ? ((await res.json()) as { path: string; alias: string }) : null;
       let viaPattern: { path: string; alias: string } | null = null;
       for (const path of paths) {

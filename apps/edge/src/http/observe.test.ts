@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
-import type { AddressInfo } from "node:net";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serveDuringTests } from "./local-server.test-support.js";
 import { AppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
 import { Registry } from "@gateway/metrics";
@@ -25,15 +25,7 @@ app.get("/v1/apps/file/download/:token", (_req, res) => void res.status(404).jso
 app.get("/v1/apps/file/share/:token", (_req, _res, next) => next(new AppError("unavailable", "The files service is unavailable.")));
 app.get("/v1/jobs/:id", (_req, res) => void res.json({}));
 app.use(errorHandler(logger, redact));
-let server: ReturnType<typeof app.listen>;
-let base = "";
-
-beforeAll(async () => {
-  server = app.listen(0, "127.0.0.1");
-  await new Promise((r) => server.once("listening", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise((r) => server.close(r)));
+const served = serveDuringTests(() => app);
 
 async function logged(): Promise<Record<string, unknown>[]> {
   await new Promise((r) => setTimeout(r, 50));
@@ -43,8 +35,8 @@ async function logged(): Promise<Record<string, unknown>[]> {
 describe("the access log", () => {
   it("never writes a download or share token, and keeps other paths as they are", async () => {
     const token = "ftok_S3cr3tBearerValue-0123456789";
-    await fetch(`${base}/v1/apps/file/download/${token}?x=1`);
-    await fetch(`${base}/v1/jobs/job_123`);
+    await fetch(`${served.base}/v1/apps/file/download/${token}?x=1`);
+    await fetch(`${served.base}/v1/jobs/job_123`);
     const out = await logged();
     expect(out.filter((l) => l.msg === "request").map((l) => l.path)).toEqual(["/v1/apps/file/download/[redacted]", "/v1/jobs/job_123"]);
     expect(JSON.stringify(out)).not.toContain(token);
@@ -52,7 +44,7 @@ describe("the access log", () => {
 
   it("never writes the token when the route answers with an error (5xx), in the access line or the error line", async () => {
     const token = "ftok_AnotherS3cretValue-9876543210";
-    const res = await fetch(`${base}/v1/apps/file/share/${token}`);
+    const res = await fetch(`${served.base}/v1/apps/file/share/${token}`);
     expect(res.status).toBe(503);
     const out = await logged();
     expect(out.find((l) => l.msg === "request")).toMatchObject({ path: "/v1/apps/file/share/[redacted]", status: 503 });

@@ -1,6 +1,6 @@
-import type { AddressInfo } from "node:net";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serveDuringTests } from "./local-server.test-support.js";
 import { z } from "zod";
 import { idempotencyKeyHeader, type IdempotencyKeyHeader } from "@gateway/contract-schemas";
 import { AppError } from "@gateway/errors";
@@ -30,16 +30,9 @@ describe("declared request headers", () => {
     const e = err instanceof AppError ? err : new AppError("internal_error", "internal error");
     res.status(e.httpStatus).json({ error: e.code, message: e.message });
   });
-  let server: ReturnType<typeof app.listen>;
-  let base = "";
-  beforeAll(async () => {
-    server = app.listen(0, "127.0.0.1");
-    await new Promise((r) => server.once("listening", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise((r) => server.close(r)));
+  const served = serveDuringTests(() => app);
   const post = (headers: Record<string, string>, body: unknown = { n: 1 }) =>
-    fetch(`${base}/things`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    fetch(`${served.base}/things`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 
   it("hands the handler the declared headers by their canonical names, whatever the case sent", async () => {
     const res = await post({ "idempotency-key": "k:1" });

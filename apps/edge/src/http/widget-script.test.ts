@@ -1,18 +1,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { serveDuringTests } from "./local-server.test-support.js";
 import { createLogger } from "@gateway/logger";
 import { mountWidgetScript, widgetCors } from "./widget-script.js";
 
 const logger = createLogger({ service: "edge-test", level: "silent" });
 let dir: string;
-let server: Server;
-let base: string;
 
-beforeAll(async () => {
+const served = serveDuringTests(() => {
   dir = mkdtempSync(join(tmpdir(), "widget-script-"));
   writeFileSync(join(dir, "widget.js"), "(function(){})()");
   const app = express();
@@ -21,19 +20,13 @@ beforeAll(async () => {
   app.post("/v1/apps/bot/widget/messages", (_req, res) => void res.status(401).json({ error: "unauthorized" }));
   app.post("/v1/apps/bot/widget/auth", (_req, res) => void res.status(401).json({ error: "unauthorized" }));
   app.use((_req, res) => void res.status(404).json({ error: "not_found" }));
-  server = createServer(app);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const address = server.address();
-  base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  return app;
 });
-afterAll(async () => {
-  await new Promise((r) => server.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the chat widget's script and CORS", () => {
   it("serves /widget.js as a cross-origin script with a closed CSP", async () => {
-    const res = await fetch(`${base}/widget.js`);
+    const res = await fetch(`${served.base}/widget.js`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/javascript; charset=utf-8");
     expect(res.headers.get("content-security-policy")).toBe("default-src 'none'; frame-ancestors 'none'");
@@ -43,7 +36,7 @@ describe("the chat widget's script and CORS", () => {
   });
 
   it("answers preflights of the widget routes, and marks their answers (errors too) readable from any origin", async () => {
-    const pre = await fetch(`${base}/v1/apps/bot/widget/messages`, {
+    const pre = await fetch(`${served.base}/v1/apps/bot/widget/messages`, {
       method: "OPTIONS",
       headers: { origin: "http://shop.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
     });
@@ -51,20 +44,20 @@ describe("the chat widget's script and CORS", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
     expect(pre.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type");
     expect(pre.headers.get("access-control-allow-credentials")).toBeNull();
-    const res = await fetch(`${base}/v1/apps/bot/widget/messages`, { method: "POST", headers: { origin: "http://shop.example" } });
+    const res = await fetch(`${served.base}/v1/apps/bot/widget/messages`, { method: "POST", headers: { origin: "http://shop.example" } });
     expect(res.status).toBe(401);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
   });
 
   it("gives no CORS to routes that take an API key, /widget/auth included", async () => {
-    const pre = await fetch(`${base}/v1/apps/bot/widget/auth`, {
+    const pre = await fetch(`${served.base}/v1/apps/bot/widget/auth`, {
       method: "OPTIONS",
       headers: { origin: "http://shop.example", "access-control-request-method": "POST" },
     });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
-    const auth = await fetch(`${base}/v1/apps/bot/widget/auth`, { method: "POST", headers: { origin: "http://shop.example" } });
+    const auth = await fetch(`${served.base}/v1/apps/bot/widget/auth`, { method: "POST", headers: { origin: "http://shop.example" } });
     expect(auth.headers.get("access-control-allow-origin")).toBeNull();
-    const other = await fetch(`${base}/v1/apps/bot/chats`, { headers: { origin: "http://shop.example" } });
+    const other = await fetch(`${served.base}/v1/apps/bot/chats`, { headers: { origin: "http://shop.example" } });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
   });
 

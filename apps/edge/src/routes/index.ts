@@ -1,8 +1,6 @@
 import type { EdgeDeps } from "../deps.js";
 import type { AnyRoute } from "../http/route.js";
-import { login } from "./auth/login.js";
-import { logout } from "./auth/logout.js";
-import { refresh } from "./auth/refresh.js";
+import { login, logout, refresh } from "./auth/sessions.js";
 import { register } from "./auth/register.js";
 import { getAlerts, putAlerts } from "./console/alerts.js";
 import { getBalance } from "./console/balance.js";
@@ -19,16 +17,11 @@ import {
   postWebhook as postAccountWebhook,
   postWebhookTest as postAccountWebhookTest,
 } from "./console/webhooks.js";
-import { listDiscounts } from "./ops/ai/list-discounts.js";
-import { listModels } from "./ops/ai/list-models.js";
-import { listPrices } from "./ops/ai/list-prices.js";
-import { listUpstreams } from "./ops/ai/list-upstreams.js";
+import { listDiscounts, putDiscount } from "./ops/ai/discounts.js";
+import { listModels, putModel } from "./ops/ai/models.js";
+import { listPrices, publishPrice } from "./ops/ai/prices.js";
+import { listUpstreams, putUpstream, testUpstream } from "./ops/ai/upstreams.js";
 import { captureRequest, listRequests, releaseRequest } from "./ops/ai/requests.js";
-import { publishPrice } from "./ops/ai/publish-price.js";
-import { putDiscount } from "./ops/ai/put-discount.js";
-import { putModel } from "./ops/ai/put-model.js";
-import { putUpstream } from "./ops/ai/put-upstream.js";
-import { testUpstream } from "./ops/ai/test-upstream.js";
 import { getTenantBalance } from "./ops/ledger/balance.js";
 import { postCredit } from "./ops/ledger/credit.js";
 import { putPlatformRole } from "./ops/users/platform-role.js";
@@ -39,7 +32,7 @@ import { postChatCompletions } from "./v1/ai/chat-completions.js";
 import { getModels } from "./v1/ai/models.js";
 import { getJobById, getJobs } from "./v1/jobs.js";
 import { getKeySelf } from "./v1/key.js";
-import { getSocialOpsProviders } from "./v1/socialops-providers.js";
+import { getSocialOpsProviders } from "./v1/socialops/providers.js";
 import { postFileUpload, putFileUpload } from "./v1/files/upload.js";
 import { getFileDownload } from "./v1/files/download.js";
 import { getFileShare } from "./v1/files/share.js";

@@ -1,23 +1,19 @@
 import { pageRequested } from "@gateway/contract-schemas";
-import type { EdgeDeps } from "../../deps.js";
 import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
 import { sessionPrincipal } from "../../http/access.js";
-import { defineRoute } from "../../http/route.js";
+import { created, forward, noContent, ok } from "../forward.js";
+import { admin } from "./console-access.js";
 import { withFreshBudget, withKeyBudgets } from "./key-budgets.js";
 import { pageArgs, pageBody } from "../page.js";
 import { CreateKeyRequest, KeyListQuery, KeyListResponse, KeyParams, KeyResponse, KeyWithSecretResponse, UpdateKeyRequest } from "./keys.types.js";
 
-const admin = { kind: "tenant", minRole: "admin" } as const;
+const ADMIN = admin("keys");
 
-export const postKey = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, CreateKeyRequest>({
-  method: "post",
-  path: "/console/keys",
+export const postKey = forward(ADMIN, "post /console/keys", {
   summary: "Create an API key with its policy. The plaintext key is in this answer only.",
-  tags: ["console", "keys"],
-  access: admin,
   body: CreateKeyRequest,
-  responses: { 201: { description: "created", schema: KeyWithSecretResponse } },
-  async handler({ deps, body, principal }) {
+  responses: { 201: ["created", KeyWithSecretResponse] },
+  async call({ deps, body, principal }) {
     const me = sessionPrincipal(principal);
     const data = await createKey({
       ctx: deps.keys,
@@ -36,73 +32,58 @@ export const postKey = defineRoute<EdgeDeps, Record<string, never>, Record<strin
       },
     });
     deps.keys.expiryNotices?.keyCreated(data.expires_at ? new Date(data.expires_at) : null);
-    return { status: 201, body: { data: withFreshBudget(data) } };
+    return data;
   },
+  answer: (key) => created(withFreshBudget(key)),
 });
 
-export const getKeys = defineRoute<EdgeDeps, Record<string, never>, KeyListQuery>({
-  method: "get",
-  path: "/console/keys",
+export const getKeys = forward(ADMIN, "get /console/keys", {
   summary: "The tenant's live API keys, newest first, without secrets: the newest 200, or a page at a time with `limit` and `cursor`.",
-  tags: ["console", "keys"],
-  access: admin,
   query: KeyListQuery,
-  responses: { 200: { description: "keys", schema: KeyListResponse } },
-  async handler({ deps, query, principal }) {
-    const page = await listKeys({
-      ctx: deps.keys,
-      input: { tenantId: sessionPrincipal(principal).tenantId, ...pageArgs(query, 200) },
-    });
-    return { status: 200, body: pageBody(await withKeyBudgets(deps, page.items), page.nextCursor, pageRequested(query)) };
+  responses: { 200: ["keys", KeyListResponse] },
+  async call({ deps, query, tenantId }) {
+    const page = await listKeys({ ctx: deps.keys, input: { tenantId, ...pageArgs(query, 200) } });
+    return { items: await withKeyBudgets(deps, page.items), nextCursor: page.nextCursor };
   },
+  answer: (page, { query }) => ({ status: 200, body: pageBody(page.items, page.nextCursor, pageRequested(query)) }),
 });
 
-export const postKeyRotate = defineRoute<EdgeDeps, KeyParams>({
-  method: "post",
-  path: "/console/keys/:id/rotate",
+export const postKeyRotate = forward(ADMIN, "post /console/keys/:id/rotate", {
   summary: "Replace the key's secret; the old one fails at once on every replica.",
-  tags: ["console", "keys"],
-  access: admin,
   params: KeyParams,
-  responses: { 200: { description: "rotated", schema: KeyWithSecretResponse }, 404: { description: "no such key" } },
-  async handler({ deps, params, principal }) {
+  responses: { 200: ["rotated", KeyWithSecretResponse], 404: "no such key" },
+  async call({ deps, params, principal }) {
     const me = sessionPrincipal(principal);
     // The spending is read before the rotation: should managed-ai not answer, nothing is rotated
     // (after it, the new secret would be lost with the failed answer).
     const [current] = await withKeyBudgets(deps, [await getKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id } })]);
     const data = await rotateKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });
-    return { status: 200, body: { data: { ...data, budget: current!.budget } } };
+    return { ...data, budget: current!.budget };
   },
+  answer: ok,
 });
 
-export const patchKey = defineRoute<EdgeDeps, KeyParams, Record<string, never>, UpdateKeyRequest>({
-  method: "patch",
-  path: "/console/keys/:id",
+export const patchKey = forward(ADMIN, "patch /console/keys/:id", {
   summary: "Set or remove the key's spend budget; the next request on every replica counts against the new one.",
-  tags: ["console", "keys"],
-  access: admin,
   params: KeyParams,
   body: UpdateKeyRequest,
-  responses: { 200: { description: "updated", schema: KeyResponse }, 404: { description: "no such key" } },
-  async handler({ deps, params, body, principal }) {
+  responses: { 200: ["updated", KeyResponse], 404: "no such key" },
+  async call({ deps, params, body, principal }) {
     const me = sessionPrincipal(principal);
     const budget = body.budget_units !== null && body.budget_period !== null ? { units: BigInt(body.budget_units), period: body.budget_period } : null;
     const data = await updateKeyBudget({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}`, budget } });
-    return { status: 200, body: { data: (await withKeyBudgets(deps, [data]))[0]! } };
+    return (await withKeyBudgets(deps, [data]))[0]!;
   },
+  answer: ok,
 });
 
-export const deleteKey = defineRoute<EdgeDeps, KeyParams>({
-  method: "delete",
-  path: "/console/keys/:id",
+export const deleteKey = forward(ADMIN, "delete /console/keys/:id", {
   summary: "Revoke the key; it fails at once on every replica.",
-  tags: ["console", "keys"],
-  access: admin,
   params: KeyParams,
-  responses: { 204: { description: "revoked" }, 404: { description: "no such key" } },
-  async handler({ deps, params, principal }) {
+  responses: { 204: "revoked", 404: "no such key" },
+  call: ({ deps, params, principal }) => {
     const me = sessionPrincipal(principal);
-    await revokeKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });
-    return { status: 204 };
+    return revokeKey({ ctx: deps.keys, input: { tenantId: me.tenantId, keyId: params.id, actor: `user:${me.userId}` } });
   },
+  answer: noContent,
 });

@@ -1,37 +1,17 @@
-import { z } from "zod";
 import { AppError } from "@gateway/errors";
-import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
-import { PLATFORM_ROLES, TENANT_ROLES } from "../../domain/principal.js";
-import { defineRoute } from "../../http/route.js";
+import { forward, ok } from "../forward.js";
+import { MeResponse } from "./me.types.js";
 
-export const MeResponse = z.object({
-  data: z.object({
-    user_id: z.string(),
-    email: z.string(),
-    name: z.string().nullable(),
-    tenant_id: z.string(),
-    tenant_role: z.enum(TENANT_ROLES),
-    platform_role: z.enum(PLATFORM_ROLES).nullable(),
-  }),
-});
-
-export const getMe = defineRoute<EdgeDeps>({
-  method: "get",
-  path: "/console/me",
+export const getMe = forward({ tags: ["console"], access: { kind: "session" } }, "get /console/me", {
   summary: "The signed-in user: tenant and roles.",
-  tags: ["console"],
-  access: { kind: "session" },
-  responses: { 200: { description: "the caller", schema: MeResponse } },
-  async handler({ deps, principal }) {
+  responses: { 200: ["the caller", MeResponse] },
+  async call({ deps, principal }) {
     const me = sessionPrincipal(principal);
     const user = await deps.db.prisma.user.findUnique({ where: { id: me.userId }, select: { email: true, name: true } });
     if (!user) throw new AppError("unauthorized", "The session's user no longer exists.");
-    return {
-      status: 200,
-      body: {
-        data: { user_id: me.userId, email: user.email, name: user.name, tenant_id: me.tenantId, tenant_role: me.tenantRole, platform_role: me.platformRole },
-      },
-    };
+    return { me, user };
   },
+  answer: ({ me, user }) =>
+    ok({ user_id: me.userId, email: user.email, name: user.name, tenant_id: me.tenantId, tenant_role: me.tenantRole, platform_role: me.platformRole }),
 });

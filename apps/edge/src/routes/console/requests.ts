@@ -1,23 +1,9 @@
-import { z } from "zod";
 import type { EdgeDeps } from "../../deps.js";
 import { getRequestView } from "../../domain/requests/request-view.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { Id } from "@gateway/contract-schemas";
 import { usageJson } from "../ops/ai/requests.js";
-import { UsageRecord } from "../ops/ai/requests.types.js";
-
-const RequestParams = z.object({ request_id: Id });
-type RequestParams = z.infer<typeof RequestParams>;
-
-export const RequestViewResponse = z.object({
-  data: z.object({
-    request_id: z.string(),
-    key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).nullable(),
-    usage: UsageRecord.nullable(),
-    audit: z.array(z.object({ event_id: z.string(), type: z.string(), source: z.string(), occurred_at: z.string(), data: z.record(z.string(), z.unknown()) })),
-  }),
-});
+import { RequestParams, RequestViewResponse } from "./requests.types.js";
 
 export const getRequest = defineRoute<EdgeDeps, RequestParams>({
   method: "get",

@@ -1,7 +1,6 @@
 import type { jobs } from "@gateway/protos";
-import type { EdgeDeps } from "../../deps.js";
-import { sessionPrincipal } from "../../http/access.js";
-import { defineRoute } from "../../http/route.js";
+import { accepted, created, forward, noContent } from "../forward.js";
+import { admin } from "./console-access.js";
 import { listAnswer, pageArgs } from "../page.js";
 import {
   CreateWebhookRequest,
@@ -15,8 +14,7 @@ import {
 } from "./webhooks.types.js";
 
 // Account webhooks (CONTRACT.md section 13), kept by the jobs service beside job callbacks (docs/decisions/0210).
-const access = { kind: "tenant", minRole: "admin" } as const;
-const tags = ["console", "webhooks"];
+const ADMIN = admin("webhooks");
 
 const webhookJson = (w: jobs.AccountWebhook__Output) => ({
   id: w.id,
@@ -35,89 +33,49 @@ const deliveryJson = (d: jobs.AccountWebhookDelivery__Output) => ({
   created_at: d.created_at,
 });
 
-export const postWebhook = defineRoute<EdgeDeps, Record<string, never>, Record<string, never>, CreateWebhookRequest>({
-  method: "post",
-  path: "/console/webhooks",
+export const postWebhook = forward(ADMIN, "post /console/webhooks", {
   summary: "Register an account webhook (tenant admin): alerts as signed POSTs, retried like job callbacks. The secret is shown once.",
-  tags,
-  access,
   body: CreateWebhookRequest,
   responses: {
-    201: { description: "registered, with its secret", schema: WebhookCreatedResponse },
-    400: { description: "not an HTTPS URL, a private target, or an unknown event" },
-    422: { description: "the tenant has too many webhooks" },
+    201: ["registered, with its secret", WebhookCreatedResponse],
+    400: "not an HTTPS URL, a private target, or an unknown event",
+    422: "the tenant has too many webhooks",
   },
-  async handler({ deps, body, principal }) {
-    const res = await deps.services.jobs.CreateAccountWebhook({
-      tenant_id: sessionPrincipal(principal).tenantId,
-      url: body.url,
-      events: body.events,
-      description: body.description ?? "",
-    });
-    return { status: 201, body: { data: { ...webhookJson(res.webhook!), secret: res.secret } } };
-  },
+  call: ({ deps, body, tenantId }) =>
+    deps.services.jobs.CreateAccountWebhook({ tenant_id: tenantId, url: body.url, events: body.events, description: body.description ?? "" }),
+  answer: (res) => created({ ...webhookJson(res.webhook!), secret: res.secret }),
 });
 
-export const getWebhooks = defineRoute<EdgeDeps, Record<string, never>, WebhookListQuery>({
-  method: "get",
-  path: "/console/webhooks",
+export const getWebhooks = forward(ADMIN, "get /console/webhooks", {
   summary: "The tenant's account webhooks, newest first, without secrets.",
-  tags,
-  access,
   query: WebhookListQuery,
-  responses: { 200: { description: "webhooks", schema: WebhookListResponse } },
-  async handler({ deps, query, principal }) {
-    const res = await deps.services.jobs.ListAccountWebhooks({
-      tenant_id: sessionPrincipal(principal).tenantId,
-      ...pageArgs(query, 0),
-    });
-    return listAnswer(res.webhooks, webhookJson, res.next_cursor, query);
-  },
+  responses: { 200: ["webhooks", WebhookListResponse] },
+  call: ({ deps, query, tenantId }) => deps.services.jobs.ListAccountWebhooks({ tenant_id: tenantId, ...pageArgs(query, 0) }),
+  answer: (res, { query }) => listAnswer(res.webhooks, webhookJson, res.next_cursor, query),
 });
 
-export const deleteWebhook = defineRoute<EdgeDeps, WebhookParams>({
-  method: "delete",
-  path: "/console/webhooks/:id",
+export const deleteWebhook = forward(ADMIN, "delete /console/webhooks/:id", {
   summary: "Remove an account webhook and its deliveries.",
-  tags,
-  access,
   params: WebhookParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such webhook of the tenant" } },
-  async handler({ deps, params, principal }) {
-    await deps.services.jobs.DeleteAccountWebhook({ tenant_id: sessionPrincipal(principal).tenantId, id: params.id });
-    return { status: 204 };
-  },
+  responses: { 204: "removed", 404: "no such webhook of the tenant" },
+  call: ({ deps, params, tenantId }) => deps.services.jobs.DeleteAccountWebhook({ tenant_id: tenantId, id: params.id }),
+  answer: noContent,
 });
 
-export const postWebhookTest = defineRoute<EdgeDeps, WebhookParams>({
-  method: "post",
-  path: "/console/webhooks/:id/test",
+export const postWebhookTest = forward(ADMIN, "post /console/webhooks/:id/test", {
   summary: "Send a `ping` event to the webhook (202: queued; its delivery shows in the delivery log).",
-  tags,
-  access,
   params: WebhookParams,
-  responses: { 202: { description: "queued", schema: WebhookTestResponse }, 404: { description: "no such webhook of the tenant" } },
-  async handler({ deps, params, principal }) {
-    const res = await deps.services.jobs.TestAccountWebhook({ tenant_id: sessionPrincipal(principal).tenantId, id: params.id });
-    return { status: 202, body: { data: { event_id: res.event_id } } };
-  },
+  responses: { 202: ["queued", WebhookTestResponse], 404: "no such webhook of the tenant" },
+  call: ({ deps, params, tenantId }) => deps.services.jobs.TestAccountWebhook({ tenant_id: tenantId, id: params.id }),
+  answer: (res) => accepted({ event_id: res.event_id }),
 });
 
-export const getWebhookDeliveries = defineRoute<EdgeDeps, WebhookParams, DeliveryListQuery>({
-  method: "get",
-  path: "/console/webhooks/:id/deliveries",
+export const getWebhookDeliveries = forward(ADMIN, "get /console/webhooks/:id/deliveries", {
   summary: "The webhook's delivery log, newest first: the latest 100, or a page at a time.",
-  tags,
-  access,
   params: WebhookParams,
   query: DeliveryListQuery,
-  responses: { 200: { description: "deliveries", schema: DeliveryListResponse }, 404: { description: "no such webhook of the tenant" } },
-  async handler({ deps, params, query, principal }) {
-    const res = await deps.services.jobs.ListAccountWebhookDeliveries({
-      tenant_id: sessionPrincipal(principal).tenantId,
-      webhook_id: params.id,
-      ...pageArgs(query, 0),
-    });
-    return listAnswer(res.deliveries, deliveryJson, res.next_cursor, query);
-  },
+  responses: { 200: ["deliveries", DeliveryListResponse], 404: "no such webhook of the tenant" },
+  call: ({ deps, params, query, tenantId }) =>
+    deps.services.jobs.ListAccountWebhookDeliveries({ tenant_id: tenantId, webhook_id: params.id, ...pageArgs(query, 0) }),
+  answer: (res, { query }) => listAnswer(res.deliveries, deliveryJson, res.next_cursor, query),
 });

@@ -1,15 +1,10 @@
-import { z } from "zod";
-import type { EdgeDeps } from "../../deps.js";
-import { defineRoute } from "../../http/route.js";
+import { forward } from "../forward.js";
+import { OpenApiDocument } from "./openapi.types.js";
+import { SYSTEM } from "./system-access.js";
 
-export const openapi = defineRoute<EdgeDeps>({
-  method: "get",
-  path: "/openapi.json",
+export const openapi = forward(SYSTEM, "get /openapi.json", {
   summary: "The OpenAPI 3.1 description of every route, generated from the schemas that validate them.",
-  tags: ["system"],
-  access: { kind: "public" },
-  responses: { 200: { description: "OpenAPI document", schema: z.record(z.string(), z.unknown()) } },
-  async handler({ deps }) {
-    return { status: 200, body: deps.openapi };
-  },
+  responses: { 200: ["OpenAPI document", OpenApiDocument] },
+  call: async ({ deps }) => deps.openapi,
+  answer: (document) => ({ status: 200, body: document }),
 });

@@ -1,44 +1,35 @@
-import type { EdgeDeps } from "../../../deps.js";
-import { sessionPrincipal } from "../../../http/access.js";
-import { defineRoute } from "../../../http/route.js";
+import { forward, ok } from "../../forward.js";
+import { member } from "../console-access.js";
 import { unitsToNumber } from "@gateway/contract-schemas";
 import { PushMessagesParams, PushMessagesQuery, PushMessagesResponse } from "./push-messages.types.js";
 
-export const listPushMessages = defineRoute<EdgeDeps, PushMessagesParams, PushMessagesQuery>({
-  method: "get",
-  path: "/console/services/webhook-push/:alias/messages",
+export const listPushMessages = forward(member("push"), "get /console/services/webhook-push/:alias/messages", {
   summary: "The delivery log of a webhook-push instance of the caller's tenant: messages newest first, each with every target's outcome.",
-  tags: ["console", "push"],
-  access: { kind: "tenant", minRole: "member" },
   params: PushMessagesParams,
   query: PushMessagesQuery,
   responses: {
-    200: { description: "messages, newest first", schema: PushMessagesResponse },
-    400: { description: "`before` is not a message of this instance" },
-    404: { description: "no such webhook-push instance of this tenant" },
+    200: ["messages, newest first", PushMessagesResponse],
+    400: "`before` is not a message of this instance",
+    404: "no such webhook-push instance of this tenant",
   },
-  async handler({ deps, params, query, principal }) {
-    const res = await deps.services.messaging.ListPushMessages({
-      tenant_id: sessionPrincipal(principal).tenantId,
-      alias: params.alias,
-      limit: query.limit ?? 50,
-      before: query.before ?? "",
-    });
-    const data = res.messages.map((m) => ({
-      id: m.id,
-      status: m.status as "sending" | "delivered" | "partial" | "failed",
-      charged_units: unitsToNumber(m.charged_units),
-      created_at: m.created_at,
-      settled_at: m.settled_at ?? null,
-      deliveries: m.deliveries.map((d) => ({
-        target_id: d.target_id,
-        type: d.type as "webhook" | "telegram",
-        ok: d.ok ?? null,
-        status: d.status ?? null,
-        error: d.error ?? null,
-        finished_at: d.finished_at ?? null,
+  call: ({ deps, params, query, tenantId }) =>
+    deps.services.messaging.ListPushMessages({ tenant_id: tenantId, alias: params.alias, limit: query.limit ?? 50, before: query.before ?? "" }),
+  answer: (res) =>
+    ok(
+      res.messages.map((m) => ({
+        id: m.id,
+        status: m.status as "sending" | "delivered" | "partial" | "failed",
+        charged_units: unitsToNumber(m.charged_units),
+        created_at: m.created_at,
+        settled_at: m.settled_at ?? null,
+        deliveries: m.deliveries.map((d) => ({
+          target_id: d.target_id,
+          type: d.type as "webhook" | "telegram",
+          ok: d.ok ?? null,
+          status: d.status ?? null,
+          error: d.error ?? null,
+          finished_at: d.finished_at ?? null,
+        })),
       })),
-    }));
-    return { status: 200, body: { data } };
-  },
+    ),
 });

@@ -1,6 +1,6 @@
 import type { managedAi } from "@gateway/protos";
-import type { EdgeDeps } from "../../../deps.js";
-import { defineRoute } from "../../../http/route.js";
+import { forward, ok } from "../../forward.js";
+import { opsRead, opsWrite } from "../ops-access.js";
 import { unitsToNumber } from "@gateway/contract-schemas";
 import { CaptureRequest, CaptureResponse, OperatorUsageListResponse, ReleaseRequest, ReleaseResponse, RequestParams } from "./requests.types.js";
 
@@ -37,58 +37,33 @@ export function operatorUsageJson(r: managedAi.UsageRecord__Output) {
   };
 }
 
-export const listRequests = defineRoute<EdgeDeps>({
-  method: "get",
-  path: "/ops/ai/requests",
+export const listRequests = forward(opsRead("ai"), "get /ops/ai/requests", {
   summary: "The latest 200 managed requests (settlements) of every tenant.",
-  tags: ["ops", "ai"],
-  access: { kind: "platform", level: "read" },
-  responses: { 200: { description: "requests, newest first", schema: OperatorUsageListResponse } },
-  async handler({ deps }) {
-    const res = await deps.services.managedAi.ListUsage({ all_tenants: true, limit: 200, mode: "all" });
-    return { status: 200, body: { data: res.records.map(operatorUsageJson) } };
-  },
+  responses: { 200: ["requests, newest first", OperatorUsageListResponse] },
+  call: ({ deps }) => deps.services.managedAi.ListUsage({ all_tenants: true, limit: 200, mode: "all" }),
+  answer: (res) => ok(res.records.map(operatorUsageJson)),
 });
 
-export const releaseRequest = defineRoute<EdgeDeps, RequestParams, Record<string, never>, ReleaseRequest>({
-  method: "post",
-  path: "/ops/ai/requests/:id/release",
+export const releaseRequest = forward(opsWrite("ai"), "post /ops/ai/requests/:id/release", {
   summary: "Release a review request, or a reserved one past its hold's expiry: the hold is refunded and the request fails. Audited with the reason.",
-  tags: ["ops", "ai"],
-  access: { kind: "platform", level: "write" },
   params: RequestParams,
   body: ReleaseRequest,
-  responses: {
-    200: { description: "released", schema: ReleaseResponse },
-    404: { description: "no such request" },
-    409: { description: "not in review, or its hold has not expired" },
-  },
-  async handler({ deps, params, body }) {
-    const res = await deps.services.managedAi.ReleaseUsage({ id: params.id, reason: body.reason });
-    return { status: 200, body: { data: { id: res.id, status: "failed", refunded: unitsToNumber(res.refunded_units) } } };
-  },
+  responses: { 200: ["released", ReleaseResponse], 404: "no such request", 409: "not in review, or its hold has not expired" },
+  call: ({ deps, params, body }) => deps.services.managedAi.ReleaseUsage({ id: params.id, reason: body.reason }),
+  answer: (res) => ok({ id: res.id, status: "failed", refunded: unitsToNumber(res.refunded_units) }),
 });
 
-export const captureRequest = defineRoute<EdgeDeps, RequestParams, Record<string, never>, CaptureRequest>({
-  method: "post",
-  path: "/ops/ai/requests/:id/capture",
+export const captureRequest = forward(opsWrite("ai"), "post /ops/ai/requests/:id/capture", {
   summary:
     "Capture a review request, or a reserved one past its hold's expiry: `units` (at most the reservation) are charged, the rest of the hold is refunded, and the request completes. Audited with the reason.",
-  tags: ["ops", "ai"],
-  access: { kind: "platform", level: "write" },
   params: RequestParams,
   body: CaptureRequest,
   responses: {
-    200: { description: "captured", schema: CaptureResponse },
-    404: { description: "no such request" },
-    409: { description: "not in review, or its hold has not expired, or the ledger already settled it otherwise" },
-    422: { description: "units above the request's reservation" },
+    200: ["captured", CaptureResponse],
+    404: "no such request",
+    409: "not in review, or its hold has not expired, or the ledger already settled it otherwise",
+    422: "units above the request's reservation",
   },
-  async handler({ deps, params, body }) {
-    const res = await deps.services.managedAi.CaptureUsage({ id: params.id, units: String(body.units), reason: body.reason });
-    return {
-      status: 200,
-      body: { data: { id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) } },
-    };
-  },
+  call: ({ deps, params, body }) => deps.services.managedAi.CaptureUsage({ id: params.id, units: String(body.units), reason: body.reason }),
+  answer: (res) => ok({ id: res.id, status: "completed", final_units: unitsToNumber(res.final_units), refunded: unitsToNumber(res.refunded_units) }),
 });

@@ -1,36 +1,24 @@
-import type { EdgeDeps } from "../../../deps.js";
-import { defineRoute } from "../../../http/route.js";
+import { created, forward } from "../../forward.js";
+import { opsWrite } from "../ops-access.js";
 import { existingTenant } from "../existing-tenant.js";
-import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract-schemas";
 import { creditOperation } from "@gateway/ledger-client";
 import { CreditHeaders, CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
 
-export const postCredit = defineRoute<EdgeDeps, TenantParams, Record<string, never>, CreditRequest, IdempotencyKeyHeader>({
-  method: "post",
-  path: "/ops/ledger/tenants/:tenant_id/credits",
+export const postCredit = forward(opsWrite("ledger"), "post /ops/ledger/tenants/:tenant_id/credits", {
   summary: "Top up a tenant's balance. With Idempotency-Key, a repeat returns the same entry and credits once.",
-  tags: ["ops", "ledger"],
-  access: { kind: "platform", level: "write" },
   params: TenantParams,
   body: CreditRequest,
   headers: CreditHeaders,
   responses: {
-    201: { description: "credited (or the stored result of the same Idempotency-Key)", schema: CreditResponse },
-    404: { description: "no such tenant" },
-    409: { description: "Idempotency-Key already used for a different credit" },
+    201: ["credited (or the stored result of the same Idempotency-Key)", CreditResponse],
+    404: "no such tenant",
+    409: "Idempotency-Key already used for a different credit",
   },
-  async handler({ deps, params, body, headers, requestId }) {
-    const key = headers["Idempotency-Key"];
+  async call({ deps, params, body, headers, requestId }) {
     const tenantId = await existingTenant(deps, params.tenant_id);
-    const result = await deps.services.ledger.Credit({
-      operation_id: creditOperation(tenantId, key, requestId),
-      tenant_id: tenantId,
-      units: body.units,
-      reason: body.reason,
-    });
-    return {
-      status: 201,
-      body: { data: { entry_id: result.entry_id, available_units: unitsToNumber(result.balance?.available_units ?? "0") } },
-    };
+    const operation_id = creditOperation(tenantId, headers["Idempotency-Key"], requestId);
+    return deps.services.ledger.Credit({ operation_id, tenant_id: tenantId, units: body.units, reason: body.reason });
   },
+  answer: (result) => created({ entry_id: result.entry_id, available_units: unitsToNumber(result.balance?.available_units ?? "0") }),
 });

@@ -95,3 +95,17 @@ export const NATIVE_COST_HEADERS = {
   "X-Service-Final-Cost": "The cost of the reported usage (managed: the charge), USD with four decimals.",
   "X-Service-Total-Tokens": "Tokens the provider reported.",
 };
+
+/** The access of the invocation routes: a key with ai:invoke, for the instance named by `:alias`. */
+export const INVOKE_ACCESS = { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } } as const;
+/** The errors the invocation routes answer alike (the contract's flat body). */
+export const INVOKE_ERRORS = {
+  400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
+  402: { description: "insufficient balance; no provider call (managed)" },
+  404: { description: "no such instance" },
+  409: {
+    description:
+      "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
+  },
+  502: { description: "the provider failed; the reservation was released" },
+};

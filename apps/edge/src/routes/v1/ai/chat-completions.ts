@@ -1,6 +1,6 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, ChatCompletionRequest, ChatCompletionResponse, COST_HEADERS, InvokeHeaders } from "./ai.types.js";
+import { AliasParams, ChatCompletionRequest, ChatCompletionResponse, COST_HEADERS, INVOKE_ACCESS, INVOKE_ERRORS, InvokeHeaders } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, relayStream, setCostHeaders, sendJson } from "./invoke.js";
 
 /**
@@ -17,7 +17,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
   summary: "Chat completion (OpenAI-compatible), JSON or server-sent events; metered on managed instances, the customer's provider on byok ones.",
   tags: ["ai"],
   hot: true,
-  access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: ChatCompletionRequest,
   validateBody: false,
@@ -28,14 +28,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
       schema: ChatCompletionResponse,
       headers: { ...COST_HEADERS, "X-Service-Final-Cost": "The charge (byok: the cost at config.pricing), USD with four decimals (JSON answers only)." },
     },
-    400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
-    402: { description: "insufficient balance; no provider call (managed)" },
-    404: { description: "no such instance" },
-    409: {
-      description:
-        "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
-    },
-    502: { description: "the provider failed; the reservation was released" },
+    ...INVOKE_ERRORS,
   },
   async handler({ deps, req, res, params, headers, principal }) {
     const input = invokeRequest(headers, params.alias, principal, req.rawBody ?? Buffer.from("{}"));

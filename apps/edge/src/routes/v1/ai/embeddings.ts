@@ -1,6 +1,6 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, EmbeddingsRequest, EmbeddingsResponse, type InvokeHeaders, NATIVE_COST_HEADERS, SameInvokeHeaders } from "./ai.types.js";
+import { AliasParams, INVOKE_ACCESS, EmbeddingsRequest, EmbeddingsResponse, type InvokeHeaders, NATIVE_COST_HEADERS, SameInvokeHeaders } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, setCostHeaders, sendJson } from "./invoke.js";
 
 /** `POST /v1/apps/ai/{alias}/v1/embeddings`: OpenAI-compatible, the provider's answer unchanged (byok; managed ones metered). */
@@ -10,7 +10,7 @@ export const postEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<string, 
   summary: "Embeddings (OpenAI-compatible).",
   tags: ["ai"],
   hot: true,
-  access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: EmbeddingsRequest,
   validateBody: false,

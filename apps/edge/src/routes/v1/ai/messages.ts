@@ -1,6 +1,6 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, COST_HEADERS } from "./ai.types.js";
+import { AliasParams, COST_HEADERS, INVOKE_ACCESS } from "./ai.types.js";
 import { cancelOnClose, invokeRequest, relayStream, sendJson, setCostHeaders } from "./invoke.js";
 import {
   anthropicErrors,
@@ -20,8 +20,6 @@ import {
  * chat route; errors in Anthropic's shape, from the first byte.
  */
 
-const ACCESS = { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } } as const;
-
 export const postMessages = defineRoute<EdgeDeps, AliasParams, Record<string, never>, unknown, MessagesHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/v1/messages",
@@ -29,7 +27,7 @@ export const postMessages = defineRoute<EdgeDeps, AliasParams, Record<string, ne
     "Anthropic's Messages API (JSON, or Anthropic's server-sent events); metered as the chat route on managed instances, the customer's provider on byok ones.",
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: MessagesRequest,
   validateBody: false,
@@ -80,7 +78,7 @@ export const postCountTokens = defineRoute<EdgeDeps, AliasParams, Record<string,
   summary: "Anthropic's token count of a Messages request: the gateway's upper bound (CONTRACT.md 6b), not metered.",
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: CountTokensRequest,
   validateBody: false,

@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { AliasParams, ModelList } from "./ai.types.js";
+import { AliasParams, INVOKE_ACCESS, ModelList } from "./ai.types.js";
 
 /**
  * `GET /v1/apps/ai/{alias}/v1/models` in OpenAI's shape, so `client.models.list()`
@@ -12,7 +12,7 @@ export const getModels = defineRoute<EdgeDeps, AliasParams>({
   path: "/v1/apps/ai/:alias/v1/models",
   summary: "The instance's models (OpenAI-compatible listing).",
   tags: ["ai"],
-  access: { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } },
+  access: INVOKE_ACCESS,
   params: AliasParams,
   responses: { 200: { description: "models", schema: ModelList }, 404: { description: "no such instance" }, 502: { description: "a byok provider failed" } },
   async handler({ deps, params, principal }) {

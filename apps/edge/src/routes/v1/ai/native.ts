@@ -4,6 +4,8 @@ import { defineRoute } from "../../../http/route.js";
 import {
   AliasParams,
   ChatCompletionRequest,
+  INVOKE_ACCESS,
+  INVOKE_ERRORS,
   type InvokeHeaders,
   NATIVE_COST_HEADERS,
   NativeChatResponse,
@@ -18,18 +20,6 @@ import { cancelOnClose, invokeRequest, relayStream, setCostHeaders } from "./inv
  * managed (metered exactly as the compatible route) or byok: the same
  * managed-ai calls as the compatible routes, answered in the gateway's shape.
  */
-
-const ACCESS = { kind: "apiKey", scope: "ai:invoke", service: { type: "ai-model", aliasParam: "alias" } } as const;
-const ERRORS = {
-  400: { description: "invalid body, or max_tokens above the instance's or model's limit" },
-  402: { description: "insufficient balance; no provider call (managed)" },
-  404: { description: "no such instance" },
-  409: {
-    description:
-      "worst case above max_cost or max_cost_per_request (pricing.cost), a spend budget without room for the reservation (budget), or Idempotency-Key reused",
-  },
-  502: { description: "the provider failed; the reservation was released" },
-};
 
 type Json = Record<string, unknown>;
 const usageOf = (u: unknown) => {
@@ -51,17 +41,22 @@ function parse(body: Buffer | string): Json {
   }
 }
 
+/** What the two native chat routes take alike: an instance's alias, the compatible body, the invocation headers (hot path). */
+const NATIVE_CHAT = {
+  tags: ["ai"],
+  hot: true as const,
+  access: INVOKE_ACCESS,
+  params: AliasParams,
+  body: ChatCompletionRequest as never,
+  headers: SameInvokeHeaders,
+};
+
 export const postNativeChat = defineRoute<EdgeDeps, AliasParams, Record<string, never>, Json, InvokeHeaders>({
   method: "post",
   path: "/v1/apps/ai/:alias/chat",
   summary: "Chat (native shape, spec 2.5 body): `{data: {id, model, content, finish_reason, usage}}`.",
-  tags: ["ai"],
-  hot: true,
-  access: ACCESS,
-  params: AliasParams,
-  body: ChatCompletionRequest as never,
-  headers: SameInvokeHeaders,
-  responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
+  ...NATIVE_CHAT,
+  responses: { 200: { description: "the answer", schema: NativeChatResponse, headers: NATIVE_COST_HEADERS }, ...INVOKE_ERRORS },
   async handler({ deps, res, params, headers, principal, body }) {
     const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify({ ...body, stream: false })));
     const cancel = cancelOnClose(res);
@@ -89,19 +84,14 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
   method: "post",
   path: "/v1/apps/ai/:alias/chat/stream",
   summary: 'Chat as server-sent events: `{"delta": "..."}`, then `{"finish_reason", "usage"}`, then `[DONE]`.',
-  tags: ["ai"],
-  hot: true,
-  access: ACCESS,
-  params: AliasParams,
-  body: ChatCompletionRequest as never,
-  headers: SameInvokeHeaders,
+  ...NATIVE_CHAT,
   responses: {
     200: {
       description: "SSE stream ending with `data: [DONE]`",
       contentType: "text/event-stream",
       headers: { "X-Service-Estimated-Cost": NATIVE_COST_HEADERS["X-Service-Estimated-Cost"] },
     },
-    ...ERRORS,
+    ...INVOKE_ERRORS,
   },
   async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = { ...body, stream: true, stream_options: { include_usage: true } };
@@ -139,11 +129,11 @@ export const postNativeEmbeddings = defineRoute<EdgeDeps, AliasParams, Record<st
   summary: "Embeddings (native shape): `{data: {model, embeddings, usage}}`.",
   tags: ["ai"],
   hot: true,
-  access: ACCESS,
+  access: INVOKE_ACCESS,
   params: AliasParams,
   body: NativeEmbeddingsRequest,
   headers: SameInvokeHeaders,
-  responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...ERRORS },
+  responses: { 200: { description: "the vectors, in input order", schema: NativeEmbeddingsResponse, headers: NATIVE_COST_HEADERS }, ...INVOKE_ERRORS },
   async handler({ deps, res, params, headers, principal, body }) {
     const forwarded = {
       input: body.input,

@@ -1,69 +1,48 @@
-import type { EdgeDeps } from "../../../deps.js";
-import { keyPrincipal } from "../../../http/access.js";
-import { defineRoute } from "../../../http/route.js";
 import { data } from "../../page.js";
+import { created, forward, noContent, ok } from "../../forward.js";
 import { ConversationParams } from "./conversations.types.js";
 import { participantView } from "./encode.js";
-import { notFound, TAGS, WRITE } from "./hub-access.js";
+import { HUB_WRITE, notFound } from "./hub-access.js";
 import { AddParticipantRequest, ParticipantParams, ParticipantView, UpdateParticipantRequest } from "./participants.types.js";
 
-export const postParticipant = defineRoute<EdgeDeps, ConversationParams, Record<string, never>, AddParticipantRequest>({
-  method: "post",
-  path: "/v1/conversations/:id/participants",
+export const postParticipant = forward(HUB_WRITE, "post /v1/conversations/:id/participants", {
   summary: "Add a participant (a kind and your external id, unique within the conversation).",
-  tags: TAGS,
-  access: WRITE,
   params: ConversationParams,
   body: AddParticipantRequest,
-  responses: { 201: { description: "added", schema: data(ParticipantView) }, 404: notFound, 409: { description: "already a participant" } },
-  async handler({ deps, params, body, principal }) {
-    const p = await deps.services.conversations.AddParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
+  responses: { 201: ["added", data(ParticipantView)], 404: notFound, 409: "already a participant" },
+  call: ({ deps, params, body: { kind, external_id, display_name, role }, tenantId }) =>
+    deps.services.conversations.AddParticipant({
+      tenant_id: tenantId,
       conversation_id: params.id,
-      kind: body.kind,
-      external_id: body.external_id,
-      display_name: body.display_name ?? "",
-      role: body.role ?? "",
-    });
-    return { status: 201, body: { data: participantView(p) } };
-  },
+      kind,
+      external_id,
+      display_name: display_name ?? "",
+      role: role ?? "",
+    }),
+  answer: (r) => created(participantView(r)),
 });
 
-export const patchParticipant = defineRoute<EdgeDeps, ParticipantParams, Record<string, never>, UpdateParticipantRequest>({
-  method: "patch",
-  path: "/v1/conversations/:id/participants/:participantId",
+export const patchParticipant = forward(HUB_WRITE, "patch /v1/conversations/:id/participants/:participantId", {
   summary: "Change a participant's role or display name.",
-  tags: TAGS,
-  access: WRITE,
   params: ParticipantParams,
   body: UpdateParticipantRequest,
-  responses: { 200: { description: "updated", schema: data(ParticipantView) }, 404: { description: "no such conversation or participant" } },
-  async handler({ deps, params, body, principal }) {
-    const p = await deps.services.conversations.UpdateParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
+  responses: { 200: ["updated", data(ParticipantView)], 404: "no such conversation or participant" },
+  call: ({ deps, params, body, tenantId }) =>
+    deps.services.conversations.UpdateParticipant({
+      tenant_id: tenantId,
       conversation_id: params.id,
       participant_id: params.participantId,
       role: body.role ?? "",
       ...(body.display_name !== undefined ? { display_name: body.display_name ?? "" } : {}),
-    });
-    return { status: 200, body: { data: participantView(p) } };
-  },
+    }),
+  answer: (r) => ok(participantView(r)),
 });
 
-export const deleteParticipant = defineRoute<EdgeDeps, ParticipantParams>({
-  method: "delete",
-  path: "/v1/conversations/:id/participants/:participantId",
+export const deleteParticipant = forward(HUB_WRITE, "delete /v1/conversations/:id/participants/:participantId", {
   summary: "Remove a participant.",
-  tags: TAGS,
-  access: WRITE,
   params: ParticipantParams,
-  responses: { 204: { description: "removed" }, 404: { description: "no such conversation or participant" } },
-  async handler({ deps, params, principal }) {
-    await deps.services.conversations.RemoveParticipant({
-      tenant_id: keyPrincipal(principal).tenantId,
-      conversation_id: params.id,
-      participant_id: params.participantId,
-    });
-    return { status: 204 };
-  },
+  responses: { 204: "removed", 404: "no such conversation or participant" },
+  call: ({ deps, params, tenantId }) =>
+    deps.services.conversations.RemoveParticipant({ tenant_id: tenantId, conversation_id: params.id, participant_id: params.participantId }),
+  answer: noContent,
 });

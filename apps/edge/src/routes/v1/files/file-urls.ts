@@ -13,16 +13,23 @@ export function baseUrl(req: Request, publicUrl: string | undefined): string {
 export const downloadPath = (token: string) => `/v1/apps/file/download/${token}`;
 export const sharePath = (token: string) => `/v1/apps/file/share/${token}`;
 
-/** A file as its owner sees it. */
-export function fileView(f: files.File__Output, base: string) {
+/** What anyone who may see a file sees of it: its name, size, digest, type and dates. */
+export function fileFacts(f: files.File__Output) {
   return {
-    id: f.id,
     filename: f.filename,
     size: Number(f.size),
     sha256: f.sha256,
     content_type: f.content_type,
     created_at: f.created_at,
     expires_at: f.expires_at || null,
+  };
+}
+
+/** A file as its owner sees it. */
+export function fileView(f: files.File__Output, base: string) {
+  return {
+    id: f.id,
+    ...fileFacts(f),
     max_downloads: f.max_downloads || null,
     downloads: f.downloads,
     status: f.status as "available" | "expired" | "exhausted",

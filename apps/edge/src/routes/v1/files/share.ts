@@ -1,8 +1,9 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { escapeHtml } from "./content-disposition.js";
-import { baseUrl, downloadPath } from "./file-urls.js";
-import { ShareResponse, TokenParams } from "./files.types.js";
+import { baseUrl, downloadPath, fileFacts } from "./file-urls.js";
+import { TokenParams } from "./files.types.js";
+import { ShareResponse } from "./share.types.js";
 
 function formatSize(bytes: number): string {
   const units = ["bytes", "KiB", "MiB", "GiB"];
@@ -55,12 +56,7 @@ export const getFileShare = defineRoute<EdgeDeps, TokenParams>({
     const f = file!;
     const path = downloadPath(f.token);
     const data = {
-      filename: f.filename,
-      size: Number(f.size),
-      sha256: f.sha256,
-      content_type: f.content_type,
-      created_at: f.created_at,
-      expires_at: f.expires_at || null,
+      ...fileFacts(f),
       downloads_remaining: f.max_downloads ? Math.max(0, f.max_downloads - f.downloads) : null,
       download_url: `${baseUrl(req, deps.env.PUBLIC_URL)}${path}`,
     };

@@ -3,7 +3,7 @@ import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute, type Method } from "../../../http/route.js";
 import { baseUrl, fileView } from "./file-urls.js";
-import { UploadHeaders, UploadResponse } from "./files.types.js";
+import { UploadHeaders, UploadResponse } from "./upload.types.js";
 import { QuotaErrorBody } from "./quota.types.js";
 import { countHeader, declaredSize, filenameHeader } from "./upload-headers.js";
 

@@ -2,7 +2,7 @@ import { pageRequested } from "@gateway/contract-schemas";
 import type { messaging } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
-import { defineRoute } from "../../../http/route.js";
+import { accepted, forward } from "../../forward.js";
 import { listAnswer, pageArgs, pageBody } from "../../page.js";
 import {
   ListQuery,
@@ -20,6 +20,8 @@ import {
 } from "./socialops.types.js";
 
 const service = { type: "socialops", aliasParam: "alias" } as const;
+const READ = { tags: ["socialops"], access: { kind: "apiKey", scope: "socialops:read", service } } as const;
+const WRITE = { tags: ["socialops"], access: { kind: "apiKey", scope: "socialops:write", service } } as const;
 
 function threadJson(t: messaging.SocialThread__Output) {
   return {
@@ -55,18 +57,14 @@ function messageJson(m: messaging.SocialMessage__Output) {
   };
 }
 
-export const postSocialOpsWebhook = defineRoute<EdgeDeps, WebhookParams, Record<string, never>, SocialEventRequest>({
-  method: "post",
-  path: "/v1/apps/socialops/:alias/webhook/:provider",
+export const postSocialOpsWebhook = forward(WRITE, "post /v1/apps/socialops/:alias/webhook/:provider", {
   summary: "Ingest a provider event; stored once per event_id (a repeat answers the same ids with duplicate: true).",
-  tags: ["socialops"],
-  access: { kind: "apiKey", scope: "socialops:write", service },
   params: WebhookParams,
   body: SocialEventRequest,
-  responses: { 202: { description: "accepted (or a duplicate)", schema: SocialEventResponse }, 404: { description: "no such instance or provider" } },
-  async handler({ deps, params, body, principal }) {
-    const res = await deps.services.messaging.IngestSocialEvent({
-      tenant_id: keyPrincipal(principal).tenantId,
+  responses: { 202: ["accepted (or a duplicate)", SocialEventResponse], 404: "no such instance or provider" },
+  call: ({ deps, params, body, tenantId }) =>
+    deps.services.messaging.IngestSocialEvent({
+      tenant_id: tenantId,
       alias: params.alias,
       provider: params.provider,
       event_id: body.event_id,
@@ -74,9 +72,8 @@ export const postSocialOpsWebhook = defineRoute<EdgeDeps, WebhookParams, Record<
       subject: body.subject,
       text: body.text,
       ...(body.author !== undefined ? { author: body.author } : {}),
-    });
-    return { status: 202, body: { data: { thread_id: res.thread_id, message_id: res.message_id, ...(res.duplicate ? { duplicate: true } : {}) } } };
-  },
+    }),
+  answer: (res) => accepted({ thread_id: res.thread_id, message_id: res.message_id, ...(res.duplicate ? { duplicate: true } : {}) }),
 });
 
 async function threads(deps: EdgeDeps, tenantId: string, alias: string, query: { limit?: number; cursor?: string }, paged: boolean) {
@@ -84,77 +81,49 @@ async function threads(deps: EdgeDeps, tenantId: string, alias: string, query: {
   return pageBody(res.threads.map(threadJson), res.next_cursor, paged);
 }
 
-export const getSocialOpsInbox = defineRoute<EdgeDeps, SocialOpsAliasParams, ListQuery>({
-  method: "get",
-  path: "/v1/apps/socialops/:alias/inbox",
+export const getSocialOpsInbox = forward(READ, "get /v1/apps/socialops/:alias/inbox", {
   summary: "Threads with unread counts, newest activity first.",
-  tags: ["socialops"],
-  access: { kind: "apiKey", scope: "socialops:read", service },
   params: SocialOpsAliasParams,
   query: ListQuery,
-  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
-  async handler({ deps, params, query, principal }) {
-    return { status: 200, body: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query, false) };
-  },
+  responses: { 200: ["threads", SocialThreadListResponse] },
+  call: ({ deps, params, query, tenantId }) => threads(deps, tenantId, params.alias, query, false),
+  answer: (body) => ({ status: 200, body }),
 });
 
-export const getSocialOpsThreads = defineRoute<EdgeDeps, SocialOpsAliasParams, ThreadListQuery>({
-  method: "get",
-  path: "/v1/apps/socialops/:alias/threads",
+export const getSocialOpsThreads = forward(READ, "get /v1/apps/socialops/:alias/threads", {
   summary:
     "The instance's threads: the 100 with the newest activity; with `limit` or `cursor`, a page at a time, newest first by creation (so new activity never moves a thread between pages).",
-  tags: ["socialops"],
-  access: { kind: "apiKey", scope: "socialops:read", service },
   params: SocialOpsAliasParams,
   query: ThreadListQuery,
-  responses: { 200: { description: "threads", schema: SocialThreadListResponse } },
-  async handler({ deps, params, query, principal }) {
-    return { status: 200, body: await threads(deps, keyPrincipal(principal).tenantId, params.alias, query, pageRequested(query)) };
-  },
+  responses: { 200: ["threads", SocialThreadListResponse] },
+  call: ({ deps, params, query, tenantId }) => threads(deps, tenantId, params.alias, query, pageRequested(query)),
+  answer: (body) => ({ status: 200, body }),
 });
 
-export const getSocialOpsMessages = defineRoute<EdgeDeps, ThreadParams, MessageListQuery>({
-  method: "get",
-  path: "/v1/apps/socialops/:alias/threads/:thread_id/messages",
+export const getSocialOpsMessages = forward(READ, "get /v1/apps/socialops/:alias/threads/:thread_id/messages", {
   summary: "A thread's messages, oldest first (the first 500, or a page at a time with `limit` and `cursor`); replies carry their delivery state.",
-  tags: ["socialops"],
-  access: { kind: "apiKey", scope: "socialops:read", service },
   params: ThreadParams,
   query: MessageListQuery,
-  responses: { 200: { description: "messages", schema: SocialMessageListResponse }, 404: { description: "no such thread of this tenant" } },
-  async handler({ deps, params, query, principal }) {
-    const res = await deps.services.messaging.ListSocialMessages({
-      tenant_id: keyPrincipal(principal).tenantId,
-      alias: params.alias,
-      thread_id: params.thread_id,
-      ...pageArgs(query, 500),
-    });
-    return listAnswer(res.messages, messageJson, res.next_cursor, query);
-  },
+  responses: { 200: ["messages", SocialMessageListResponse], 404: "no such thread of this tenant" },
+  call: ({ deps, params, query, tenantId }) =>
+    deps.services.messaging.ListSocialMessages({ tenant_id: tenantId, alias: params.alias, thread_id: params.thread_id, ...pageArgs(query, 500) }),
+  answer: (res, { query }) => listAnswer(res.messages, messageJson, res.next_cursor, query),
 });
 
-export const postSocialOpsReply = defineRoute<EdgeDeps, ThreadParams, Record<string, never>, ReplyRequest>({
-  method: "post",
-  path: "/v1/apps/socialops/:alias/threads/:thread_id/replies",
+export const postSocialOpsReply = forward(WRITE, "post /v1/apps/socialops/:alias/threads/:thread_id/replies", {
   summary: "Queue a reply (202); it is delivered asynchronously and its delivery state shows on the message.",
-  tags: ["socialops"],
-  access: { kind: "apiKey", scope: "socialops:write", service },
   params: ThreadParams,
   body: ReplyRequest,
-  responses: {
-    202: { description: "queued", schema: ReplyResponse },
-    404: { description: "no such thread of this tenant" },
-    422: { description: "the instance has no reply target" },
-  },
-  async handler({ deps, params, body, principal }) {
+  responses: { 202: ["queued", ReplyResponse], 404: "no such thread of this tenant", 422: "the instance has no reply target" },
+  call: ({ deps, params, body, principal }) => {
     const key = keyPrincipal(principal);
-    const message = await deps.services.messaging.QueueSocialReply({
+    return deps.services.messaging.QueueSocialReply({
       tenant_id: key.tenantId,
       alias: params.alias,
       thread_id: params.thread_id,
       text: body.text,
       api_key_id: key.keyId,
     });
-    return { status: 202, body: { data: { message_id: message.id, status: "queued" } } };
   },
+  answer: (message) => accepted({ message_id: message.id, status: "queued" }),
 });

@@ -1,18 +1,7 @@
 import { z } from "zod";
+import { Email } from "./credentials.types.js";
 
-const Email = z.string().trim().toLowerCase().pipe(z.email()).describe("Sign-in email; compared case-insensitively.");
-const Password = z.string().min(12).max(256);
-
-export const RegisterRequest = z.strictObject({
-  email: Email,
-  password: Password,
-  name: z.string().trim().min(1).max(200).optional(),
-  tenant_name: z.string().trim().min(1).max(200).optional(),
-});
-export type RegisterRequest = z.infer<typeof RegisterRequest>;
-
-export const RegisterResponse = z.object({ user_id: z.string(), tenant_id: z.string() });
-
+/** POST /auth/login, /auth/refresh: a session's token pair. */
 export const LoginRequest = z.strictObject({ email: Email, password: z.string().min(1).max(256) });
 export type LoginRequest = z.infer<typeof LoginRequest>;
 
