@@ -151,6 +151,38 @@ describe("calls carried on one stream", () => {
     calls.close();
   });
 
+  it("finish the calls in flight when the service stops, refuse new ones, and end the stream so the stop does not wait on it", async () => {
+    const other = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
+    other.add(echoContract, {
+      Say: say,
+      async Count() {},
+      async Collect() {
+        return {};
+      },
+      Carry: (stream) => serveCarried(other, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
+    });
+    const otherPort = await other.listen("127.0.0.1", 0);
+    const otherClient = createClient(echoContract, `127.0.0.1:${otherPort}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
+    const calls = new CarriedCalls({
+      open: () => otherClient.Carry() as never,
+      servicePath: "/test.echo.v1.Echo",
+      name: "echo",
+      deadlineMs: 5_000,
+      streamDeadlineMs: 5_000,
+    });
+    const inFlight = calls.unary<SayResponse>("Say", { text: "finishing", sleep_ms: 500 });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const stopped = other.shutdown(4_000);
+    await expect(inFlight).resolves.toMatchObject({ text: "FINISHING" });
+    await stopped;
+    // Graceful: done once the call was, not at the 4 s timeout.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await expect(calls.unary("Say", { text: "late" })).rejects.toMatchObject({ code: "unavailable" });
+    calls.close();
+    otherClient.close();
+  });
+
   it("refuse a stream without the service token", async () => {
     const stranger = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo" });
     const calls = new CarriedCalls({
