@@ -62,6 +62,42 @@ for (const file of readdirSync(dir)) {
   }
   const perReq = (us: number) => (us / 1000 / requests).toFixed(3);
   console.log(`\n== ${file}: ${perReq(total)} ms CPU per request (busy)`);
+  // The gRPC call's share, by the innermost frame that is not Node's own: each
+  // sample goes to the first library or app frame above it (grpc-js, protobufjs,
+  // our grpc-kit, or anything else); a sample under Node's frames alone counts as
+  // the gRPC transport when one of them is http2 or TLS (the services speak
+  // HTTP/1.1 to clients, the mock and nothing else over http2/TLS), else "other".
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const share = new Map<string, number>();
+  for (const [id, us] of self) {
+    const leaf = byNode.get(id)!;
+    if (leaf.callFrame.functionName === "(idle)" || leaf.callFrame.functionName === "(program)") continue;
+    let kind = "";
+    let transport = false;
+    for (let at: number | undefined = id; at !== undefined && !kind; at = parent.get(at)) {
+      const url = byNode.get(at)!.callFrame.url;
+      if (/internal\/http2|_tls_|internal\/tls|node:tls/.test(url)) transport = true;
+      if (url === "" || url.startsWith("node:")) continue;
+      kind = url.includes("@grpc/grpc-js")
+        ? "grpc-js"
+        : url.includes("protobufjs")
+          ? "protobufjs"
+          : url.includes("/packages/grpc-kit/")
+            ? "@gateway/grpc-kit"
+            : "rest";
+    }
+    if (!kind) kind = transport ? "http2/TLS (Node)" : "rest";
+    share.set(kind, (share.get(kind) ?? 0) + us);
+  }
+  const grpcUs = [...share].filter(([k]) => k !== "rest").reduce((a, [, v]) => a + v, 0);
+  console.log(
+    `  gRPC call: ${perReq(grpcUs)} ms (${((grpcUs / total) * 100).toFixed(0)} %) = ` +
+      [...share]
+        .filter(([k]) => k !== "rest")
+        .map(([k, v]) => `${k} ${perReq(v)}`)
+        .join(" · "),
+  );
   for (const [b, us] of [...perBucket].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${perReq(us).padStart(7)}  ${b}`);
   console.log("  top functions:");
   for (const [f, us] of [...perFn].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 10)))

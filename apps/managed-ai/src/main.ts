@@ -22,7 +22,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
   register: (server, infra) => {
     const ctx = createContext(env, infra);
     const inFlight = new InFlight();
-    server.add(managedAiV1, managedAiHandlers(ctx, inFlight));
+    server.add(managedAiV1, managedAiHandlers(ctx, inFlight, server));
     if (env.RECONCILE_INTERVAL_MS > 0) {
       const reconciler = startReconciler(ctx, {
         pool: infra.pool,

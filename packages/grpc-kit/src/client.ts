@@ -50,7 +50,7 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 };
 
 const histograms = new WeakMap<Registry, Histogram<"method" | "code">>();
-function clientHistogram(registry: Registry): Histogram<"method" | "code"> {
+export function clientHistogram(registry: Registry): Histogram<"method" | "code"> {
   let h = histograms.get(registry);
   if (!h) {
     h = new Histogram({
@@ -129,7 +129,10 @@ export function createClient<C extends AnyContract>(contract: C, address: string
   };
 
   for (const [method, def] of Object.entries(contract.definition())) {
-    if (def.requestStream && !def.responseStream) {
+    if (def.requestStream && def.responseStream) {
+      // A long-lived stream: no deadline; the service token is checked once, when it opens (docs/decisions/0246).
+      methods[method] = (call?: CallOptions) => raw.makeBidiStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, metadataFor(call), {});
+    } else if (def.requestStream && !def.responseStream) {
       methods[method] = (call?: CallOptions): RequestStream<unknown, unknown> => {
         const deadlineMs = call?.deadlineMs ?? options.streamDeadlineMs ?? options.deadlineMs;
         let settle!: { resolve: (r: unknown) => void; reject: (e: unknown) => void };

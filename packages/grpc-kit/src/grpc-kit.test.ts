@@ -29,6 +29,7 @@ beforeAll(async () => {
   const registry = createRegistry("test");
   server = new GrpcServer({ logger: createLogger({ service: "echo", level: "debug", destination }), registry, serviceToken: TOKEN });
   server.add(echoContract, {
+    Carry: (stream) => stream.end(),
     async Say(req, ctx) {
       sayContexts.push(ctx);
       if (req.sleep_ms > 0) {

@@ -4,5 +4,18 @@ export { checkHealth } from "./check.js";
 export { HealthService, type ServingStatus } from "./health.js";
 export { GrpcServer, type GrpcServerOptions } from "./server.js";
 export { channelCredentials, checkTls, GrpcTlsError, readTls, serverCredentials, type GrpcTls, type GrpcTlsEnv } from "./tls.js";
-export { GRPC_STATUS, METADATA, fromServiceError, isUnimplemented, toStatus } from "./status.js";
+export {
+  GRPC_STATUS,
+  METADATA,
+  fromErrorFields,
+  fromServiceError,
+  isUnimplemented,
+  toErrorFields,
+  toStatus,
+  transportFailure,
+  type ErrorFields,
+} from "./status.js";
+export { carriedClientSpan, endRpcSpan } from "./tracing.js";
 export type * from "./types.js";
+export { CarriedCalls, type CarriedClientOptions } from "./carried-client.js";
+export { serveCarried, type CarriedFrame, type CarriedMethods, type CarriedReply } from "./carried-server.js";

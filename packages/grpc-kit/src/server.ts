@@ -9,8 +9,8 @@ import { ServiceTokenCheck, unauthenticatedStatus } from "./auth.js";
 import { HealthService } from "./health.js";
 import { METADATA, statusName, toStatus } from "./status.js";
 import { serverCredentials, type GrpcTls } from "./tls.js";
-import { endRpcSpan, startServerSpan } from "./tracing.js";
-import type { CallContext, ClientStreamMethod, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
+import { carriedServerSpan, endRpcSpan, startServerSpan } from "./tracing.js";
+import type { BidiMethod, CallContext, ClientStreamMethod, Implementation, ServerStreamMethod, UnaryMethod } from "./types.js";
 
 export type GrpcServerOptions = {
   logger: Logger;
@@ -134,12 +134,14 @@ export class GrpcServer {
     for (const [name, method] of Object.entries(definition)) {
       const fn = impl[name];
       if (!fn) throw new Error(`${contract.serviceName}.${name} is not implemented`);
-      if (method.requestStream && method.responseStream) throw new Error(`${contract.serviceName}.${name}: bidirectional streaming is not supported`);
-      handlers[name] = method.requestStream
-        ? this.wrapClientStream(method.path, fn as ClientStreamMethod<unknown, unknown>)
-        : method.responseStream
-          ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
-          : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
+      handlers[name] =
+        method.requestStream && method.responseStream
+          ? this.wrapBidi(method.path, fn as unknown as BidiMethod<unknown, unknown>)
+          : method.requestStream
+            ? this.wrapClientStream(method.path, fn as ClientStreamMethod<unknown, unknown>)
+            : method.responseStream
+              ? this.wrapServerStream(method.path, fn as ServerStreamMethod<unknown, unknown>)
+              : this.wrapUnary(method.path, fn as UnaryMethod<unknown, unknown>);
     }
     this.server.addService(definition, handlers);
     this.services.push(contract.serviceName);
@@ -178,6 +180,7 @@ export class GrpcServer {
    */
   async shutdown(timeoutMs: number): Promise<void> {
     for (const name of ["", ...this.services]) this.health.set(name, "NOT_SERVING");
+    for (const drain of this.draining.splice(0)) drain();
     this.health.close();
     this.healthServer?.forceShutdown();
     await new Promise<void>((resolve) => {
@@ -240,6 +243,60 @@ export class GrpcServer {
     // Never the presented value: it may be a real token of another environment.
     this.log.warn({ rpc: path, code: "UNAUTHENTICATED", peer: call.getPeer() }, "rpc refused: missing or wrong service token");
     return true;
+  }
+
+  /** Shutdown steps of long-lived streams (they would hold a graceful stop until its timeout): run when shutdown starts. */
+  private readonly draining: (() => void)[] = [];
+
+  /** Registers what a long-lived stream does when the server stops: refuse new work, end the stream once its calls are done. */
+  onShutdown(drain: () => void): () => void {
+    this.draining.push(drain);
+    return () => {
+      const at = this.draining.indexOf(drain);
+      if (at >= 0) this.draining.splice(at, 1);
+    };
+  }
+
+  /**
+   * One call carried inside a long-lived stream (docs/decisions/0246), answered as a call of
+   * `path` would be: counted, run in the caller's request context and server span, timed and
+   * logged exactly as `wrapUnary` does. `settled` receives the error (undefined on success).
+   */
+  runCarried<T>(
+    path: string,
+    carried: { requestId: string; actor: string | undefined; traceparent: string },
+    run: () => Promise<T>,
+    settled: (err: unknown, result?: T) => void,
+  ): void {
+    this.started++;
+    const started = process.hrtime.bigint();
+    const span = carriedServerSpan(path, carried.traceparent, carried.requestId);
+    runWithContext({ requestId: carried.requestId, ...(carried.actor ? { actor: carried.actor } : {}) }, () =>
+      withSpan(span, () => {
+        run().then(
+          (result) => {
+            this.observe(path, started, undefined, span);
+            settled(undefined, result);
+          },
+          (err: unknown) => {
+            this.observe(path, started, err, span);
+            settled(err);
+          },
+        );
+      }),
+    );
+  }
+
+  private wrapBidi(path: string, fn: BidiMethod<unknown, unknown>): grpc.handleBidiStreamingCall<unknown, unknown> {
+    return (call) => {
+      // The stream's errors (a caller gone) are heard by the handler's own listeners; none may go uncaught.
+      call.on("error", () => undefined);
+      if (this.refused(path, call)) {
+        call.emit("error", unauthenticatedStatus());
+        return;
+      }
+      fn(call);
+    };
   }
 
   private wrapUnary(path: string, fn: UnaryMethod<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> {

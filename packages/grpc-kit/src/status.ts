@@ -108,3 +108,35 @@ export function isUnimplemented(err: unknown): boolean {
   const cause = isAppError(err) ? err.cause : err;
   return typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === GrpcStatus.UNIMPLEMENTED;
 }
+
+/** What a failed call's status carries (code, message, extras, retry-after), as fields of a message (docs/decisions/0246). */
+export type ErrorFields = { code: string; message: string; extra: string; retry_after: number };
+
+/** The fields a service sends for an error carried inside a stream: the same as `toStatus`'s trailers. */
+export function toErrorFields(err: unknown): ErrorFields {
+  if (isAppError(err)) {
+    return { code: err.code, message: err.message, extra: err.extra ? JSON.stringify(err.extra) : "", retry_after: err.retryAfter ?? 0 };
+  }
+  if (isUnavailableFailure(err)) return { code: "unavailable", message: UNAVAILABLE_MESSAGE, extra: "", retry_after: 0 };
+  return { code: "internal_error", message: "internal error", extra: "", retry_after: 0 };
+}
+
+/** The AppError a caller sees for an error carried inside a stream: as `fromServiceError` for the same trailers. */
+export function fromErrorFields(fields: { code: string; message: string; extra?: string; retry_after?: number }): AppError {
+  if (!isErrorCode(fields.code)) return new AppError("internal_error", "internal error");
+  let extra: Record<string, unknown> | undefined;
+  if (fields.extra) {
+    try {
+      extra = JSON.parse(fields.extra) as Record<string, unknown>;
+    } catch {
+      extra = undefined;
+    }
+  }
+  const retry = fields.retry_after ?? 0;
+  return new AppError(fields.code, fields.message, { ...(extra ? { extra } : {}), ...(retry > 0 ? { retryAfter: retry } : {}) });
+}
+
+/** The AppError of a call that could not complete at the transport (deadline, cancellation, a broken connection): as `fromServiceError` without trailers. */
+export function transportFailure(target: string): AppError {
+  return new AppError("unavailable", TRANSPORT_MESSAGES.unavailable!(target));
+}

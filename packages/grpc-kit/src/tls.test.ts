@@ -38,6 +38,7 @@ beforeAll(async () => {
     tls: tlsOf(ours, "ledger"),
   });
   server.add(echoContract, {
+    Carry: (stream) => stream.end(),
     async Say(req, ctx) {
       served++;
       return { text: req.text.toUpperCase(), request_id: ctx.requestId };
@@ -103,6 +104,7 @@ describe("gRPC over mutual TLS", () => {
       tls: tlsOf(theirs, "ledger"),
     });
     impostor.add(echoContract, {
+      Carry: (stream) => stream.end(),
       async Say() {
         return { text: "stolen", request_id: "" };
       },

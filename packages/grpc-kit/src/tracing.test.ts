@@ -16,6 +16,7 @@ beforeAll(async () => {
   const registry = createRegistry("test");
   server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry, serviceToken: TOKEN });
   server.add(echoContract, {
+    Carry: (stream) => stream.end(),
     async Say(req, ctx) {
       // Work inside the handler is a child of the server span.
       startSpan("inside Say").end();

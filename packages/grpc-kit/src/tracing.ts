@@ -69,3 +69,19 @@ export function endRpcSpan(span: Span, code: number, side: "client" | "server"):
   }
   span.end();
 }
+
+/** A client span for a call carried inside a long-lived stream, and its `traceparent` ("" when tracing is off). */
+export function carriedClientSpan(path: string): { span: Span; traceparent: string } {
+  if (!tracingEnabled()) return { span: NOOP_SPAN, traceparent: "" };
+  const metadata = new grpc.Metadata();
+  const span = startClientSpan(path, metadata);
+  return { span, traceparent: String(metadata.get("traceparent")[0] ?? "") };
+}
+
+/** The server span of a call carried inside a long-lived stream, child of the caller's `traceparent`. */
+export function carriedServerSpan(path: string, traceparent: string, requestId: string): Span {
+  if (!tracingEnabled()) return NOOP_SPAN;
+  const metadata = new grpc.Metadata();
+  if (traceparent) metadata.set("traceparent", traceparent);
+  return startServerSpan(path, metadata, requestId);
+}

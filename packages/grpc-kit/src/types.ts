@@ -18,6 +18,7 @@ export type RequestOut<M> = M extends MethodDefinition<infer _Req, infer _Res, i
 /** Response as the service writes it. */
 export type ResponseIn<M> = M extends MethodDefinition<infer _Req, infer Res, infer _ReqOut, infer _ResOut> ? Res : never;
 
+type IsBidi<H> = H extends grpc.handleBidiStreamingCall<infer _A, infer _B> ? true : false;
 type IsServerStream<H> = H extends grpc.handleServerStreamingCall<infer _A, infer _B> ? true : false;
 type IsClientStream<H> = H extends grpc.handleClientStreamingCall<infer _A, infer _B> ? true : false;
 
@@ -44,13 +45,21 @@ export type ServerStreamMethod<Req, Res> = (request: Req, ctx: CallContext, send
  */
 export type ClientStreamMethod<Req, Res> = (requests: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>;
 
+/**
+ * A bidirectional stream's handler (docs/decisions/0246): the server checked the
+ * service token when the stream opened; the handler owns the stream from there.
+ */
+export type BidiMethod<Req, Res> = (stream: grpc.ServerDuplexStream<Req, Res>) => void;
+
 /** What a service implements for a contract: one async function per RPC. */
 export type Implementation<C> = {
-  [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
-    ? ServerStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
-    : IsClientStream<HandlersOf<C>[K]> extends true
-      ? ClientStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
-      : UnaryMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>;
+  [K in Methods<C>]: IsBidi<HandlersOf<C>[K]> extends true
+    ? BidiMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
+    : IsServerStream<HandlersOf<C>[K]> extends true
+      ? ServerStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
+      : IsClientStream<HandlersOf<C>[K]> extends true
+        ? ClientStreamMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>
+        : UnaryMethod<RequestOut<DefOf<C>[K]>, ResponseIn<DefOf<C>[K]>>;
 };
 
 export type CallOptions = {
@@ -81,9 +90,11 @@ export type RequestStream<Req, Res> = {
 
 /** What a caller gets for a contract: promise-returning methods, streams as async iterables. */
 export type PromiseClient<C> = {
-  [K in Methods<C>]: IsServerStream<HandlersOf<C>[K]> extends true
-    ? (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => ResponseStream<ResponseOut<DefOf<C>[K]>>
-    : IsClientStream<HandlersOf<C>[K]> extends true
-      ? (options?: CallOptions) => RequestStream<RequestIn<DefOf<C>[K]>, ResponseOut<DefOf<C>[K]>>
-      : (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => Promise<ResponseOut<DefOf<C>[K]>>;
+  [K in Methods<C>]: IsBidi<HandlersOf<C>[K]> extends true
+    ? (options?: CallOptions) => grpc.ClientDuplexStream<RequestIn<DefOf<C>[K]>, ResponseOut<DefOf<C>[K]>>
+    : IsServerStream<HandlersOf<C>[K]> extends true
+      ? (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => ResponseStream<ResponseOut<DefOf<C>[K]>>
+      : IsClientStream<HandlersOf<C>[K]> extends true
+        ? (options?: CallOptions) => RequestStream<RequestIn<DefOf<C>[K]>, ResponseOut<DefOf<C>[K]>>
+        : (request: RequestIn<DefOf<C>[K]>, options?: CallOptions) => Promise<ResponseOut<DefOf<C>[K]>>;
 };

@@ -1,6 +1,6 @@
-import type { CallContext, Implementation } from "@gateway/grpc-kit";
+import { serveCarried, type CallContext, type GrpcServer, type Implementation } from "@gateway/grpc-kit";
 import { reclaimAllotments } from "../domain/allotments/reclaim.js";
-import type { managedAi, managedAiV1 } from "@gateway/protos";
+import { managedAiV1, type managedAi } from "@gateway/protos";
 import type { ManagedAiContext } from "../domain/context.js";
 import { listCustomerModels } from "../domain/customer-models/list.js";
 import { listModels } from "../domain/models/list.js";
@@ -45,10 +45,10 @@ import {
  * Invocations are counted in `inFlight`: they may outlive their call (a client that
  * left does not stop the metering), and shutdown waits for them.
  */
-export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight()): Implementation<typeof managedAiV1> {
+export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight(), server?: GrpcServer): Implementation<typeof managedAiV1> {
   /** A metered call, counted by the operations metrics when they are kept (docs/decisions/0211). */
   const metered = <T>(run: () => Promise<T>): Promise<T> => (ctx.metrics ? ctx.metrics.track(run) : run());
-  return {
+  const handlers: Implementation<typeof managedAiV1> = {
     async ListModels(req) {
       return { models: (await listModels({ ctx, input: req })).map(encodeModel) };
     },
@@ -184,7 +184,24 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       const result = await captureUsage({ ctx, input: { id: req.id, units: req.units, reason: req.reason, actor: call.actor ?? "" } });
       return { id: result.id, status: result.status, final_units: result.finalUnits.toString(), refunded_units: result.refunded.toString() };
     },
+    /** The invocations above, carried on one long-lived stream per edge process (docs/decisions/0246). */
+    Invocations(stream) {
+      if (!server) {
+        stream.emit("error", { code: 12, details: "Invocations needs the server" });
+        return;
+      }
+      serveCarried<managedAi.InvokeRequest__Output, managedAi.InvokeResponse, managedAi.InvokeStreamMessage>(
+        server,
+        `/${managedAiV1.serviceName}`,
+        {
+          unary: { Invoke: handlers.Invoke, InvokeMessages: handlers.InvokeMessages, Embed: handlers.Embed },
+          streaming: { InvokeStream: handlers.InvokeStream, InvokeMessagesStream: handlers.InvokeMessagesStream },
+        },
+        stream as unknown as Parameters<typeof serveCarried<managedAi.InvokeRequest__Output, managedAi.InvokeResponse, managedAi.InvokeStreamMessage>>[3],
+      );
+    },
   };
+  return handlers;
 }
 
 function streamMessage(message: StreamMessage | MessagesStreamMessage): managedAi.InvokeStreamMessage {

@@ -1,0 +1,199 @@
+import { randomBytes } from "node:crypto";
+import { AppError } from "@gateway/errors";
+import { createLogger, runWithContext } from "@gateway/logger";
+import { createRegistry } from "@gateway/metrics";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CarriedCalls, createClient, GrpcServer, serveCarried, type CallContext, type Client } from "./index.js";
+import { echoContract, type SayRequestOut, type SayResponse } from "./testdata/echo.js";
+
+// Calls carried on one long-lived stream (docs/decisions/0246), against a real server over loopback.
+const TOKEN = randomBytes(32).toString("hex");
+let server: GrpcServer;
+let port: number;
+let client: Client<typeof echoContract>;
+let carried: CarriedCalls;
+const aborted: string[] = [];
+let streamsOpened = 0;
+let sent = 0;
+
+async function say(req: SayRequestOut, ctx: CallContext): Promise<SayResponse> {
+  if (req.sleep_ms > 0) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, req.sleep_ms);
+      ctx.signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        aborted.push(req.text);
+        resolve();
+      });
+    });
+  }
+  if (req.fail_with === "conflict") throw new AppError("conflict", "cost above max_cost", { extra: { pricing: { cost: 0.5 } } });
+  if (req.fail_with === "rate") throw new AppError("rate_limited", "slow down", { retryAfter: 7 });
+  if (req.fail_with === "crash") throw new Error("a secret detail");
+  return { text: req.text.toUpperCase(), request_id: ctx.requestId + (ctx.actor ? `|${ctx.actor}` : "") };
+}
+
+/** Sends `text`'s number of messages; a failure after `sleep_ms` of them when asked. */
+async function count(req: SayRequestOut, ctx: CallContext, send: (m: SayResponse) => Promise<void>): Promise<void> {
+  for (let i = 1; i <= Number(req.text); i++) {
+    if (req.fail_with === "broke" && i > req.sleep_ms) throw new AppError("upstream_error", "provider stream broke");
+    await send({ text: String(i), request_id: ctx.requestId });
+    sent = i;
+  }
+}
+
+function open(): CarriedCalls {
+  return new CarriedCalls({
+    open: () => {
+      streamsOpened++;
+      return client.Carry() as never;
+    },
+    servicePath: "/test.echo.v1.Echo",
+    name: "echo",
+    deadlineMs: 2_000,
+    streamDeadlineMs: 5_000,
+  });
+}
+
+beforeAll(async () => {
+  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
+  server.add(echoContract, {
+    Say: say,
+    async Count() {},
+    async Collect() {
+      return {};
+    },
+    Carry: (stream) => serveCarried(server, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
+  });
+  port = await server.listen("127.0.0.1", 0);
+  client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
+  carried = open();
+});
+
+afterAll(async () => {
+  carried.close();
+  client.close();
+  await server.shutdown(1_000);
+});
+
+describe("calls carried on one stream", () => {
+  it("answer each call by its id, with the caller's request id and actor, on one stream", async () => {
+    const before = streamsOpened;
+    const answers = await runWithContext({ requestId: "req_carried1", actor: "key:k1" }, () =>
+      Promise.all(["a", "b", "c"].map((text) => carried.unary<SayResponse>("Say", { text }))),
+    );
+    expect(answers.map((a) => a.text)).toEqual(["A", "B", "C"]);
+    expect(answers[0]!.request_id).toBe("req_carried1|key:k1");
+    expect(streamsOpened - before).toBeLessThanOrEqual(1);
+  });
+
+  it("fail with the service's error code, message, extras and retry-after; hide an unexpected error", async () => {
+    await expect(carried.unary("Say", { text: "x", fail_with: "conflict" })).rejects.toMatchObject({
+      code: "conflict",
+      message: "cost above max_cost",
+      extra: { pricing: { cost: 0.5 } },
+    });
+    await expect(carried.unary("Say", { text: "x", fail_with: "rate" })).rejects.toMatchObject({ code: "rate_limited", retryAfter: 7 });
+    await expect(carried.unary("Say", { text: "x", fail_with: "crash" })).rejects.toMatchObject({ code: "internal_error", message: "internal error" });
+  });
+
+  it("cancel a call at its deadline (unavailable), and the service's signal aborts", async () => {
+    await expect(carried.unary("Say", { text: "slow1", sleep_ms: 3_000 }, { deadlineMs: 100 })).rejects.toMatchObject({ code: "unavailable" });
+    await expect.poll(() => aborted).toContain("slow1");
+  });
+
+  it("cancel a call when the caller's signal aborts", async () => {
+    const cancel = new AbortController();
+    const call = carried.unary("Say", { text: "slow2", sleep_ms: 3_000 }, { signal: cancel.signal });
+    setTimeout(() => cancel.abort(), 50);
+    await expect(call).rejects.toMatchObject({ code: "unavailable" });
+    await expect.poll(() => aborted).toContain("slow2");
+    // The stream goes on serving.
+    await expect(carried.unary<SayResponse>("Say", { text: "after" })).resolves.toMatchObject({ text: "AFTER" });
+  });
+
+  it("stream messages in order, and end with the service's failure after them", async () => {
+    const got: string[] = [];
+    for await (const m of carried.serverStream<SayResponse>("Count", { text: "5" })) got.push(m.text!);
+    expect(got).toEqual(["1", "2", "3", "4", "5"]);
+    const partial: string[] = [];
+    await expect(
+      (async () => {
+        for await (const m of carried.serverStream<SayResponse>("Count", { text: "5", fail_with: "broke", sleep_ms: 2 })) partial.push(m.text!);
+      })(),
+    ).rejects.toMatchObject({ code: "upstream_error", message: "provider stream broke" });
+    expect(partial).toEqual(["1", "2"]);
+  });
+
+  it("pause a call whose reader falls behind, without holding the other calls", async () => {
+    const stream = carried.serverStream<SayResponse>("Count", { text: "1000" });
+    const it = stream[Symbol.asyncIterator]();
+    await it.next();
+    await new Promise((r) => setTimeout(r, 300));
+    // The service waits for the reader: far fewer than 1,000 sent.
+    expect(sent).toBeLessThan(200);
+    await expect(carried.unary<SayResponse>("Say", { text: "meanwhile" })).resolves.toMatchObject({ text: "MEANWHILE" });
+    let n = 1;
+    for (let next = await it.next(); !next.done; next = await it.next()) n++;
+    expect(n).toBe(1000);
+  });
+
+  it("fail the calls in flight on a stream the service ends, and open another for the next call", async () => {
+    const calls = open();
+    const before = streamsOpened;
+    const inFlight = calls.unary("Say", { text: "cut", sleep_ms: 1_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    // A second server stopping would end its streams; here the client's own stream breaks the same way.
+    (calls as unknown as { stream?: { cancel(): void } }).stream?.cancel();
+    await expect(inFlight).rejects.toMatchObject({ code: "unavailable" });
+    await expect(calls.unary<SayResponse>("Say", { text: "again" })).resolves.toMatchObject({ text: "AGAIN" });
+    expect(streamsOpened - before).toBe(2);
+    calls.close();
+  });
+
+  it("finish the calls in flight when the service stops, refuse new ones, and end the stream so the stop does not wait on it", async () => {
+    const other = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
+    other.add(echoContract, {
+      Say: say,
+      async Count() {},
+      async Collect() {
+        return {};
+      },
+      Carry: (stream) => serveCarried(other, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
+    });
+    const otherPort = await other.listen("127.0.0.1", 0);
+    const otherClient = createClient(echoContract, `127.0.0.1:${otherPort}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
+    const calls = new CarriedCalls({
+      open: () => otherClient.Carry() as never,
+      servicePath: "/test.echo.v1.Echo",
+      name: "echo",
+      deadlineMs: 5_000,
+      streamDeadlineMs: 5_000,
+    });
+    const inFlight = calls.unary<SayResponse>("Say", { text: "finishing", sleep_ms: 500 });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const stopped = other.shutdown(4_000);
+    await expect(inFlight).resolves.toMatchObject({ text: "FINISHING" });
+    await stopped;
+    // Graceful: done once the call was, not at the 4 s timeout.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await expect(calls.unary("Say", { text: "late" })).rejects.toMatchObject({ code: "unavailable" });
+    calls.close();
+    otherClient.close();
+  });
+
+  it("refuse a stream without the service token", async () => {
+    const stranger = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo" });
+    const calls = new CarriedCalls({
+      open: () => stranger.Carry() as never,
+      servicePath: "/test.echo.v1.Echo",
+      name: "echo",
+      deadlineMs: 2_000,
+      streamDeadlineMs: 5_000,
+    });
+    await expect(calls.unary("Say", { text: "x" })).rejects.toMatchObject({ code: "unavailable" });
+    calls.close();
+    stranger.close();
+  });
+});
