@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidEventError, parseEnvelope, parseEnvelopeShape } from "@gateway/events";
+import { InvalidEventError, parseEnvelope, parseEnvelopeShape } from "./index.js";
 
 const good = {
   id: "evt_1",
