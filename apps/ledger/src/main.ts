@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
-import { Relay, tailedLog } from "@gateway/events";
+import { Relay, tailedLog } from "@gateway/events-runtime";
 import { ledgerV1 } from "@gateway/protos";
 import { relayTiming, startGrpcService } from "@gateway/runtime";
 import { prismaFor } from "./db.js";

@@ -1,4 +1,4 @@
-import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events";
+import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events-runtime";
 import { createClient, readTls } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";

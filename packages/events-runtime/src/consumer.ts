@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "nats";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";

@@ -7,7 +7,19 @@ import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@ga
 import { createLogger, runWithContext } from "@gateway/logger";
 import { Registry } from "@gateway/metrics";
 import { InvalidEventError, subjectsFor, type EventEnvelope } from "@gateway/events";
-import { connectNats, createTransact, enqueueEvent, ensureStream, outboxTable, Relay, pgTransactions, startConsumer, type RunningConsumer, type SqlExecutor, type TxRunner } from "./index.js";
+import {
+  connectNats,
+  createTransact,
+  enqueueEvent,
+  ensureStream,
+  outboxTable,
+  Relay,
+  pgTransactions,
+  startConsumer,
+  type RunningConsumer,
+  type SqlExecutor,
+  type TxRunner,
+} from "./index.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";

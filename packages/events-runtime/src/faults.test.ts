@@ -9,7 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
 import { subjectsFor, type Subjects } from "@gateway/events";
-import { connectNats, ensureStream, JetStreamPublisher, outboxTable, Relay, pgTransactions, startCheckpointConsumer, startConsumer, tailedLog, type JsPublish, type RunningConsumer } from "./index.js";
+import {
+  connectNats,
+  ensureStream,
+  JetStreamPublisher,
+  outboxTable,
+  Relay,
+  pgTransactions,
+  startCheckpointConsumer,
+  startConsumer,
+  tailedLog,
+  type JsPublish,
+  type RunningConsumer,
+} from "./index.js";
 
 // The relays and both kinds of consumer under the faults of a real deployment, against a real
 // PostgreSQL and a real NATS: a process that dies in the middle of a batch (its connections cut

@@ -1,4 +1,4 @@
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { currentRequestId } from "@gateway/logger";
 import { validateData, type EventData, type EventType } from "@gateway/events";
 import type { SqlExecutor, TxRunner } from "./sql.js";

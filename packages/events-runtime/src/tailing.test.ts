@@ -5,7 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
 import { subjectsFor, type EventEnvelope } from "@gateway/events";
-import { connectNats, ensureStream, Relay, tailedLog, pgTransactions, publishEnvelope, startCheckpointConsumer, type PoolLike, type RunningConsumer } from "./index.js";
+import {
+  connectNats,
+  ensureStream,
+  Relay,
+  tailedLog,
+  pgTransactions,
+  publishEnvelope,
+  startCheckpointConsumer,
+  type PoolLike,
+  type RunningConsumer,
+} from "./index.js";
 
 const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";

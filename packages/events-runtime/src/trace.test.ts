@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { createLogger } from "@gateway/logger";
 import { activeContext, inSpan, spanContextOf, SpanKind } from "@gateway/telemetry";
 import { recordSpans } from "@gateway/telemetry/testing";

@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { currentActor, currentRequestId } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";

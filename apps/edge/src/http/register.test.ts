@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { idempotencyKeyHeader, type IdempotencyKeyHeader } from "@gateway/contract-schemas";
+import { idempotencyKeyHeader, type IdempotencyKeyHeader } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
 import type { Authenticators } from "./access.js";
 import { buildOpenApi } from "./openapi.js";

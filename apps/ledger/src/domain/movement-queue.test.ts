@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { createLogger } from "@gateway/logger";
 import type { LedgerContext } from "./context.js";
 import { openTestLedger, type TestLedger } from "../testing/ledger-database.js";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { EdgeDeps } from "../../deps.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { UnitsNumber, unitsToNumber } from "@gateway/contract-schemas";
+import { UnitsNumber, unitsToNumber } from "@gateway/contract";
 
 export const CustomerModelsResponse = z.object({
   data: z

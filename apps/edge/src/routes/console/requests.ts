@@ -3,7 +3,7 @@ import type { EdgeDeps } from "../../deps.js";
 import { getRequestView } from "../../domain/requests/request-view.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { defineRoute } from "../../http/route.js";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { usageJson } from "../ops/ai/requests.js";
 import { UsageRecord } from "../ops/ai/requests.types.js";
 

@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { sessionPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { PushMessagesParams, PushMessagesQuery, PushMessagesResponse } from "./push-messages.types.js";
 
 export const listPushMessages = defineRoute<EdgeDeps, PushMessagesParams, PushMessagesQuery>({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, UnitsNumber } from "@gateway/contract-schemas";
+import { Id, UnitsNumber } from "@gateway/contract";
 
 /**
  * Request and response schemas of /ops/ai (CONTRACT.md section 5). They validate

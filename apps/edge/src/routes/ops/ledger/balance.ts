@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { existingTenant } from "../existing-tenant.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { TenantBalanceResponse, TenantParams } from "./ledger.types.js";
 
 export const getTenantBalance = defineRoute<EdgeDeps, TenantParams>({

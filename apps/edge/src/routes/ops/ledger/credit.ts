@@ -1,7 +1,7 @@
 import type { EdgeDeps } from "../../../deps.js";
 import { defineRoute } from "../../../http/route.js";
 import { existingTenant } from "../existing-tenant.js";
-import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract";
 import { creditOperation } from "@gateway/ledger-client";
 import { CreditHeaders, CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listPageQuery } from "@gateway/contract-schemas";
+import { listPageQuery } from "@gateway/contract";
 import { NextCursor } from "../../page.js";
 
 /** A file as its owner sees it (upload answer and listings). */

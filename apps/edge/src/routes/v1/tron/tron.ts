@@ -2,7 +2,7 @@ import type { jobs } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract-schemas";
+import { type IdempotencyKeyHeader, unitsToNumber } from "@gateway/contract";
 import { listAnswer, pageArgs } from "../../page.js";
 import {
   LeaseAccepted,
@@ -15,7 +15,7 @@ import {
   QuoteRequest,
   QuoteResponse,
 } from "./tron.types.js";
-import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
+import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/contract/money";
 
 const usd = (units: string) => unitsToUsdNumber(units);
 
