@@ -1,11 +1,5 @@
+import { serviceTests } from "@gateway/testkit/vitest";
 import { defineConfig } from "vitest/config";
 
 // Domain tests run against real PostgreSQL (a database per file) and a local mock provider.
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    fileParallelism: false,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-  },
-});
+export default defineConfig({ test: serviceTests() });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { databaseUrl, Migrator } from "@gateway/db-kit";
-import { OUTBOX_PRISMA_MODELS } from "@gateway/events";
+import { OUTBOX_PRISMA_MODELS } from "@gateway/events-runtime";
 import { REPO_ROOT } from "@gateway/testkit";
 
 const SERVICES = ["edge", "ledger", "managed-ai", "jobs", "messaging", "files"];

@@ -1,10 +1,10 @@
 // Money arrives as integer units of USD 0.0001 (CONTRACT §1); shown as USD with 4 decimals.
-import { unitsToUsdString } from "@gateway/money";
+import { unitsToUsdString } from "@gateway/contract/money";
 import type { ItemOf } from "./api-types.js";
 
 /**
  * `123456789` → `"$12,345.6789"`: the gateway's one units-to-USD conversion
- * (`@gateway/money`, exact, the cost headers' form) with a dollar sign and
+ * (`@gateway/contract/money`, exact, the cost headers' form) with a dollar sign and
  * thousands separators for reading.
  */
 export function usd(units: number | null | undefined): string {

@@ -1,5 +1,5 @@
 import { poolAdapter } from "@gateway/db-kit";
-import type { Transact } from "@gateway/events";
+import type { Transact } from "@gateway/events-runtime";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
 
 export type Tx = Prisma.TransactionClient;

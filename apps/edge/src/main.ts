@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { redactConfig } from "@gateway/config";
 import { CONSOLE_DIST_DIR } from "@gateway/console";
-import { Broadcast } from "@gateway/events";
+import { Broadcast } from "@gateway/events-runtime";
 import { startInfrastructure } from "@gateway/runtime";
 import { createApp } from "./app.js";
 import { closeServices, createServices } from "./clients.js";

@@ -1,7 +1,5 @@
-import { fileURLToPath } from "node:url";
-import { redactConfig } from "@gateway/config";
 import { filesV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { serviceBasics, startGrpcService } from "@gateway/runtime";
 import { createPrisma } from "./db.js";
 import type { Tx } from "./domain/context.js";
 import { FilesEnv, loadEnv } from "./env.js";
@@ -19,10 +17,7 @@ const limits = {
   tenantFilesQuota: env.TENANT_FILES_QUOTA,
 };
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
-  service: "files",
-  env,
-  config: redactConfig(FilesEnv, env),
-  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  ...serviceBasics("files", FilesEnv, env, import.meta.url),
   createPrisma,
   serviceNames: [filesV1.serviceName],
   register: (server, { prisma, transact, logger, shutdown }) => {

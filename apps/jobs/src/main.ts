@@ -1,11 +1,8 @@
-import { fileURLToPath } from "node:url";
-import { redactConfig } from "@gateway/config";
 import { parseKeyring } from "@gateway/secrets";
 import { closeAgents } from "@gateway/outbound";
-import { createClient, readTls } from "@gateway/grpc-kit";
-import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
+import { LedgerCalls, reclaimThrough } from "@gateway/ledger-client";
 import { jobsV1, ledgerV1, managedAiV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { peerClient, serviceBasics, startGrpcService } from "@gateway/runtime";
 import { createAccountWebhookDispatcher } from "./account-webhooks/dispatcher.js";
 import { createBalanceChecks } from "./account-webhooks/balance-checks.js";
 import { createCallbackDispatcher } from "./callbacks/dispatcher.js";
@@ -22,49 +19,19 @@ import { createEnergyProvider } from "./tron/providers.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
-  service: "jobs",
-  env,
-  config: redactConfig(JobsEnv, env),
-  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  ...serviceBasics("jobs", JobsEnv, env, import.meta.url),
   createPrisma,
   serviceNames: [jobsV1.serviceName],
   register: async (server, { prisma, transact, consume, js, jsm, subjects, logger, registry, shutdown }) => {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
     const callbacks = { allowHttpLoopback: env.CALLBACK_ALLOW_HTTP_LOOPBACK, baseDelayMs: env.CALLBACK_BASE_DELAY_MS, timeoutMs: env.CALLBACK_TIMEOUT_MS };
-    const dispatcher = createCallbackDispatcher({
-      prisma,
-      keyring,
-      logger,
-      settings: callbacks,
-      pollMs: env.CALLBACK_POLL_MS,
-      maxPollMs: env.OUTBOX_POLL_MAX_MS,
-      registry,
-    });
-    const tls = readTls(env);
-    const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
-      deadlineMs: env.LEDGER_DEADLINE_MS,
-      name: "ledger",
-      registry,
-      serviceToken: env.SERVICE_TOKEN,
-      tls,
-    });
-    const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
-      deadlineMs: env.LEDGER_DEADLINE_MS,
-      name: "managed-ai",
-      registry,
-      serviceToken: env.SERVICE_TOKEN,
-      tls,
-    });
+    // Job callbacks and account webhooks: two delivery loops over their own tables, one set of settings.
+    const deliveries = { prisma, keyring, logger, settings: callbacks, pollMs: env.CALLBACK_POLL_MS, maxPollMs: env.OUTBOX_POLL_MAX_MS, registry };
+    const dispatcher = createCallbackDispatcher(deliveries);
+    const ledger = peerClient(ledgerV1, env.LEDGER_GRPC_URL, { name: "ledger", deadlineMs: env.LEDGER_DEADLINE_MS, env, registry });
+    const managedAi = peerClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { name: "managed-ai", deadlineMs: env.LEDGER_DEADLINE_MS, env, registry });
     shutdown.add("managed-ai client", async () => managedAi.close());
-    const webhooks = createAccountWebhookDispatcher({
-      prisma,
-      keyring,
-      logger,
-      settings: callbacks,
-      pollMs: env.CALLBACK_POLL_MS,
-      maxPollMs: env.OUTBOX_POLL_MAX_MS,
-      registry,
-    });
+    const webhooks = createAccountWebhookDispatcher(deliveries);
     let balanceChecks: { kick(): void } | undefined;
     const ctx: JobsContext = {
       prisma,
@@ -72,14 +39,7 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       logger: logger.child({ component: "jobs" }),
       keyring,
       ledger: new LedgerCalls(ledger, logger, { batching: false }),
-      reclaimAllotments: async (tenantId) => {
-        try {
-          return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
-        } catch (err) {
-          logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
-          throw err;
-        }
-      },
+      reclaimAllotments: reclaimThrough(managedAi, logger),
       provider: createEnergyProvider(env),
       node: new HttpTronNode({ baseUrl: env.TRON_NODE_URL, solidityUrl: env.TRON_SOLIDITY_URL, timeoutMs: env.TRON_HTTP_TIMEOUT_MS }),
       tron: {

@@ -1,9 +1,7 @@
-import { fileURLToPath } from "node:url";
-import { redactConfig } from "@gateway/config";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
-import { Relay, tailedLog } from "@gateway/events";
+import { Relay, tailedLog } from "@gateway/events-runtime";
 import { ledgerV1 } from "@gateway/protos";
-import { relayTiming, startGrpcService } from "@gateway/runtime";
+import { relayTiming, serviceBasics, startGrpcService } from "@gateway/runtime";
 import { prismaFor } from "./db.js";
 import type { Tx } from "./domain/context.js";
 import { LedgerEnv, loadEnv } from "./env.js";
@@ -13,10 +11,7 @@ import { availableGauge } from "./metrics/available-gauge.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof prismaFor>>({
-  service: "ledger",
-  env,
-  config: redactConfig(LedgerEnv, env),
-  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  ...serviceBasics("ledger", LedgerEnv, env, import.meta.url),
   createPrisma: prismaFor,
   serviceNames: [ledgerV1.serviceName],
   register: (server, { prisma, pool, publisher, subjects, logger, registry, shutdown }) => {

@@ -1,7 +1,5 @@
-import { fileURLToPath } from "node:url";
-import { redactConfig } from "@gateway/config";
 import { managedAiV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { serviceBasics, startGrpcService } from "@gateway/runtime";
 import { createPrisma } from "./db.js";
 import type { Tx } from "./domain/context.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
@@ -13,10 +11,7 @@ import { createContext } from "./wiring.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
-  service: "managed-ai",
-  env,
-  config: redactConfig(ManagedAiEnv, env),
-  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  ...serviceBasics("managed-ai", ManagedAiEnv, env, import.meta.url),
   createPrisma,
   serviceNames: [managedAiV1.serviceName],
   register: (server, infra) => {

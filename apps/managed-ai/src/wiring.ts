@@ -1,10 +1,9 @@
-import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events";
-import { createClient, readTls } from "@gateway/grpc-kit";
+import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events-runtime";
 import { LedgerCalls } from "@gateway/ledger-client";
 import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { egressPolicy } from "@gateway/outbound";
 import { ledgerV1 } from "@gateway/protos";
-import { relayTiming, type Infrastructure } from "@gateway/runtime";
+import { peerClient, relayTiming, type Infrastructure } from "@gateway/runtime";
 import { parseKeyring } from "./crypto/keyring.js";
 import type { createPrisma } from "./db.js";
 import type { ManagedAiContext, Tx } from "./domain/context.js";
@@ -26,13 +25,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
   const { prisma, pool, transact, relay, publisher, nats, subjects, logger, registry, shutdown } = infra;
   const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
   catalog.listen();
-  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
-    deadlineMs: env.LEDGER_DEADLINE_MS,
-    name: "ledger",
-    registry,
-    serviceToken: env.SERVICE_TOKEN,
-    tls: readTls(env),
-  });
+  const ledger = peerClient(ledgerV1, env.LEDGER_GRPC_URL, { name: "ledger", deadlineMs: env.LEDGER_DEADLINE_MS, env, registry });
   // The operations metrics of AI calls, on this service's metrics port only (docs/decisions/0211).
   const metrics = new AiMetrics(registry, { tenantLabel: env.METRICS_TENANT_LABEL });
   const provider = new ProviderClient(

@@ -1,6 +1,5 @@
-import { createClient, readTls } from "@gateway/grpc-kit";
-import { LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
-import type { Infrastructure } from "@gateway/runtime";
+import { LedgerCalls, reclaimThrough } from "@gateway/ledger-client";
+import { peerClient, type Infrastructure } from "@gateway/runtime";
 import { closeAgents, egressPolicy } from "@gateway/outbound";
 import { ledgerV1, managedAiV1 } from "@gateway/protos";
 import { parseKeyring } from "@gateway/secrets";
@@ -19,21 +18,8 @@ import { startReplyWorker } from "./socialops/reply-worker.js";
  */
 export async function startApps(env: MessagingEnv, base: MessagingContext, infra: Infrastructure<PrismaClient, Tx>): Promise<ReturnType<typeof appHandlers>> {
   const { logger, registry, shutdown } = infra;
-  const tls = readTls(env);
-  const ledger = createClient(ledgerV1, env.LEDGER_GRPC_URL, {
-    deadlineMs: env.LEDGER_DEADLINE_MS,
-    name: "ledger",
-    registry,
-    serviceToken: env.SERVICE_TOKEN,
-    tls,
-  });
-  const managedAi = createClient(managedAiV1, env.MANAGED_AI_GRPC_URL, {
-    deadlineMs: env.LEDGER_DEADLINE_MS,
-    name: "managed-ai",
-    registry,
-    serviceToken: env.SERVICE_TOKEN,
-    tls,
-  });
+  const ledger = peerClient(ledgerV1, env.LEDGER_GRPC_URL, { name: "ledger", deadlineMs: env.LEDGER_DEADLINE_MS, env, registry });
+  const managedAi = peerClient(managedAiV1, env.MANAGED_AI_GRPC_URL, { name: "managed-ai", deadlineMs: env.LEDGER_DEADLINE_MS, env, registry });
   const ctx: AppContext = {
     ...base,
     logger: logger.child({ component: "apps" }),
@@ -53,14 +39,7 @@ export async function startApps(env: MessagingEnv, base: MessagingContext, infra
         await managedAi.SettleBudgets({ request_id: messageId, final_units: finalUnits.toString() });
       },
     },
-    reclaimAllotments: async (tenantId) => {
-      try {
-        return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
-      } catch (err) {
-        logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
-        throw err;
-      }
-    },
+    reclaimAllotments: reclaimThrough(managedAi, logger),
     resolveConnectedAccount: async (tenantId, id) => {
       const account = await managedAi.RevealConnectedAccount({ tenant_id: tenantId, id });
       return { id: account.id, provider: account.provider, secret: account.secret };

@@ -1,5 +1,6 @@
 import { poolAdapter } from "@gateway/db-kit";
-import type { EmitOptions, EventData, EventType } from "@gateway/events";
+import type { EventData, EventType } from "@gateway/events";
+import type { EmitOptions } from "@gateway/events-runtime";
 import { PrismaClient, type Prisma } from "./generated/prisma/client.js";
 
 export type Tx = Prisma.TransactionClient;

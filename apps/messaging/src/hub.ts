@@ -1,4 +1,4 @@
-import { Broadcast } from "@gateway/events";
+import { Broadcast } from "@gateway/events-runtime";
 import { checkUrl, egressPolicy } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";
 import type { Infrastructure } from "@gateway/runtime";

@@ -1,7 +1,5 @@
-import { fileURLToPath } from "node:url";
-import { redactConfig } from "@gateway/config";
 import { conversationsV1, messagingV1 } from "@gateway/protos";
-import { startGrpcService } from "@gateway/runtime";
+import { serviceBasics, startGrpcService } from "@gateway/runtime";
 import { createPrisma, type Tx } from "./db.js";
 import { MessagingEnv, loadEnv } from "./env.js";
 import { messagingHandlers } from "./grpc/messaging.js";
@@ -12,10 +10,7 @@ import { withFeed } from "./domain/feed/project.js";
 
 const env = loadEnv(process.env);
 await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
-  service: "messaging",
-  env,
-  config: redactConfig(MessagingEnv, env),
-  prismaDir: fileURLToPath(new URL("../prisma", import.meta.url)),
+  ...serviceBasics("messaging", MessagingEnv, env, import.meta.url),
   createPrisma,
   serviceNames: [messagingV1.serviceName, conversationsV1.serviceName],
   register: async (server, infra) => {

@@ -1,37 +1,9 @@
-// The contract part (catalog, envelopes, subjects), also `@gateway/events/contract`.
-export * from "./contract.js";
-// The runtime part: outbox, relay, consumers, work queue, the loop they run on.
-export { redeliveryDelayMs, startConsumer, type ConsumerOptions, type EventHandler, type RunningConsumer } from "./consumer.js";
-export {
-  connectNats,
-  ensureStream,
-  isNotFound,
-  CONSUME_EXPIRES_MS,
-  DUPLICATE_WINDOW_MS,
-  STREAM_MAX_AGE_MS,
-  type JetStreamClient,
-  type JetStreamManager,
-  type NatsConnection,
-} from "./nats.js";
-export {
-  createTransact,
-  enqueueEvent,
-  outboxInsertFrom,
-  outboxRow,
-  poolStatements,
-  type Emit,
-  type EmitOptions,
-  type OutboxRow,
-  type Statements,
-  type Transact,
-} from "./outbox.js";
-export { outboxTable, Relay, type RelayOptions, type RelaySource } from "./relay.js";
-export { LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } from "./tailed-log.js";
-export { startWorkQueue, type WorkOutcome, type WorkQueueOptions } from "./work-queue.js";
-export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
-export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
-export { publishEnvelope } from "./publish.js";
-export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
-export { pgTransactions, type PoolLike } from "./pg.js";
-export { Broadcast } from "./broadcast.js";
-export { BatchLoop, type BatchLoopOptions } from "./batch-loop.js";
+/**
+ * The events contract (`@gateway/events`): what an event is (the catalog of types and
+ * payloads, the envelope) and where it travels (the subjects). It imports zod and nothing
+ * else: no NATS, no PostgreSQL, no loop. The runtime that moves events (outbox, relay,
+ * consumers, work queue, `BatchLoop`) is `@gateway/events-runtime` (docs/decisions/0260).
+ */
+export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
+export type { EventData, EventEnvelope, EventType } from "./catalog.js";
+export { subjectsFor, type Subjects } from "./subjects.js";

@@ -2,7 +2,7 @@ import type * as grpc from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { AppError } from "@gateway/errors";
 import { currentActor, currentRequestId } from "@gateway/logger";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Registry } from "@gateway/metrics";
 import type { CarriedFrame, CarriedReply } from "./carried-server.js";
 import { clientHistogram } from "./client.js";

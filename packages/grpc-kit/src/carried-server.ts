@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { AppError } from "@gateway/errors";
-import { isId, newId } from "@gateway/ids";
+import { isId, newId } from "@gateway/contract/ids";
 import type { GrpcServer } from "./server.js";
 import { toErrorFields, type ErrorFields } from "./status.js";
 import type { CallContext, ServerStreamMethod, UnaryMethod } from "./types.js";

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { currentActor, currentRequestId } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";

@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { newId, isId } from "@gateway/ids";
+import { newId, isId } from "@gateway/contract/ids";
 import { isAppError, HTTP_STATUS } from "@gateway/errors";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";

@@ -12,5 +12,5 @@ export {
   reserveOperation,
   voidOperation,
 } from "./operations.js";
-export { RECLAIM_ROUNDS, reserveReclaiming, type Reclaimed } from "./reclaim.js";
+export { RECLAIM_ROUNDS, reclaimThrough, reserveReclaiming, type Reclaimed, type ReclaimAllotmentsClient } from "./reclaim.js";
 export { HoldProtocol, stateOf, type HoldDecision, type HoldOutcome, type HoldSpec, type HoldState } from "./protocol.js";

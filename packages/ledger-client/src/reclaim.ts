@@ -1,4 +1,5 @@
 import { isAppError } from "@gateway/errors";
+import type { Logger } from "@gateway/logger";
 
 /** Reclaims before a refusal stands. */
 export const RECLAIM_ROUNDS = 3;
@@ -34,4 +35,22 @@ export async function reserveReclaiming<T>(reserve: () => Promise<T>, reclaim: (
       if (reclaimed === "none" || (reclaimed === "kept" && round > 0)) throw err;
     }
   }
+}
+
+/** The one call of managed-ai's contract a reclaim needs (its gRPC client has it). */
+export type ReclaimAllotmentsClient = { ReclaimAllotments(request: { tenant_id: string }): Promise<{ outcome: string }> };
+
+/**
+ * The `reclaim` of a service that holds money outside managed-ai (jobs, messaging): managed-ai's
+ * `ReclaimAllotments` for the tenant, its failure logged and thrown (the ledger's refusal stands).
+ */
+export function reclaimThrough(managedAi: ReclaimAllotmentsClient, logger: Logger): (tenantId: string) => Promise<Reclaimed> {
+  return async (tenantId) => {
+    try {
+      return (await managedAi.ReclaimAllotments({ tenant_id: tenantId })).outcome as Reclaimed;
+    } catch (err) {
+      logger.warn({ err, tenant_id: tenantId }, "reclaiming the tenant's allotments failed; the ledger's refusal stands");
+      throw err;
+    }
+  };
 }

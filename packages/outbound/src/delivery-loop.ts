@@ -1,4 +1,4 @@
-import { BatchLoop } from "@gateway/events";
+import { BatchLoop } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 import { nextStep, type RetryRule } from "./attempts.js";
 import type { DeliveryResult } from "./deliver.js";

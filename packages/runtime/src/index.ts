@@ -1,5 +1,7 @@
 export { Shutdown, type ShutdownStep } from "./shutdown.js";
 export { runCommand } from "./command.js";
+export { serviceBasics } from "./basics.js";
+export { peerClient, type PeerEnv } from "./peer-client.js";
 export {
   relayTiming,
   runGrpcService,

@@ -1,5 +1,6 @@
 import { startMetricsServer, createRegistry, type Registry } from "@gateway/metrics";
 import { createPool, prepareDatabase, ping } from "@gateway/db-kit";
+import { subjectsFor, type EventType, type Subjects } from "@gateway/events";
 import {
   connectNats,
   createTransact,
@@ -10,18 +11,15 @@ import {
   Relay,
   startCheckpointConsumer,
   startConsumer,
-  subjectsFor,
   type EventHandler,
-  type EventType,
   type JetStreamClient,
   type JetStreamManager,
   type NatsConnection,
   type RunningConsumer,
   type SqlExecutor,
-  type Subjects,
   type Transact,
   type TxRunner,
-} from "@gateway/events";
+} from "@gateway/events-runtime";
 import { GrpcServer, readTls } from "@gateway/grpc-kit";
 import type pg from "pg";
 import { createLogger, type Logger } from "@gateway/logger";

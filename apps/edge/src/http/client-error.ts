@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import { HTTP_STATUS } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Logger } from "@gateway/logger";
 
 type ParserError = Error & { code?: string };

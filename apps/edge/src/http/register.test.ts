@@ -2,7 +2,7 @@ import express from "express";
 import { describe, expect, it } from "vitest";
 import { serveDuringTests } from "./local-server.test-support.js";
 import { z } from "zod";
-import { idempotencyKeyHeader, type IdempotencyKeyHeader } from "@gateway/contract-schemas";
+import { idempotencyKeyHeader, type IdempotencyKeyHeader } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
 import type { Authenticators } from "./access.js";
 import { buildOpenApi } from "./openapi.js";

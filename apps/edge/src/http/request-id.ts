@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { runWithContext } from "@gateway/logger";
 import { withSpan } from "@gateway/telemetry";
 import { startRequestSpan } from "./trace.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pageRequested } from "@gateway/contract-schemas";
+import { pageRequested } from "@gateway/contract";
 
 /**
  * The one list, page and encode helper of the routes: the `{ data }` envelope, a capped

@@ -1,5 +1,6 @@
 import { GroupCommit } from "@gateway/db-kit";
-import { outboxRow, type EventData, type EventType, type OutboxRow } from "@gateway/events";
+import type { EventData, EventType } from "@gateway/events";
+import { outboxRow, type OutboxRow } from "@gateway/events-runtime";
 
 type Pool = { query(text: string, values: unknown[]): Promise<unknown> };
 

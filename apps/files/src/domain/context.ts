@@ -1,4 +1,4 @@
-import type { Transact } from "@gateway/events";
+import type { Transact } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 import type { PrismaClient, Prisma } from "../generated/prisma/client.js";
 import type { BlobStore } from "../storage/store.js";

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { ID_PATTERN } from "@gateway/ids";
+import { ID_PATTERN } from "@gateway/contract/ids";
 
 /**
  * Where file bytes live, by key (the file id, never a name a client chose).

@@ -1,4 +1,4 @@
-import { BatchLoop } from "@gateway/events";
+import { BatchLoop } from "@gateway/events-runtime";
 import type { JobsContext } from "../domain/context.js";
 import { checkBalance } from "../domain/alerts/check-balance.js";
 

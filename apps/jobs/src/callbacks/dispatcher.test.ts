@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCallbackReceiver, type CallbackReceiver } from "@gateway/testkit";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { createTestContext, type TestContext } from "../testing/context.js";
 import { MAX_DELIVERY_ATTEMPTS as MAX_ATTEMPTS } from "@gateway/outbound";
 import { createCallbackDispatcher } from "./dispatcher.js";

@@ -1,4 +1,4 @@
-import type { Transact } from "@gateway/events";
+import type { Transact } from "@gateway/events-runtime";
 import type { LedgerCalls, Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { Keyring } from "@gateway/secrets";

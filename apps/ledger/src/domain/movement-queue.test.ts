@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId } from "@gateway/ids";
+import { describe, expect, it } from "vitest";
+import { newId } from "@gateway/contract/ids";
 import { createLogger } from "@gateway/logger";
 import type { LedgerContext } from "./context.js";
-import { openTestLedger, type TestLedger } from "../testing/ledger-database.js";
+import { ledgerPerFile } from "../testing/ledger-per-file.js";
 import { getBalance } from "./balance/get.js";
 import { createCredit } from "./credit/create.js";
 import { captureHold } from "./hold/capture.js";
@@ -12,13 +12,7 @@ import { voidHold } from "./hold/void.js";
 import { checkInvariant } from "./invariant/check.js";
 import { MovementQueue, type MovementRow, type QueuedMovement } from "./movement-queue.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger({ poolSize: 12 });
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile({ poolSize: 12 });
 
 /** A context whose queue counts its statements (and may be told to fail some). */
 function countingContext(options: { concurrency?: number; failWhen?: (movements: number) => boolean } = {}) {

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { currentRequestId } from "@gateway/logger";
 import type pg from "pg";
 import type { LedgerContext } from "./context.js";

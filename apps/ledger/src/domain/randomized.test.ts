@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
 import type { LedgerContext } from "./context.js";
-import { openTestLedger, type TestLedger } from "../testing/ledger-database.js";
+import { ledgerPerFile } from "../testing/ledger-per-file.js";
 import { getBalance } from "./balance/get.js";
 import { createCredit } from "./credit/create.js";
 import { captureHold } from "./hold/capture.js";
@@ -23,13 +23,7 @@ import { MovementQueue, type MovementRow } from "./movement-queue.js";
  * captures, and the ledger's invariant (journal, running balances, holds) intact.
  * The seed is printed on failure; LEDGER_RANDOM_SEED replays one.
  */
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger({ poolSize: 12 });
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile({ poolSize: 12 });
 
 /** mulberry32: a small deterministic generator, so a failing seed can be replayed. */
 function generator(seed: number) {

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { IDEMPOTENCY_KEY_PATTERN } from "@gateway/contract-schemas";
+import { IDEMPOTENCY_KEY_PATTERN } from "@gateway/contract";
 
 // Ids and int64 units (decimal strings over gRPC) are the contract's, defined once.
-export { Id as HoldId, Id as TenantId, NonNegativeUnits, PositiveUnits } from "@gateway/contract-schemas";
+export { Id as HoldId, Id as TenantId, NonNegativeUnits, PositiveUnits } from "@gateway/contract";
 
 /** Operation ids are caller-chosen (an Idempotency-Key, a request id): the Idempotency-Key's characters and length. */
 export const OperationId = z.string().regex(IDEMPOTENCY_KEY_PATTERN, "operation_id must be 1-128 of A-Z a-z 0-9 . _ : -");

@@ -1,6 +1,6 @@
 import type { Implementation } from "@gateway/grpc-kit";
 import { AppError, isAppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { currentContext, currentRequestId, runWithContext } from "@gateway/logger";
 import type { ledger, ledgerV1 } from "@gateway/protos";
 import type { LedgerContext } from "../domain/context.js";

@@ -1,5 +1,5 @@
 import { databaseUrl } from "@gateway/db-kit";
-import { connectNats, type NatsConnection } from "@gateway/events";
+import { connectNats, type NatsConnection } from "@gateway/events-runtime";
 import { createClient, type Client } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import { startLedger, type ServiceProcess } from "@gateway/testkit";

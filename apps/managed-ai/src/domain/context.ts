@@ -1,4 +1,4 @@
-import type { Statements, Transact } from "@gateway/events";
+import type { Statements, Transact } from "@gateway/events-runtime";
 import type { LedgerCalls } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { Keyring } from "../crypto/keyring.js";

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { AppError } from "@gateway/errors";
-import { listLimit } from "@gateway/contract-schemas";
+import { listLimit } from "@gateway/contract";
 
 /** Path ids and aliases (spec section 8) and int64 units (decimal strings over gRPC): the contract's, defined once. */
-export { Id as ResourceId, NonNegativeUnits } from "@gateway/contract-schemas";
+export { Id as ResourceId, NonNegativeUnits } from "@gateway/contract";
 
 /**
  * Who performs an audited write, as the edge authenticated it (`user:<id>`).

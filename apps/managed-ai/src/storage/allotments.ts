@@ -1,6 +1,6 @@
 import { isAppError } from "@gateway/errors";
-import type { Statements } from "@gateway/events";
-import { newId } from "@gateway/ids";
+import type { Statements } from "@gateway/events-runtime";
+import { newId } from "@gateway/contract/ids";
 import { allotOperation, freezeOperation, type LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { ledger } from "@gateway/protos";

@@ -1,5 +1,5 @@
 import { GroupCommit } from "@gateway/db-kit";
-import type { Statements } from "@gateway/events";
+import type { Statements } from "@gateway/events-runtime";
 
 /**
  * Spend budgets' rows (docs/decisions/0024): counters per budget and period, and a

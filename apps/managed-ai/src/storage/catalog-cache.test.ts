@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Broadcast, connectNats, type NatsConnection } from "@gateway/events";
+import { Broadcast, connectNats, type NatsConnection } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { createTestContext, type TestContext } from "../testing/context.js";

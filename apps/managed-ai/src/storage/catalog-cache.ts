@@ -1,4 +1,4 @@
-import type { Broadcast, SqlExecutor, Transact } from "@gateway/events";
+import type { Broadcast, SqlExecutor, Transact } from "@gateway/events-runtime";
 import type { ConnectedAccount, Prisma, PrismaClient, ServiceInstance } from "../generated/prisma/client.js";
 
 /** A model as planning needs it: its upstream, its newest price, the tenant's offer. */

@@ -1,4 +1,4 @@
-import type { Statements } from "@gateway/events";
+import type { Statements } from "@gateway/events-runtime";
 
 /*
  * The reconciler's own statements (domain/reconcile/): whether anything may become

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events";
+import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
 import { SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateData, type EventType, type Statements } from "@gateway/events";
+import { validateData, type EventType } from "@gateway/events";
+import type { Statements } from "@gateway/events-runtime";
 import { createTestContext, type TestContext } from "../testing/context.js";
 import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 

@@ -1,5 +1,5 @@
 import { GroupCommit } from "@gateway/db-kit";
-import type { Statements } from "@gateway/events";
+import type { Statements } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { createTransact, poolStatements } from "@gateway/events";
+import { createTransact, poolStatements } from "@gateway/events-runtime";
 import { createClient } from "@gateway/grpc-kit";
 import { createLogger } from "@gateway/logger";
 import { ledgerV1 } from "@gateway/protos";

@@ -1,4 +1,5 @@
-import { startWorkQueue, type JetStreamClient, type JetStreamManager, type RunningConsumer, type Subjects } from "@gateway/events";
+import type { Subjects } from "@gateway/events";
+import { startWorkQueue, type JetStreamClient, type JetStreamManager, type RunningConsumer } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 import type { AppContext } from "../domain/app-context.js";
 import { deliverSocialReply } from "../domain/socialops/deliver-reply.js";

@@ -1,7 +1,7 @@
 import { egressPolicy } from "@gateway/outbound";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { createTransact } from "@gateway/events";
+import { createTransact } from "@gateway/events-runtime";
 import { AppError } from "@gateway/errors";
 import type { Client } from "@gateway/grpc-kit";
 import { LedgerCalls } from "@gateway/ledger-client";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { createTransact } from "@gateway/events";
+import { createTransact } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
 import { checkUrl, egressPolicy } from "@gateway/outbound";
 import { parseKeyring } from "@gateway/secrets";

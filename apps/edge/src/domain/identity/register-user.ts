@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
 import { isUniqueViolation } from "@gateway/db-kit";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Tx } from "../../db.js";
 import type { PlatformRole } from "../principal.js";
 import type { IdentityContext } from "./context.js";

@@ -1,6 +1,6 @@
 import type { PlatformRole, SessionAuthenticator, SessionPrincipal, TenantRole } from "../principal.js";
 import type { PrismaClient } from "../../db.js";
-import type { Broadcast } from "@gateway/events";
+import type { Broadcast } from "@gateway/events-runtime";
 import { verifyAccessToken } from "./tokens.js";
 
 type Entry = { principal: SessionPrincipal | null; expires: number };

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Tx } from "../../db.js";
 import type { IdentityContext } from "./context.js";
 import { decoyHash, verifyPassword } from "./passwords.js";

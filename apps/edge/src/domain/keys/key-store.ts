@@ -2,7 +2,7 @@ import type { BlockList } from "node:net";
 import type { Logger } from "@gateway/logger";
 import type { PrismaClient } from "../../db.js";
 import type { ApiKey } from "../../generated/prisma/client.js";
-import type { Broadcast } from "@gateway/events";
+import type { Broadcast } from "@gateway/events-runtime";
 import { parseCidrs } from "./client-ip.js";
 import type { LimitedKey } from "./limits.js";
 import type { KeyBudget } from "../principal.js";

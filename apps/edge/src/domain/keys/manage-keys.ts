@@ -1,6 +1,6 @@
 import { AppError } from "@gateway/errors";
-import { pageOf, pageStart, type Page } from "@gateway/contract-schemas";
-import { newId } from "@gateway/ids";
+import { pageOf, pageStart, type Page } from "@gateway/contract";
+import { newId } from "@gateway/contract/ids";
 import type { ApiKey } from "../../generated/prisma/client.js";
 import type { KeysContext } from "./context.js";
 import { generateKey } from "./key-format.js";

@@ -1,4 +1,4 @@
-import { ID_PATTERN_BODY } from "@gateway/contract-schemas";
+import { ID_PATTERN_BODY } from "@gateway/contract";
 
 /** API key scopes (spec section 5, plus file:write from CONTRACT.md section 12). */
 export const SCOPES = [

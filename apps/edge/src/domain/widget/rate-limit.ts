@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { guarded } from "../keys/limits.js";
 
 /**

@@ -1,5 +1,5 @@
 import { AppError, isAppError } from "@gateway/errors";
-import type { Broadcast } from "@gateway/events";
+import type { Broadcast } from "@gateway/events-runtime";
 import type { Client } from "@gateway/grpc-kit";
 import type { conversationsV1 } from "@gateway/protos";
 import type { WidgetPrincipal } from "../principal.js";

@@ -1,4 +1,4 @@
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import type { jobs } from "@gateway/protos";
 import { forward, ok } from "../forward.js";
 import { admin } from "./console-access.js";

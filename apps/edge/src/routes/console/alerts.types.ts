@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UnitsNumber } from "@gateway/contract-schemas";
+import { UnitsNumber } from "@gateway/contract";
 
 export const PutAlertsRequest = z.strictObject({
   balance_low_units: UnitsNumber.nullable().describe(

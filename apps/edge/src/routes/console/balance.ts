@@ -1,6 +1,6 @@
 import { forward, ok } from "../forward.js";
 import { member } from "./console-access.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { BalanceResponse } from "./balance.types.js";
 
 export const getBalance = forward(member(), "get /console/balance", {

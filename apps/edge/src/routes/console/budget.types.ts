@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { managedAi } from "@gateway/protos";
-import { PositiveUnitsNumber, unitsToNumber } from "@gateway/contract-schemas";
+import { PositiveUnitsNumber, unitsToNumber } from "@gateway/contract";
 
 /** A spend budget on a key or an instance (CONTRACT.md section 3b, docs/decisions/0024): both fields or neither. */
 export const BudgetFields = {

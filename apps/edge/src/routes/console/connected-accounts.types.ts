@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 
 export const CreateConnectedAccountRequest = z.strictObject({
   provider: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 of a-z 0-9 _ - (e.g. openai, telegram)"),

@@ -1,4 +1,4 @@
-import { pageRequested } from "@gateway/contract-schemas";
+import { pageRequested } from "@gateway/contract";
 import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKeyBudget } from "../../domain/keys/manage-keys.js";
 import { sessionPrincipal } from "../../http/access.js";
 import { created, forward, noContent, ok } from "../forward.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseCidrs } from "../../domain/keys/client-ip.js";
 import { SCOPES, SERVICE_ALIAS_PATTERN } from "../../domain/keys/scopes.js";
-import { Id, listPageQuery } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract";
 import { NextCursor } from "../page.js";
 import { BudgetFields, BudgetState, bothOrNeither } from "./budget.types.js";
 

@@ -1,4 +1,4 @@
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { forward, ok } from "../forward.js";
 import { member } from "./console-access.js";
 import { CustomerModelsResponse } from "./managed-ai-models.types.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UnitsNumber } from "@gateway/contract-schemas";
+import { UnitsNumber } from "@gateway/contract";
 
 /** GET /console/services/managed-ai/models: the caller tenant's effective prices. */
 export const CustomerModelsResponse = z.object({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listPageQuery } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract";
 
 export const UsageQuery = z.strictObject({
   ...listPageQuery({ item: "usage records", fallback: "the newest 100" }),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { UsageRecord } from "../ops/ai/requests.types.js";
 
 /** GET /console/requests/:request_id: what the gateway recorded about one request. */

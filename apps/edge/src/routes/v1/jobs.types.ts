@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listPageQuery } from "@gateway/contract-schemas";
+import { Id, listPageQuery } from "@gateway/contract";
 import { NextCursor } from "../page.js";
 
 export const JobView = z.object({

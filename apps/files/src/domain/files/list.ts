@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import type { FilesLimits } from "../context.js";
 
 /** Used when the client names no file. */

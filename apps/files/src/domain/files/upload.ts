@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { AppError, isAppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
 import { bytesQuotaExceeded, chargeFile, filesQuotaReached, readQuota, type StorageQuota } from "../quota/usage.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import type { FilesContext } from "../context.js";
 import { readQuota, type StorageQuota } from "./usage.js";
 

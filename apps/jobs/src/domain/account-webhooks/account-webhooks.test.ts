@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCallbackReceiver, type CallbackReceiver } from "@gateway/testkit";
 import type { EventEnvelope } from "@gateway/events";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { MAX_DELIVERY_ATTEMPTS } from "@gateway/outbound";
 import { createAccountWebhookDispatcher } from "../../account-webhooks/dispatcher.js";
 import { createTestContext, type TestContext } from "../../testing/context.js";

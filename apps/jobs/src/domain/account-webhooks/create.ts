@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id } from "@gateway/contract-schemas";
-import { newId } from "@gateway/ids";
+import { Id } from "@gateway/contract";
+import { newId } from "@gateway/contract/ids";
 import { checkUrl } from "@gateway/outbound";
 import type { JobsContext } from "../context.js";
 import type { AccountWebhook } from "../../generated/prisma/client.js";

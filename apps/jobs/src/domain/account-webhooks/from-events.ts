@@ -1,4 +1,5 @@
-import type { EventEnvelope, SqlExecutor } from "@gateway/events";
+import type { EventEnvelope } from "@gateway/events";
+import type { SqlExecutor } from "@gateway/events-runtime";
 import { queueNotices, type AccountNotice } from "./notices.js";
 
 /** Ledger movements: each may move a tenant's available balance (allotment reports ride with posts). */

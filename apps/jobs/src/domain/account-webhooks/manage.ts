@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
-import { newId } from "@gateway/ids";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { newId } from "@gateway/contract/ids";
 import type { JobsContext } from "../context.js";
 import type { AccountWebhook, AccountWebhookDelivery } from "../../generated/prisma/client.js";
 import { queueNotices } from "./notices.js";

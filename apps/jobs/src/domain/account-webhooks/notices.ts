@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "@gateway/events";
+import type { SqlExecutor } from "@gateway/events-runtime";
 
 /** What a tenant's account webhooks can subscribe to (CONTRACT.md section 13). */
 export const ACCOUNT_EVENTS = ["budget.threshold", "budget.reached", "balance.low", "key.expiring", "ping"] as const;

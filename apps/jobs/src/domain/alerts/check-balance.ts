@@ -1,4 +1,4 @@
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { JobsContext } from "../context.js";
 import { queueNotices } from "../account-webhooks/notices.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
+import { Id, NonNegativeUnits } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 
 export const GetAccountAlertsInput = z.object({ tenant_id: Id });

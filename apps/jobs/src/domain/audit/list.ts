@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Id, listLimit } from "@gateway/contract-schemas";
+import { Id, listLimit } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 
 export const ListAuditEventsInput = z.object({

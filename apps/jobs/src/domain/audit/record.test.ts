@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { headers as natsHeaders, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { subjectsFor, type EventEnvelope } from "@gateway/events";
 import {
   connectNats,
   ensureStream,
@@ -10,11 +11,9 @@ import {
   pgTransactions,
   publishEnvelope,
   startCheckpointConsumer,
-  subjectsFor,
-  type EventEnvelope,
   type PoolLike,
   type RunningConsumer,
-} from "@gateway/events";
+} from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
 import { TcpProxy } from "@gateway/testkit";
 import { recordAuditEvents } from "./record.js";

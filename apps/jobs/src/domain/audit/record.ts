@@ -1,4 +1,5 @@
-import type { EventEnvelope, SqlExecutor } from "@gateway/events";
+import type { EventEnvelope } from "@gateway/events";
+import type { SqlExecutor } from "@gateway/events-runtime";
 
 /**
  * Stores a batch of published events in the audit trail, in the consumer's

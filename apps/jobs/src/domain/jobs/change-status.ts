@@ -1,5 +1,5 @@
-import type { Emit } from "@gateway/events";
-import { newId } from "@gateway/ids";
+import type { Emit } from "@gateway/events-runtime";
+import { newId } from "@gateway/contract/ids";
 import type { Tx } from "../context.js";
 import type { Job, Prisma } from "../../generated/prisma/client.js";
 import { jobView, type JobStatus } from "./view.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 import type { Job } from "../../generated/prisma/client.js";
 

@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
-import { ulid } from "@gateway/ids";
-import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract-schemas";
+import { ulid } from "@gateway/contract/ids";
+import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 import type { TronLease } from "../../generated/prisma/client.js";
 import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";
 import { leaseHold, leaseHolds, settled } from "./hold.js";
-import { unitsToUsdNumber } from "@gateway/money";
+import { unitsToUsdNumber } from "@gateway/contract/money";
 
 export const LEASE_JOB_TYPE = "tron.energy_lease";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { JobsContext } from "../context.js";
 import type { TronQuote } from "../../generated/prisma/client.js";
 import { leaseCostUnits } from "../../tron/pricing.js";

@@ -20,4 +20,4 @@ const int64 = (name: string, min: number, max: number) =>
 export const Receiver = z.string().refine(isTronAddress, "receiver must be a TRON address (base58check, T...)");
 export const Energy = int64("energy", ENERGY_MIN, ENERGY_MAX);
 export const Duration = int64("duration_seconds", DURATION_MIN, DURATION_MAX);
-export { Id as TenantId } from "@gateway/contract-schemas";
+export { Id as TenantId } from "@gateway/contract";

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { describe, expect, it } from "vitest";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { getBalance } from "../balance/get.js";
 import { createCredit } from "../credit/create.js";
 import { captureHold } from "../hold/capture.js";
@@ -11,13 +11,7 @@ import { postAllotment } from "./post.js";
 import { releaseAllotment } from "./release.js";
 import { reportAllotments } from "./report.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 let n = 0;
 const fund = (tenant: string, units: number) =>

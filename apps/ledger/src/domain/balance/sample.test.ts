@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { describe, expect, it } from "vitest";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { postAllotment } from "../allotment/post.js";
 import { reportAllotments } from "../allotment/report.js";
 import { createCredit } from "../credit/create.js";
@@ -7,13 +7,7 @@ import { reserveHold } from "../hold/reserve.js";
 import { getBalance } from "./get.js";
 import { sampleAvailable } from "./sample.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 describe("sampleAvailable (the metrics' view of every balance)", () => {
   it("gives every tenant's available units exactly as the balance view does, allotments included, or their sum", async () => {

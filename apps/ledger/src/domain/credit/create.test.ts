@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runWithContext } from "@gateway/logger";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { getBalance } from "../balance/get.js";
 import { createCredit } from "./create.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 const credit = (input: Partial<Parameters<typeof createCredit>[0]["input"]> & { tenant_id: string }) =>
   createCredit({ ctx: ledger.ctx, input: { operation_id: `op-${Math.random()}`, units: "100", reason: "top-up", ...input } });

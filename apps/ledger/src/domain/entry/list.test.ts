@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { describe, expect, it } from "vitest";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { createCredit } from "../credit/create.js";
 import { captureHold } from "../hold/capture.js";
 import { reserveHold } from "../hold/reserve.js";
 import { voidHold } from "../hold/void.js";
 import { listEntries, type LedgerEntry } from "./list.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 describe("listEntries", () => {
   it("lists a tenant's movements newest first with balanced legs and the balance after each, page by page", async () => {

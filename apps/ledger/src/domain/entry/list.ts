@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Cursor, decodeCursor, encodeCursor, listLimit } from "@gateway/contract-schemas";
+import { Cursor, decodeCursor, encodeCursor, listLimit } from "@gateway/contract";
 import type { LedgerContext } from "../context.js";
 import type { AccountName, Leg, TenantBalance } from "../accounts.js";
 import type { TransferKind } from "../accounts.js";

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { describe, expect, it } from "vitest";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { getBalance } from "../balance/get.js";
 import { createCredit } from "../credit/create.js";
 import { captureHold } from "./capture.js";
 import { getHold } from "./get.js";
 import { reserveHold, type ReserveHoldInput } from "./reserve.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 let n = 0;
 const fund = (tenant: string, units: number) =>

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { LedgerContext } from "../context.js";
 import type { TenantBalance } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";

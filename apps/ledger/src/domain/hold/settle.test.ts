@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestLedger, type TestLedger } from "../../testing/ledger-database.js";
+import { describe, expect, it } from "vitest";
+import { ledgerPerFile } from "../../testing/ledger-per-file.js";
 import { getBalance } from "../balance/get.js";
 import { createCredit } from "../credit/create.js";
 import { captureHold, type CaptureHoldInput } from "./capture.js";
@@ -7,13 +7,7 @@ import { getHold } from "./get.js";
 import { reserveHold } from "./reserve.js";
 import { voidHold, type VoidHoldInput } from "./void.js";
 
-let ledger: TestLedger;
-beforeAll(async () => {
-  ledger = await openTestLedger();
-});
-afterAll(async () => {
-  await ledger?.close();
-});
+const ledger = ledgerPerFile();
 
 let n = 0;
 async function holdFor(tenant: string, funds: number, units: number, ttlSeconds = 900) {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import { createTestContext, type TestContext } from "../../testing/context.js";
-import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import type { TestLedger } from "../../testing/ledger.js";
+import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
@@ -20,18 +20,14 @@ import { closeAllotments } from "./close.js";
  * its batch before it gives the rest back. Balances are the tenant's accounts as the
  * journal keeps them (an open allotment's units all held).
  */
+let lt: LedgerTest;
 let L: TestLedger;
-let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
-  L = await startTestLedger();
-  t = await createTestContext({ ledgerCalls: L.calls }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
-  ctx = t.ctx;
+  lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
+  ({ L, ctx } = lt);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-  await L?.close();
-});
+afterAll(() => lt?.close());
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
 const planFor = (tenantId: string, reservedUnits: bigint): Priced =>

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl } from "@gateway/db-kit";
 import type { ManagedAiContext } from "../context.js";
-import { createTestContext, replicaOf, type TestContext } from "../../testing/context.js";
+import { replicaOf, type TestContext } from "../../testing/context.js";
 import { gate, pausingLedger } from "../../testing/interleave.js";
-import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import type { TestLedger } from "../../testing/ledger.js";
+import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { UsageRecordWriter } from "../../storage/usage-records.js";
 import type { Priced } from "../invocation/plan.js";
@@ -20,18 +21,15 @@ import { closeAllotments } from "./close.js";
  * money audit: the ledger's charges equal the records' final charges, its invariant
  * holds, and once the allotments are closed nothing stays held.
  */
+let lt: LedgerTest;
 let L: TestLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
-  L = await startTestLedger();
-  t = await createTestContext({ ledgerCalls: L.calls }, { allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
-  ctx = t.ctx;
+  lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
+  ({ L, t, ctx } = lt);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-  await L?.close();
-});
+afterAll(() => lt?.close());
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
 const planFor = (tenantId: string, reservedUnits: bigint): Priced =>

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { NonNegativeUnits, PositiveUnits } from "@gateway/contract-schemas";
+import { NonNegativeUnits, PositiveUnits } from "@gateway/contract";
 import type { ManagedAiContext } from "../context.js";
 import { ResourceId } from "../schemas.js";
 import type { Budget, BudgetView } from "./budget.js";

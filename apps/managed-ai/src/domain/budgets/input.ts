@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "@gateway/errors";
-import { NonNegativeUnits } from "@gateway/contract-schemas";
+import { NonNegativeUnits } from "@gateway/contract";
 import { BUDGET_PERIODS, type BudgetPeriod } from "./period.js";
 
 /** The largest budget: what JSON numbers carry exactly (2^53 - 1 units, about USD 900 billion). */

@@ -1,5 +1,5 @@
 import { GroupCommit } from "@gateway/db-kit";
-import type { Statements } from "@gateway/events";
+import type { Statements } from "@gateway/events-runtime";
 import type { ManagedAiContext } from "../context.js";
 import { budgetCrossed } from "./events.js";
 import { openClaimRequests, settlePushClaims, settleRecordClaims, type SettledCounter } from "../../storage/budgets.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { connectedAccountContext, sealCredential } from "../../crypto/credentials.js";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";

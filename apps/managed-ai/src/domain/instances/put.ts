@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { usdAmount } from "@gateway/contract-schemas";
-import { newId } from "@gateway/ids";
+import { usdAmount } from "@gateway/contract";
+import { newId } from "@gateway/contract/ids";
 import { instanceKeyContext, sealCredential } from "../../crypto/credentials.js";
 import type { ManagedAiContext, Tx } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { usdAmount } from "@gateway/contract-schemas";
+import { usdAmount } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
 import type { ChatRequest } from "./chat-request.js";
 import { inputTokenUpperBound, type BoundableMessage } from "./tokens.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { usdAmount } from "@gateway/contract-schemas";
-import { ID_PATTERN } from "@gateway/ids";
+import { usdAmount } from "@gateway/contract";
+import { ID_PATTERN } from "@gateway/contract/ids";
 
 /**
  * The chat request on managed models (CONTRACT.md 6b): OpenAI's Chat Completions

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { usdAmount } from "@gateway/contract-schemas";
+import { usdAmount } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { meteredJsonCall, type InvokeInput, type InvokeResult } from "./invoke.js";
 import { planCall, targetOf, type CallKind, type Plan } from "./plan.js";
 import type { Usage } from "./settlement.js";
-import { ID_PATTERN } from "@gateway/ids";
+import { ID_PATTERN } from "@gateway/contract/ids";
 
 const encoder = new TextEncoder();
 

@@ -8,7 +8,7 @@ import { byokTarget, type ProviderTarget } from "./byok-target.js";
 import { parseByokChatRequest } from "./byok-request.js";
 import { parseChatRequest, type ChatRequest } from "./chat-request.js";
 import { costUnits, type Price } from "./cost.js";
-import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
+import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/contract/money";
 
 /**
  * Everything decided before money moves: what is called, at which price, for

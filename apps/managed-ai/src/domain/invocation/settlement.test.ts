@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedAiContext } from "../context.js";
-import { createTestContext, type TestContext } from "../../testing/context.js";
-import { gate, pausingLedger, switchableLedger, type SwitchableLedger } from "../../testing/interleave.js";
-import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import type { TestContext } from "../../testing/context.js";
+import { gate, pausingLedger, type SwitchableLedger } from "../../testing/interleave.js";
+import type { TestLedger } from "../../testing/ledger.js";
+import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { Priced } from "./plan.js";
 import { openReservation, settleCompleted, usageOf } from "./settlement.js";
@@ -20,22 +21,16 @@ const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
  */
 const TENANT = "ten_1";
 
+let lt: LedgerTest;
 let L: TestLedger;
 let door: SwitchableLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
 beforeAll(async () => {
-  L = await startTestLedger();
-  door = switchableLedger(L.calls);
-  t = await createTestContext({ ledgerCalls: door.calls });
-  ctx = t.ctx;
-  await L.credit(TENANT, 1_000_000n);
+  lt = await openLedgerTest({ door: true, fund: { tenant: TENANT, units: 1_000_000n } });
+  ({ L, door, t, ctx } = lt);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-  door?.close();
-  await L?.close();
-});
+afterAll(() => lt?.close());
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
 const plan = { tenantId: TENANT, reservedUnits: 100n, discountBps: 0, price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n } } as Priced;

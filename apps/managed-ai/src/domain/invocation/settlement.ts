@@ -1,7 +1,7 @@
 import { AppError, isAppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { costUnits } from "./cost.js";
-import { unitsToUsdNumber } from "@gateway/money";
+import { unitsToUsdNumber } from "@gateway/contract/money";
 import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve, type Carved } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";

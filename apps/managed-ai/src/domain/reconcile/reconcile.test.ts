@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedAiContext } from "../context.js";
-import { createTestContext, type TestContext } from "../../testing/context.js";
-import { switchableLedger, type SwitchableLedger } from "../../testing/interleave.js";
-import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import type { TestContext } from "../../testing/context.js";
+import type { SwitchableLedger } from "../../testing/interleave.js";
+import type { TestLedger } from "../../testing/ledger.js";
+import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { reconcileUsage } from "./reconcile.js";
 
@@ -14,23 +15,16 @@ import { reconcileUsage } from "./reconcile.js";
  */
 const TENANT = "ten_1";
 
+let lt: LedgerTest;
 let L: TestLedger;
 let door: SwitchableLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
-
 beforeAll(async () => {
-  L = await startTestLedger();
-  door = switchableLedger(L.calls);
-  t = await createTestContext({ ledgerCalls: door.calls });
-  ctx = t.ctx;
-  await L.credit(TENANT, 10_000_000n);
+  lt = await openLedgerTest({ door: true, fund: { tenant: TENANT, units: 10_000_000n } });
+  ({ L, door, t, ctx } = lt);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-  door?.close();
-  await L?.close();
-});
+afterAll(() => lt?.close());
 
 /**
  * What a request did before its record lost track of it: its reservation exactly as

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import { createTestContext, type TestContext } from "../../testing/context.js";
-import { startTestLedger, type TestLedger } from "../../testing/ledger.js";
+import type { TestContext } from "../../testing/context.js";
+import type { TestLedger } from "../../testing/ledger.js";
+import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { captureUsage } from "./capture.js";
 import { releaseUsage } from "./release.js";
 
@@ -20,16 +21,12 @@ let t: TestContext;
 let ctx: ManagedAiContext;
 let L: TestLedger;
 
+let lt: LedgerTest;
 beforeAll(async () => {
-  L = await startTestLedger();
-  t = await createTestContext({ ledgerCalls: L.calls });
-  ctx = t.ctx;
-  await L.credit(TENANT, CREDIT);
+  lt = await openLedgerTest({ fund: { tenant: TENANT, units: CREDIT } });
+  ({ L, t, ctx } = lt);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-  await L?.close();
-});
+afterAll(() => lt?.close());
 
 /** The tenant's balance (no allotments here: what its accounts hold). */
 const balance = async () => {

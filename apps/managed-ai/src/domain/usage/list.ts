@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
+import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { ManagedAiContext } from "../context.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { HubContext } from "../hub-context.js";
 
 export async function createBot({ ctx, input }: { ctx: HubContext; input: { tenantId: string; name: string; welcomeMessage: string } }) {

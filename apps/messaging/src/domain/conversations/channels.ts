@@ -1,6 +1,6 @@
 import { isUniqueViolation } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Tx } from "../../db.js";
 import type { ConversationChannel } from "../../generated/prisma/client.js";
 import type { HubContext } from "../hub-context.js";

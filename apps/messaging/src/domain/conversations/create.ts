@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { Prisma } from "../../generated/prisma/client.js";
 import type { HubContext } from "../hub-context.js";
 import { conversationData, participantData } from "../views.js";

@@ -1,7 +1,7 @@
 import { isUniqueViolation } from "@gateway/db-kit";
 import { AppError } from "@gateway/errors";
-import { EXTERNAL_ID_PATTERN } from "@gateway/contract-schemas";
-import { newId } from "@gateway/ids";
+import { EXTERNAL_ID_PATTERN } from "@gateway/contract";
+import { newId } from "@gateway/contract/ids";
 import type { HubContext } from "../hub-context.js";
 import { participantData } from "../views.js";
 import { lockConversation } from "./find.js";

@@ -1,4 +1,4 @@
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestHub, type TestHub } from "../../testing/hub.js";
 import { appendFeedEvent } from "./append.js";

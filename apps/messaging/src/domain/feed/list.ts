@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from "@gateway/contract-schemas";
+import { decodeCursor, encodeCursor } from "@gateway/contract";
 import type { HubContext } from "../hub-context.js";
 import { streamKey, type FeedStream } from "./append.js";
 

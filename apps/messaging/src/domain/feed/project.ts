@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import type { EventData, EventType, Transact } from "@gateway/events";
+import type { EventData, EventType } from "@gateway/events";
+import type { Transact } from "@gateway/events-runtime";
 import type { HubTransact, Tx } from "../../db.js";
 import { appendFeedEvent, type FeedStream } from "./append.js";
 

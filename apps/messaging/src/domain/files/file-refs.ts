@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { FILE_ID_PATTERN } from "@gateway/contract-schemas";
+import { FILE_ID_PATTERN } from "@gateway/contract";
 
 /**
  * File messages reference a file of the files service by id. The reference is

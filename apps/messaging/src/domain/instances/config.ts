@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
 import { checkUrl, type EgressPolicy } from "@gateway/outbound";
 import { openCredential, sealCredential, type Keyring } from "@gateway/secrets";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { AppInstance } from "../../generated/prisma/client.js";

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { HubEmit, Tx } from "../../db.js";
 import type { BotChat, BotMessage } from "../../generated/prisma/client.js";
 import { findChat } from "../chats/list.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimit } from "@gateway/contract-schemas";
+import { Id, listLimit } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { PushDelivery, PushMessage } from "../../generated/prisma/client.js";

@@ -1,4 +1,4 @@
-import { BatchLoop } from "@gateway/events";
+import { BatchLoop } from "@gateway/events-runtime";
 import type { AppContext } from "../app-context.js";
 import { settlePush } from "./settle.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Id, NonNegativeUnits } from "@gateway/contract-schemas";
+import { Id, NonNegativeUnits } from "@gateway/contract";
 import { AppError, isAppError, parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { holdsOf, pushHold } from "./hold.js";
 import type { AppContext } from "../app-context.js";
 import type { StoredPushConfig } from "../instances/config.js";

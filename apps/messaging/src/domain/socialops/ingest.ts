@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { AppContext } from "../app-context.js";
 import { activeInstance } from "../instances/list.js";
 import { SOCIALOPS_PROVIDERS } from "./providers.js";

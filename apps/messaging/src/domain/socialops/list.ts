@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract-schemas";
+import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { SocialMessage, SocialThread } from "../../generated/prisma/client.js";

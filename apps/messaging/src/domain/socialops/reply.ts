@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import type { AppContext } from "../app-context.js";
 import type { SocialMessage } from "../../generated/prisma/client.js";
 import type { StoredSocialOpsConfig } from "../instances/config.js";

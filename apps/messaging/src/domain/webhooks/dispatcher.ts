@@ -13,7 +13,7 @@ import type { Logger } from "@gateway/logger";
 import type { Keyring } from "@gateway/secrets";
 import type { MessagingContext } from "../../db.js";
 import { openWebhookSecret } from "./register.js";
-import { encodeCursor } from "@gateway/contract-schemas";
+import { encodeCursor } from "@gateway/contract";
 
 export type DispatcherOptions = {
   ctx: MessagingContext & { keyring: Keyring };

@@ -1,7 +1,7 @@
 import { AppError } from "@gateway/errors";
-import { newId } from "@gateway/ids";
+import { newId } from "@gateway/contract/ids";
 import { openCredential, sealCredential } from "@gateway/secrets";
-import { encodeCursor } from "@gateway/contract-schemas";
+import { encodeCursor } from "@gateway/contract";
 import { parseCursor } from "../feed/list.js";
 import { streamKey } from "../feed/append.js";
 import type { HubContext } from "../hub-context.js";

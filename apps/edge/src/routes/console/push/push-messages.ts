@@ -1,6 +1,6 @@
 import { forward, ok } from "../../forward.js";
 import { member } from "../console-access.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { PushMessagesParams, PushMessagesQuery, PushMessagesResponse } from "./push-messages.types.js";
 
 export const listPushMessages = forward(member("push"), "get /console/services/webhook-push/:alias/messages", {

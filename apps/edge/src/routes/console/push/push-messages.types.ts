@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract-schemas";
+import { Id, listLimitQuery } from "@gateway/contract";
 
 /** The delivery log of a webhook-push instance (the console's push page). */
 export const PushMessagesParams = z.object({ alias: Id });

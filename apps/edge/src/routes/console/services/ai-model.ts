@@ -1,6 +1,6 @@
 import type { managedAi } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { budgetJson } from "../budget.types.js";
 import type { AiModelService, ServiceInstanceJson } from "./services.types.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BudgetFields, bothOrNeither } from "../budget.types.js";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 
 // webhook-push and socialops instances (CONTRACT.md sections 8 and 10), served by messaging.
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, UnitsNumber, usdAmount } from "@gateway/contract-schemas";
+import { Id, UnitsNumber, usdAmount } from "@gateway/contract";
 import { BudgetFields, BudgetState, bothOrNeither } from "../budget.types.js";
 import { PutPushServiceRequest, PutSocialOpsServiceRequest } from "./messaging-services.types.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { ExpectedVersion, Timestamp } from "./common.types.js";
 
 /** Request and response schemas of /ops/ai/discounts (CONTRACT.md section 5): a tenant's offer on a model. */

@@ -1,5 +1,5 @@
 import type { managedAi } from "@gateway/protos";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 
 /** managed-ai messages as the contract's JSON (units as safe integers, nulls for absent values). */
 export function priceJson(p: managedAi.PriceVersion__Output) {

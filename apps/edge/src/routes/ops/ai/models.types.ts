@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { ExpectedVersion, Timestamp } from "./common.types.js";
 import { PriceVersion } from "./prices.types.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UnitsNumber } from "@gateway/contract-schemas";
+import { UnitsNumber } from "@gateway/contract";
 import { Timestamp } from "./common.types.js";
 
 /** Request and response schemas of /ops/ai/models/:alias/prices (CONTRACT.md section 5): immutable price versions. */

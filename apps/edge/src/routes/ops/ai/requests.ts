@@ -1,7 +1,7 @@
 import type { managedAi } from "@gateway/protos";
 import { forward, ok } from "../../forward.js";
 import { opsRead, opsWrite } from "../ops-access.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { CaptureRequest, CaptureResponse, OperatorUsageListResponse, ReleaseRequest, ReleaseResponse, RequestParams } from "./requests.types.js";
 
 /** A usage record as spec 2.1 shows it to its tenant. */

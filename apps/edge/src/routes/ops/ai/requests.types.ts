@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, UnitsNumber } from "@gateway/contract-schemas";
+import { Id, UnitsNumber } from "@gateway/contract";
 import { NextCursor } from "../../page.js";
 
 /** Spec 2.1's usage record. */

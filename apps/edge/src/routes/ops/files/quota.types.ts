@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 import { StorageQuota } from "../../v1/files/quota.types.js";
 
 export const QuotaParams = z.object({ tenant_id: Id });

@@ -1,7 +1,7 @@
 import { forward, ok } from "../../forward.js";
 import { opsRead } from "../ops-access.js";
 import { existingTenant } from "../existing-tenant.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { TenantBalanceResponse, TenantParams } from "./ledger.types.js";
 
 export const getTenantBalance = forward(opsRead("ledger"), "get /ops/ledger/tenants/:tenant_id", {

@@ -1,7 +1,7 @@
 import { created, forward } from "../../forward.js";
 import { opsWrite } from "../ops-access.js";
 import { existingTenant } from "../existing-tenant.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { creditOperation } from "@gateway/ledger-client";
 import { CreditHeaders, CreditRequest, CreditResponse, TenantParams } from "./ledger.types.js";
 

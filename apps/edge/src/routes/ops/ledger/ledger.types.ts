@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, PositiveUnitsNumber, UnitsNumber, idempotencyKeyHeader } from "@gateway/contract-schemas";
+import { Id, PositiveUnitsNumber, UnitsNumber, idempotencyKeyHeader } from "@gateway/contract";
 
 export const TenantParams = z.object({ tenant_id: Id });
 export type TenantParams = z.infer<typeof TenantParams>;

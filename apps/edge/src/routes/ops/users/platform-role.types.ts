@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PLATFORM_ROLES } from "../../../domain/principal.js";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 
 export const PlatformRoleParams = z.object({ id: Id });
 export type PlatformRoleParams = z.infer<typeof PlatformRoleParams>;

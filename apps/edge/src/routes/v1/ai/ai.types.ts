@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader, usdAmount } from "@gateway/contract-schemas";
+import { Id, type IdempotencyKeyHeader, idempotencyKeyHeader, usdAmount } from "@gateway/contract";
 
 export const AliasParams = z.object({ alias: Id });
 export type AliasParams = z.infer<typeof AliasParams>;

@@ -6,7 +6,7 @@ import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import type { Principal } from "../../../domain/principal.js";
 import type { InvokeHeaders } from "./ai.types.js";
-import { unitsToUsdString } from "@gateway/money";
+import { unitsToUsdString } from "@gateway/contract/money";
 
 /**
  * What the AI invocation routes share: the call to managed-ai, the client

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { idempotencyKeyHeader } from "@gateway/contract-schemas";
+import { idempotencyKeyHeader } from "@gateway/contract";
 import { HTTP_STATUS, isErrorCode } from "@gateway/errors";
 import type { ErrorShape } from "../../../http/route.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract-schemas";
+import { Id, listLimitQuery } from "@gateway/contract";
 
 /** A bot's chats and their actions (docs/decisions/0122). */
 

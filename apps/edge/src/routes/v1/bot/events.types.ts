@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorPageQuery } from "@gateway/contract-schemas";
+import { cursorPageQuery } from "@gateway/contract";
 
 /** The feeds' events, as the widget and the conversation hub page through them (docs/decisions/0121, 0202). */
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FileId, Id } from "@gateway/contract-schemas";
+import { FileId, Id } from "@gateway/contract";
 import { ListQuery } from "./chats.types.js";
 
 /** A chat's messages as the bot reads and writes them (docs/decisions/0122). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FileId } from "@gateway/contract-schemas";
+import { FileId } from "@gateway/contract";
 
 /** What a visitor writes into their chat (docs/decisions/0122). */
 

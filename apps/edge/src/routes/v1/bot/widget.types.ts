@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ExternalId, Id } from "@gateway/contract-schemas";
+import { ExternalId, Id } from "@gateway/contract";
 
 /** The widget's session: its sign-in, refresh and token (docs/decisions/0122). */
 

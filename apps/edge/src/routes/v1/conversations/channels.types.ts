@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 
 /** A conversation's channels: a bot chat, a SocialOps thread or an external reference (docs/decisions/0124, 0195). */
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract-schemas";
+import { Id, listLimitQuery } from "@gateway/contract";
 import { ChannelView } from "./channels.types.js";
 import { AddParticipantRequest, ParticipantView } from "./participants.types.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ExternalId, Id } from "@gateway/contract-schemas";
+import { ExternalId, Id } from "@gateway/contract";
 import { DisplayName } from "../bot/widget.types.js";
 
 /** A conversation's participants (docs/decisions/0124). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Cursor, Id } from "@gateway/contract-schemas";
+import { Cursor, Id } from "@gateway/contract";
 import { ConversationEventTypes } from "./conversations.types.js";
 
 /** The conversation hub's webhooks: registration, replay, deliveries. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ExternalId, listLimitQuery } from "@gateway/contract-schemas";
+import { ExternalId, listLimitQuery } from "@gateway/contract";
 import { DisplayName } from "../bot/widget.types.js";
 
 export const WidgetSessionsQuery = z.strictObject({ limit: listLimitQuery(100).describe("Default 50.") });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listPageQuery } from "@gateway/contract-schemas";
+import { listPageQuery } from "@gateway/contract";
 import { NextCursor } from "../../page.js";
 import { FileView } from "./files.types.js";
 

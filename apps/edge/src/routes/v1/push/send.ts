@@ -2,7 +2,7 @@ import { AppError } from "@gateway/errors";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";
 import { defineRoute } from "../../../http/route.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { PushAliasParams, SendPushRequest, SendPushResponse } from "./send.types.js";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id } from "@gateway/contract-schemas";
+import { Id } from "@gateway/contract";
 
 export const PushAliasParams = z.object({ alias: Id });
 export type PushAliasParams = z.infer<typeof PushAliasParams>;

@@ -1,4 +1,4 @@
-import { pageRequested } from "@gateway/contract-schemas";
+import { pageRequested } from "@gateway/contract";
 import type { messaging } from "@gateway/protos";
 import type { EdgeDeps } from "../../../deps.js";
 import { keyPrincipal } from "../../../http/access.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, listLimitQuery, listPageQuery } from "@gateway/contract-schemas";
+import { Id, listLimitQuery, listPageQuery } from "@gateway/contract";
 import { NextCursor } from "../../page.js";
 
 export const SocialOpsAliasParams = z.object({ alias: Id });

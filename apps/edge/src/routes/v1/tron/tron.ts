@@ -1,6 +1,6 @@
 import type { jobs } from "@gateway/protos";
 import { accepted, forward, ok } from "../../forward.js";
-import { unitsToNumber } from "@gateway/contract-schemas";
+import { unitsToNumber } from "@gateway/contract";
 import { listAnswer, pageArgs } from "../../page.js";
 import {
   LeaseAccepted,
@@ -13,7 +13,7 @@ import {
   QuoteRequest,
   QuoteResponse,
 } from "./tron.types.js";
-import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/money";
+import { unitsToUsdNumber, usdToUnitsFloor } from "@gateway/contract/money";
 
 const usd = (units: string) => unitsToUsdNumber(units);
 const LEASE = { tags: ["tron"], access: { kind: "apiKey", scope: "tron:lease" } } as const;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, idempotencyKeyHeader, listPageQuery, usdAmount } from "@gateway/contract-schemas";
+import { Id, idempotencyKeyHeader, listPageQuery, usdAmount } from "@gateway/contract";
 import { NextCursor } from "../../page.js";
 
 // Bounds of CONTRACT.md section 9 / spec section 8; the jobs service checks them again.

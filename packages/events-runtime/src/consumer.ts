@@ -1,0 +1,219 @@
+import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "nats";
+import { newId } from "@gateway/contract/ids";
+import { runWithContext, type Logger } from "@gateway/logger";
+import { Counter, type Registry } from "@gateway/metrics";
+import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
+import type { SqlExecutor, TxRunner } from "./sql.js";
+import { CONSUME_EXPIRES_MS } from "./nats.js";
+import { inConsumerSpan } from "./trace.js";
+
+/**
+ * Handles the new events of a batch, inside the transaction that records them as processed.
+ * A handler of a checkpointing consumer may answer the ids it applied (the others were
+ * duplicates by event id), for its metrics and logs; others ignore the answer.
+ */
+export type EventHandler<Tx extends SqlExecutor, T extends EventType> = (events: EventEnvelope<T>[], tx: Tx) => Promise<void | string[]>;
+
+export type ConsumerOptions<Tx extends SqlExecutor, T extends EventType> = {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  subjects: Subjects;
+  /** Durable name: the consumer's identity on NATS and in processed_events. */
+  durable: string;
+  /** Event types to receive; empty for all. */
+  types: T[];
+  runTx: TxRunner<Tx>;
+  logger: Logger;
+  registry?: Registry;
+  handler: EventHandler<Tx, T>;
+  maxDeliver?: number;
+  ackWaitMs?: number;
+  /** At most this many events per transaction. */
+  maxBatch?: number;
+  /**
+   * Wait this long for more events before committing a batch that is not full:
+   * at low rates the events of several requests then share one transaction
+   * instead of one transaction each. 0 commits at once.
+   */
+  lingerMs?: number;
+};
+
+export type RunningConsumer = { stop(): Promise<void> };
+
+/** Redelivery delay after a failed attempt: 1 s, 2 s, 4 s ... at most a minute. */
+export function redeliveryDelayMs(attempt: number): number {
+  return Math.min(60_000, 1_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+type Parsed = { msg: JsMsg; event: EventEnvelope };
+
+/**
+ * A durable JetStream consumer with exactly-once effects. Events are taken in
+ * batches (whatever arrived while the previous batch was committing or within
+ * `lingerMs`, up to `maxBatch`): one transaction records their ids in processed_events (duplicates
+ * drop out: a redelivery, a relay re-publish) and runs the handler on the new
+ * ones; every message is acknowledged after the commit. A failing batch is
+ * retried one event at a time, so one bad event is nak'ed (with backoff) alone.
+ * Malformed events are terminated.
+ */
+export async function startConsumer<Tx extends SqlExecutor, T extends EventType>(options: ConsumerOptions<Tx, T>): Promise<RunningConsumer> {
+  const { js, jsm, subjects, durable, runTx, handler } = options;
+  const maxBatch = options.maxBatch ?? 200;
+  const lingerMs = options.lingerMs ?? 0;
+  const log = options.logger.child({ component: "consumer", consumer: durable });
+  const outcomes = options.registry
+    ? new Counter({
+        name: "events_consumed_total",
+        help: "Events handled by durable consumers, by outcome.",
+        labelNames: ["consumer", "outcome"],
+        registers: [options.registry],
+      })
+    : undefined;
+
+  // NATS 2.9 (Debian's) has one filter subject per consumer: a single type is
+  // filtered by the server, several are received under the wildcard and the
+  // others acknowledged unseen.
+  const wanted = new Set<string>(options.types);
+  const onlyType = options.types.length === 1 ? options.types[0] : undefined;
+  const config = {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(options.ackWaitMs ?? 30_000),
+    max_deliver: options.maxDeliver ?? 20,
+    filter_subject: onlyType ? subjects.subject(onlyType) : subjects.all,
+  };
+  try {
+    await jsm.consumers.add(subjects.stream, config);
+  } catch (err) {
+    if (!/already (exists|in use)/i.test(String((err as Error).message))) throw err;
+    await jsm.consumers.update(subjects.stream, durable, {
+      ack_wait: config.ack_wait,
+      max_deliver: config.max_deliver,
+      filter_subject: config.filter_subject,
+    });
+  }
+
+  const consumer = await js.consumers.get(subjects.stream, durable);
+  const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.max(64, maxBatch), expires: CONSUME_EXPIRES_MS });
+  const decoder = new TextDecoder();
+  const queue: JsMsg[] = [];
+  let wake: (() => void) | undefined;
+  let full: (() => void) | undefined;
+  let ended = false;
+
+  const reader = (async () => {
+    for await (const msg of messages) {
+      queue.push(msg);
+      wake?.();
+      if (queue.length >= maxBatch) full?.();
+    }
+  })()
+    .catch((err: unknown) => log.error({ err }, "consumer stream ended"))
+    .finally(() => {
+      ended = true;
+      wake?.();
+      full?.();
+    });
+
+  function parse(msg: JsMsg): Parsed | null {
+    try {
+      const event = parseEnvelope(JSON.parse(decoder.decode(msg.data)));
+      if (wanted.size > 0 && !wanted.has(event.type)) {
+        msg.ack();
+        return null;
+      }
+      return { msg, event };
+    } catch (err) {
+      log.error({ err: err instanceof InvalidEventError ? err.message : String(err), subject: msg.subject }, "malformed event dropped");
+      outcomes?.inc({ consumer: durable, outcome: "malformed" });
+      msg.term();
+      return null;
+    }
+  }
+
+  async function commit(batch: Parsed[]): Promise<Set<string>> {
+    return inConsumerSpan(
+      durable,
+      batch.map((p) => p.msg),
+      () =>
+        runTx(async (tx) => {
+          const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
+            "INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id",
+            durable,
+            batch.map((p) => p.event.id),
+          );
+          const fresh = new Set(rows.map((r) => r.event_id));
+          const events = batch.filter((p, i) => fresh.has(p.event.id) && batch.findIndex((q) => q.event.id === p.event.id) === i).map((p) => p.event);
+          if (events.length > 0) await handler(events as EventEnvelope<T>[], tx);
+          return fresh;
+        }),
+    );
+  }
+
+  function settled(batch: Parsed[], fresh: Set<string>): void {
+    for (const p of batch) p.msg.ack();
+    const debug = log.isLevelEnabled("debug");
+    for (const p of batch) {
+      const outcome = fresh.has(p.event.id) ? "processed" : "duplicate";
+      outcomes?.inc({ consumer: durable, outcome });
+      if (debug)
+        runWithContext({ requestId: p.event.request_id ?? newId("req") }, () =>
+          log.debug({ event_id: p.event.id, type: p.event.type, outcome }, "event handled"),
+        );
+      fresh.delete(p.event.id); // a second copy in the same batch is a duplicate
+    }
+  }
+
+  async function handle(batch: Parsed[]): Promise<void> {
+    try {
+      settled(batch, await commit(batch));
+    } catch (err) {
+      if (batch.length > 1) {
+        for (const p of batch) await handle([p]);
+        return;
+      }
+      const [p] = batch as [Parsed];
+      const attempt = p.msg.info.deliveryCount;
+      outcomes?.inc({ consumer: durable, outcome: "failed" });
+      runWithContext({ requestId: p.event.request_id ?? newId("req") }, () =>
+        log.warn({ err, event_id: p.event.id, type: p.event.type, attempt }, "event handler failed; will be redelivered"),
+      );
+      p.msg.nak(redeliveryDelayMs(attempt));
+    }
+  }
+
+  const processor = (async () => {
+    for (;;) {
+      if (queue.length === 0) {
+        if (ended) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      if (lingerMs > 0 && queue.length < maxBatch && !ended) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, lingerMs);
+          full = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        full = undefined;
+      }
+      const batch = queue
+        .splice(0, maxBatch)
+        .map(parse)
+        .filter((p): p is Parsed => p !== null);
+      if (batch.length > 0) await handle(batch);
+    }
+  })().catch((err: unknown) => log.error({ err }, "consumer loop ended"));
+
+  return {
+    async stop() {
+      await messages.close();
+      await reader;
+      await processor;
+    },
+  };
+}
