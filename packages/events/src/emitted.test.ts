@@ -30,6 +30,8 @@ const services = readdirSync(APPS).filter((name) => statSync(join(APPS, name, "p
 
 type Found = { service: string; file: string; type: string };
 
+const NODE_STREAM_EVENTS = new Set(["error", "data", "end", "close", "finish", "drain", "readable", "pause", "resume", "metadata", "status"]);
+
 /** Kinds written as the first argument of an event-writing call in a service's TypeScript. */
 function fromTypeScript(service: string): Found[] {
   const src = join(APPS, service, "src");
@@ -38,6 +40,8 @@ function fromTypeScript(service: string): Found[] {
   for (const file of code) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(/\b(?:emit|emitAlone|outboxRow|enqueueEvent)\(\s*(?:tx,\s*)?["'`]([^"'`]+)["'`]/g)) {
+      // A Node stream's own events (`stream.emit("error", …)`) are not domain events.
+      if (NODE_STREAM_EVENTS.has(m[1]!) && text[m.index - 1] === ".") continue;
       found.push({ service, file: relative(APPS, file), type: m[1]! });
     }
   }
