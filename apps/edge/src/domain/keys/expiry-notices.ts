@@ -66,7 +66,9 @@ export class KeyExpiryNotices {
   keyCreated(expiresAt: Date | null): void {
     if (!expiresAt || this.stopped) return;
     const due = expiresAt.getTime() - NOTICE_DAYS[0] * DAY_MS;
-    if (this.running) this.createdDue = Math.min(this.createdDue, due);
+    // A round under way plans its next wake when it ends, from `createdDue`; one that has
+    // already planned it (its timer is set, its promise not settled yet) is woken sooner here.
+    if (this.running && !this.timer) this.createdDue = Math.min(this.createdDue, due);
     else if (due < this.wakeAt) this.schedule(due - this.now());
   }
 
