@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { AppError } from "@gateway/errors";
 import { isId, newId } from "@gateway/contract/ids";
-import type { GrpcServer } from "./server.js";
+import { ServerCallContext, type GrpcServer } from "./server.js";
 import { toErrorFields, type ErrorFields } from "./status.js";
-import type { CallContext, ServerStreamMethod, UnaryMethod } from "./types.js";
+import type { ServerStreamMethod, UnaryMethod } from "./types.js";
 
 /**
  * Calls carried as messages on one long-lived bidirectional stream instead of a
@@ -36,32 +36,22 @@ const NO_METADATA = new grpc.Metadata();
 const ACTOR = /^[a-z]+:[A-Za-z0-9_.:-]{1,160}$/;
 
 /** A carried call's context: what a call's context is, its cancellation from a `cancel` frame or a lost stream. */
-class CarriedContext implements CallContext {
-  private controller: AbortController | undefined;
-  cancelled = false;
+class CarriedContext extends ServerCallContext {
   paused = false;
   private onResume: (() => void) | undefined;
-  readonly metadata = NO_METADATA;
 
   constructor(
-    readonly requestId: string,
-    readonly actor: string | undefined,
+    requestId: string,
+    actor: string | undefined,
     readonly traceparent: string,
-    readonly deadline: Date | undefined,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.cancelled) this.controller.abort();
-    }
-    return this.controller.signal;
+    deadline: Date | undefined,
+  ) {
+    super(requestId, actor, NO_METADATA, deadline);
   }
 
-  cancel(): void {
+  override cancel(): void {
     if (this.cancelled) return;
-    this.cancelled = true;
-    this.controller?.abort();
+    super.cancel();
     this.resume();
   }
 

@@ -61,9 +61,10 @@ const finished = new WeakSet<object>();
  * literal with a getter is built by V8's slow path on every call (a few µs, the
  * largest cost of making the context).
  */
-class ServerCallContext implements CallContext {
+export class ServerCallContext implements CallContext {
   private controller: AbortController | undefined;
-  private cancelled = false;
+  /** Read by a carried call's loop (carried-server.ts); set only by `cancel`. */
+  cancelled = false;
 
   constructor(
     readonly requestId: string,
