@@ -16,13 +16,20 @@ Starts the stack as the benchmark does, then measures the CPU of every process
 Environment: IDLE_SECONDS (default 10), IDLE_RATES, BENCH_ENV, SERVICE_NODE_ARGS,
 IDLE_SEED_RECORDS (default 0): before measuring, write that many settled usage records
 (history, settled before the reconciler's checkpoint) and a tenth as many tenants with
-ledger accounts, so that idle work that grows with the tables shows.`);
+ledger accounts, so that idle work that grows with the tables shows.
+IDLE_BURST_SECONDS (default 10; 0: none): after the paced rates, a burst of metered JSON
+at 32 connections for that long, then the stack's CPU in each IDLE_AFTER_BURST_STEP
+seconds (default 5) of the IDLE_AFTER_BURST_SECONDS (default 30) after its last answer:
+how fast the stack is back to idle (issue 36: at most 5 ms a second within 10 s).`);
   process.exit(0);
 }
 
 const seconds = Number(process.env.IDLE_SECONDS ?? 10);
 const seedRecords = Number(process.env.IDLE_SEED_RECORDS ?? 0);
 const rates = (process.env.IDLE_RATES ?? "0,10,50").split(",").map(Number);
+const burstSeconds = Number(process.env.IDLE_BURST_SECONDS ?? 10);
+const afterBurstStep = Number(process.env.IDLE_AFTER_BURST_STEP ?? 5);
+const afterBurstSeconds = Number(process.env.IDLE_AFTER_BURST_SECONDS ?? 30);
 const mock = await startMock("k");
 const gateway = await startGateway(mock.url, "k");
 const url = `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`;
@@ -101,6 +108,34 @@ try {
         `    ms/s: ${figures.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(" · ")}\n` +
         `    wake-ups/s: ${figures.map(([n, , w]) => `${n} ${w.toFixed(1)}`).join(" · ")}`,
     );
+  }
+  if (burstSeconds > 0) {
+    const end = Date.now() + burstSeconds * 1000;
+    let sent = 0;
+    const client = async () => {
+      while (Date.now() < end) {
+        await request();
+        sent++;
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, client));
+    console.log(`burst: ${sent} requests at 32 connections in ${burstSeconds} s; the stack after its last answer:`);
+    let previous = sampleCpu(gateway.groups());
+    let at = Date.now();
+    for (let t = afterBurstStep; t <= afterBurstSeconds; t += afterBurstStep) {
+      await new Promise((r) => setTimeout(r, afterBurstStep * 1000));
+      await gateway.snapshotBackends();
+      const sample = sampleCpu(gateway.groups());
+      const now = Date.now();
+      const figures = perSecond(previous, sample, now - at).filter(([n]) => n !== "load generator");
+      const total = figures.reduce((s, [, v]) => s + v, 0);
+      const top = [...figures].sort((a, b) => b[1] - a[1]).slice(0, 6);
+      console.log(
+        `  ${t - afterBurstStep}–${t} s: whole stack ${total.toFixed(1)} ms CPU per second; most: ${top.map(([n, v, w]) => `${n} ${v.toFixed(2)} (${w.toFixed(0)} wake-ups/s)`).join(" · ")}`,
+      );
+      previous = sample;
+      at = now;
+    }
   }
 } finally {
   await gateway.stop();
