@@ -1,6 +1,6 @@
 import type { ManagedAiContext } from "../context.js";
 import { addReseal, resealRows } from "@gateway/secrets";
-import { connectedAccountContext, instanceKeyContext } from "../../crypto/credentials.js";
+import { connectedAccountContext, instanceKeyContext } from "../credentials.js";
 import type { ReencryptResult } from "../upstreams/reencrypt.js";
 
 /**

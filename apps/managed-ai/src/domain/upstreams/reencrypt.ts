@@ -1,6 +1,6 @@
 import type { ManagedAiContext } from "../context.js";
 import { resealRows, type ResealResult } from "@gateway/secrets";
-import { upstreamKeyContext } from "../../crypto/credentials.js";
+import { upstreamKeyContext } from "../credentials.js";
 
 /** Re-sealed now, already current, and the ids whose credential could not be opened (key missing or data damaged). */
 export type ReencryptResult = ResealResult;
