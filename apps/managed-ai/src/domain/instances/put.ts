@@ -91,12 +91,7 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
   const row = await ctx.writeCatalog(async (tx, emit) => {
     const { saved, existing } = await save(ctx.store.locks, tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
     await emit("managed_ai.instance_changed", {
-      actor: q.actor,
-      instance_id: saved.id,
-      tenant_id: saved.tenantId,
-      alias: saved.alias,
-      change: existing ? "updated" : "created",
-      status: saved.status,
+      ...changeOf(q.actor, saved, existing),
       default_model: q.default_model,
     });
     return saved;
@@ -139,12 +134,7 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
       return { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, connectedAccountId: null };
     });
     await emit("managed_ai.byok_instance_changed", {
-      actor: q.actor,
-      instance_id: saved.id,
-      tenant_id: saved.tenantId,
-      alias: saved.alias,
-      change: existing ? "updated" : "created",
-      status: saved.status,
+      ...changeOf(q.actor, saved, existing),
       provider: q.provider,
       base_url: q.base_url,
       default_model: q.default_model,
@@ -154,6 +144,18 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
     return saved;
   });
   return instanceView(row);
+}
+
+/** What both instance events open with: who, which instance, whether it was created or updated, its status. */
+function changeOf<A>(actor: A, saved: ServiceInstance, existing: boolean) {
+  return {
+    actor,
+    instance_id: saved.id,
+    tenant_id: saved.tenantId,
+    alias: saved.alias,
+    change: existing ? ("updated" as const) : ("created" as const),
+    status: saved.status,
+  };
 }
 
 type Credential = { apiKeyCiphertext: Uint8Array<ArrayBuffer> | null; apiKeyKeyId: string | null; connectedAccountId: string | null };
