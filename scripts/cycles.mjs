@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // pnpm cycles: fails when the relative imports of any apps/*/src or packages/*/src form a cycle,
-// or when a file inside a service imports one of a layer above its own (see LAYERS below).
+// or when a file inside a service imports one of a layer above its own (see LAYERS below), or
+// when a managed-ai domain file imports from outside its domain/ (see PORTS_AND_ADAPTERS).
 // Type-only imports count: a cycle of types is still two modules that cannot be read apart.
 // Imports between workspace packages are not followed (turbo's ^build already refuses a cycle there).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -15,7 +16,9 @@ Reads every source file under apps/*/src and packages/*/src (TypeScript's own im
 scanner: static imports, type-only imports, export ... from, import()), follows the
 relative imports and fails, listing each cycle, when any modules import each other in a
 cycle. ALLOWED below lists the cycles known and being removed; a listed cycle that is gone
-is reported so the entry can be deleted. Needs the workspace's dependencies installed.`);
+is reported so the entry can be deleted. Also fails on an import that goes up a service's
+layers (see LAYERS), and on a managed-ai domain file importing by a relative path anything
+outside its domain/ but generated/ (docs/decisions/0290). Needs the workspace's dependencies installed.`);
   process.exit(0);
 }
 
