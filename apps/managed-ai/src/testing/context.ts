@@ -89,7 +89,7 @@ export async function createTestContext(
     catalog,
     sql,
     records: new UsageRecordWriter(sql, logger, undefined),
-    store: sqlStore(sql),
+    store: sqlStore(overrides.sql ?? sql),
     ...overrides,
   };
   // Off unless a test asks: a hold per request, as the tests of holds expect.
