@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // pnpm cycles: fails when the relative imports of any apps/*/src or packages/*/src form a cycle,
-// or when a file inside a service imports one of a layer above its own (see LAYERS below).
+// or when a file inside a service imports one of a layer above its own (see LAYERS below), or
+// when a managed-ai domain file imports from outside its domain/ (see PORTS_AND_ADAPTERS).
 // Type-only imports count: a cycle of types is still two modules that cannot be read apart.
 // Imports between workspace packages are not followed (turbo's ^build already refuses a cycle there).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -15,7 +16,9 @@ Reads every source file under apps/*/src and packages/*/src (TypeScript's own im
 scanner: static imports, type-only imports, export ... from, import()), follows the
 relative imports and fails, listing each cycle, when any modules import each other in a
 cycle. ALLOWED below lists the cycles known and being removed; a listed cycle that is gone
-is reported so the entry can be deleted. Needs the workspace's dependencies installed.`);
+is reported so the entry can be deleted. Also fails on an import that goes up a service's
+layers (see LAYERS), and on a managed-ai domain file importing by a relative path anything
+outside its domain/ but generated/ (docs/decisions/0290). Needs the workspace's dependencies installed.`);
   process.exit(0);
 }
 
@@ -59,6 +62,8 @@ function resolveImport(from, specifier) {
 }
 
 const graph = new Map();
+/** Every file's import specifiers as written (the domain rule below reads those that resolve to no source file too: generated/). */
+const specifiers = new Map();
 for (const file of files) {
   const info = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
   const targets = new Set();
@@ -67,6 +72,10 @@ for (const file of files) {
     if (target) targets.add(target);
   }
   graph.set(file, [...targets]);
+  specifiers.set(
+    file,
+    info.importedFiles.map((i) => i.fileName),
+  );
 }
 
 // Tarjan's strongly connected components: every cycle lies inside one.
@@ -151,6 +160,14 @@ console.log(`no import cycles in ${files.length} files of ${roots.length} source
  *   3 adapters   storage/, providers/, crypto/, tron/, metrics/, callbacks/ (what the domain's ports are made of)
  *   4 base       db.ts (the Prisma client), env.ts, generated/
  * A file that is in none is reported. Tests and test support (testing/) are left out.
+ *
+ * Ports and adapters (docs/decisions/0290): in the services of PORTS_AND_ADAPTERS the domain
+ * declares what it needs (its ports) and the adapters implement them, so the arrow between
+ * them points inward: adapters sit above the domain (they may import it, it may not import
+ * them), transport → domain ← adapters, wiring composing both:
+ *   0 wiring, 1 transport, 2 adapters, 3 domain, 4 base.
+ * And there a domain file (tests aside) imports nothing outside its domain/ by a relative
+ * path but DOMAIN_EXCEPTIONS; workspace and third-party packages (`@gateway/...`, `zod`) it may.
  */
 const LAYERS = [
   ["main.ts", "app-wiring.ts", "hub.ts", "reencrypt-keys.ts", "sweeper.ts", "app.ts", "wiring.ts", "console-api-types.ts"],
@@ -165,12 +182,24 @@ const SERVICE_LAYERS = {
   // The edge: routes' context (the services' clients and stores it works with), those clients and its Redis connection.
   edge: { "deps.ts": 2, "clients.ts": 3, "redis.ts": 3 },
 };
+/** Services laid out as ports and adapters: their adapters (LAYERS[3]) sit above their domain. */
+const PORTS_AND_ADAPTERS = new Set(["managed-ai"]);
+/**
+ * What such a domain may still import from outside domain/ (paths under src/): the generated
+ * Prisma client, whose row types and transaction client the domain names (its reads and
+ * writes are Prisma's); a domain of its own row types is the remaining step (decision 0290).
+ */
+const DOMAIN_EXCEPTIONS = ["generated/"];
 function layerOf(service, file) {
   const path = relative(join(ROOT, "apps", service, "src"), file);
   const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
-  return SERVICE_LAYERS[service]?.[top] ?? LAYERS.findIndex((names) => names.includes(top));
+  const layer = SERVICE_LAYERS[service]?.[top] ?? LAYERS.findIndex((names) => names.includes(top));
+  if (!PORTS_AND_ADAPTERS.has(service)) return layer;
+  return layer === 2 ? 3 : layer === 3 ? 2 : layer;
 }
 const upward = [];
+/** Imports of a ports-and-adapters domain from outside its domain/. */
+const outside = [];
 const unplaced = new Set();
 for (const file of files) {
   const where = relative(ROOT, file).split("/");
@@ -184,11 +213,25 @@ for (const file of files) {
     const to = layerOf(where[1], target);
     if (to >= 0 && to < from) upward.push(`${rel(file)} → ${rel(target)}`);
   }
+  if (PORTS_AND_ADAPTERS.has(where[1]) && where[3] === "domain") {
+    const src = join(ROOT, "apps", where[1], "src");
+    for (const specifier of specifiers.get(file)) {
+      if (!specifier.startsWith(".")) continue;
+      const path = relative(src, resolve(dirname(file), specifier));
+      if (!path.startsWith("domain/") && !DOMAIN_EXCEPTIONS.some((allowed) => path.startsWith(allowed))) outside.push(`${rel(file)} → ${specifier}`);
+    }
+  }
 }
-if (unplaced.size > 0 || upward.length > 0) {
+if (unplaced.size > 0 || upward.length > 0 || outside.length > 0) {
   for (const f of unplaced) console.error(`  in no layer (place it in scripts/cycles.mjs's LAYERS or move it): ${f}`);
   for (const arrow of upward) console.error(`  upward: ${arrow}`);
-  console.error(`${upward.length} upward import(s) and ${unplaced.size} file(s) in no layer inside the services`);
+  for (const arrow of outside) console.error(`  out of its domain (reach it through a port, domain/ports.ts): ${arrow}`);
+  console.error(
+    `${upward.length} upward import(s), ${outside.length} domain import(s) from outside domain/ and ${unplaced.size} file(s) in no layer inside the services`,
+  );
   process.exit(1);
 }
-console.log("no upward imports inside the services (wiring → transport → domain → adapters → base)");
+console.log(
+  `no upward imports inside the services (wiring → transport → domain → adapters → base; in ${[...PORTS_AND_ADAPTERS].join(", ")} ` +
+    `transport → domain ← adapters, its domain importing only domain/ and ${DOMAIN_EXCEPTIONS.join(", ")})`,
+);

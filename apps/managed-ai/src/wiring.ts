@@ -13,6 +13,7 @@ import { AiMetrics } from "./metrics/ai-metrics.js";
 import { ProviderClient } from "./providers/openai.js";
 import { Allotments } from "./storage/allotments.js";
 import { CatalogCache, invalidating } from "./storage/catalog-cache.js";
+import { sqlStore } from "./storage/store.js";
 import { UsageRecordWriter } from "./storage/usage-records.js";
 
 /**
@@ -86,6 +87,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
       concurrency: env.RECORD_COMMIT_CONCURRENCY,
       onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
     }),
+    store: sqlStore(sql),
     catalog,
     logger: logger.child({ component: "managed-ai" }),
     keyring: parseKeyring(env.ENCRYPTION_KEYS),

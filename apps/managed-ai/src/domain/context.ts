@@ -1,17 +1,16 @@
 import type { Statements, Transact } from "@gateway/events-runtime";
 import type { LedgerCalls } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
-import type { Keyring } from "../crypto/keyring.js";
-import type { Prisma, PrismaClient } from "../generated/prisma/client.js";
-import type { AiMetrics } from "../metrics/ai-metrics.js";
-import type { ProviderClient } from "../providers/openai.js";
-import type { Allotments } from "../storage/allotments.js";
-import type { CatalogCache } from "../storage/catalog-cache.js";
-import type { UsageRecordWriter } from "../storage/usage-records.js";
+import type { Keyring } from "@gateway/secrets";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { AllotmentPool, CatalogReads, InvocationMetrics, Provider, RecordWrites, Store, Tx } from "./ports.js";
 
-export type Tx = Prisma.TransactionClient;
+export type { Tx };
 
-/** What domain verbs get: the service's collaborators, passed in (tests hand in real ones). */
+/**
+ * What domain verbs get: the service's collaborators, passed in (tests hand in real ones).
+ * Each is a port the domain declares (ports.ts); wiring.ts builds it from the adapters.
+ */
 export type ManagedAiContext = {
   prisma: PrismaClient;
   /** A transaction whose events are emitted with it (the outbox), for everything but the catalog. */
@@ -34,17 +33,19 @@ export type ManagedAiContext = {
    */
   ledgerCalls: LedgerCalls;
   /** Chat completions at the providers. */
-  provider: ProviderClient;
+  provider: Provider;
   /** How long a hold lasts before an operator may release it (HOLD_TTL_SECONDS). */
   holdTtlSeconds: number;
   /** Instances, models, prices and offers as invocations read them (cached). */
-  catalog: CatalogCache;
+  catalog: CatalogReads;
   /** Single statements in plain SQL on the same connections (a change and its events at once), for the invocation hot path. */
   sql: Statements;
   /** Opens and settlements of usage records, group-committed. */
-  records: UsageRecordWriter;
+  records: RecordWrites;
+  /** The statements of the catalog's locks, the records, budgets, reconciler, retention and allotments (storage/). */
+  store: Store;
   /** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
-  allotments: Allotments;
+  allotments: AllotmentPool;
   /** The operations metrics of AI calls (docs/decisions/0211); absent: none kept. */
-  metrics?: AiMetrics;
+  metrics?: InvocationMetrics;
 };

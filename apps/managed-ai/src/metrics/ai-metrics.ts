@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import type { InvocationMetrics } from "../domain/ports.js";
 import { HTTP_STATUS, isAppError } from "@gateway/errors";
 import { currentContext, type RequestContext } from "@gateway/logger";
 import { Histogram, LATENCY_BUCKETS, type Registry, SeriesCounter } from "@gateway/metrics";
@@ -26,7 +27,7 @@ const UNRESOLVED = "unknown";
  * it, the meter names its model (`planned`), the provider client adds its time
  * (`providerCall`), and `track` records it when the call's work ends.
  */
-export class AiMetrics {
+export class AiMetrics implements InvocationMetrics {
   private readonly calls = new WeakMap<RequestContext, Call>();
   private readonly requests: SeriesCounter;
   private readonly spend: SeriesCounter;

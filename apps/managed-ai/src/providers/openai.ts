@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
 import { AppError } from "@gateway/errors";
 import { checkUrl, egressPolicy as defaultEgressPolicy, guardedLookup, type EgressPolicy } from "@gateway/outbound";
+import { ProviderError, type ChatCall, type Egress, type Provider, type ProviderResponse } from "../domain/invocation/provider.js";
 import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, tracingEnabled, withSpan, type Span } from "@gateway/telemetry";
 
 /**
@@ -15,37 +16,11 @@ import { failSpan, headerSetter, injectContext, NOOP_SPAN, SpanKind, startSpan, 
  *   provider_rejected (400/413/422, caused by the request) → the same 4xx
  */
 
-export class ProviderError extends Error {
-  override readonly name = "ProviderError";
-  constructor(
-    readonly code: string,
-    readonly appError: AppError,
-  ) {
-    super(`${code}: ${appError.message}`);
-  }
-}
-
 export type ProviderTimeouts = {
   /** Until the provider's status line and headers arrive. */
   headersMs: number;
   /** Between two pieces of the body (a stalled stream). */
   idleMs: number;
-};
-
-/**
- * Where a call goes. `operator`: an upstream an operator configured (trusted,
- * any address). `customer`: a base URL a customer supplied (bring-your-own-key):
- * checked against the egress policy before the call and again when the socket
- * connects (DNS pinned to checked addresses), so it cannot reach private networks.
- */
-export type Egress = "operator" | "customer";
-
-export type ChatCall = {
-  baseUrl: string;
-  apiKey: string;
-  body: Record<string, unknown>;
-  signal?: AbortSignal;
-  egress?: Egress;
 };
 
 export type ProviderCall = ChatCall & { path: "/chat/completions" | "/embeddings" };
@@ -95,8 +70,6 @@ function transportFailure(err: unknown, signal: AbortSignal | undefined): Provid
   return new ProviderError("provider_unreachable", new AppError("upstream_error", "The provider could not be reached."));
 }
 
-export type ProviderResponse = { body: Dispatcher.ResponseData["body"] };
-
 /**
  * A keep-alive connection pool per process for provider calls: one for
  * operator upstreams, one whose sockets connect only to addresses the egress
@@ -110,7 +83,7 @@ export type ProviderClientOptions = {
   onCall?: () => ((elapsedMs: number) => void) | undefined;
 };
 
-export class ProviderClient {
+export class ProviderClient implements Provider {
   private readonly agent: Agent;
   private readonly guarded: Agent;
 

@@ -4,6 +4,9 @@ import { newId } from "@gateway/contract/ids";
 import { allotOperation, freezeOperation, type LedgerCalls, type Reclaimed } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { ledger } from "@gateway/protos";
+import type { AllotmentOptions, AllotmentPool, Charge } from "../domain/ports.js";
+
+export type { AllotmentOptions };
 
 /**
  * Allotments (docs/decisions/0028): a tenant's funds set aside in the ledger as
@@ -21,20 +24,6 @@ import type { ledger } from "@gateway/protos";
  *    the request that did not fit is decided by the ledger on the whole balance.
  * Closing allotments (idle, old, or run out) is the reconciler's (close.ts).
  */
-export type AllotmentOptions = {
-  enabled: boolean;
-  /** The share of the available balance an allotment takes, in percent. */
-  sharePercent: number;
-  /** The largest allotment. */
-  maxUnits: bigint;
-  /** No allotment smaller than this (nor than four times the request's reservation). */
-  minUnits: bigint;
-  /** How long a charge waits for others before its batch is posted. */
-  lingerMs: number;
-  /** How long an allotment's hold lasts in the ledger (informative: the reconciler closes it first). */
-  holdTtlSeconds: number;
-};
-
 export type AllotmentDeps = {
   sql: Statements;
   ledgerCalls: Pick<LedgerCalls, "reserve" | "release" | "postCharges">;
@@ -50,13 +39,10 @@ export type AllotmentDeps = {
 /** A release to send: what an allotment's frozen total grew by, from `before` to `total`. */
 type Release = { id: string; hold_id: string; total: bigint | string; before: bigint | string };
 
-/** A charge to post: the request's own operation, drawn from its allotment's hold. */
-type Charge = { requestId: string; allotmentId: string; holdId: string; units: bigint };
-
 /** The most movements and reports per ApplyBatch (the ledger takes 500 of each). */
 const MAX_BATCH = 450;
 
-export class Allotments {
+export class Allotments implements AllotmentPool {
   private charges: Charge[] = [];
   private touched = new Set<string>();
   private timer: NodeJS.Timeout | null = null;

@@ -1,19 +1,11 @@
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events-runtime";
+import type { BudgetRefusal, BudgetReservation, SettledCounter } from "../domain/ports.js";
 
 /**
  * Spend budgets' rows (docs/decisions/0024): counters per budget and period, and a
  * claim per request and budget. The statements the budget verbs run, in one place.
  */
-
-/** A budget's counter for one period: whose (a key or an instance), its limit now. */
-export type BudgetCounterKey = { scope: "key" | "instance"; id: string; limitUnits: bigint; period: "day" | "month"; periodStart: Date };
-
-/** One request's reservation against its budgets' counters. */
-export type BudgetReservation = { requestId: string; tenantId: string; counters: BudgetCounterKey[]; units: bigint; source: "ai" | "push" };
-
-/** Why a request was refused: the first of its counters without room, as it stood. */
-export type BudgetRefusal = { index: number; spentUnits: bigint; reservedUnits: bigint };
 
 const RESERVE = `SELECT request_index, refused_scope, spent_units::text, reserved_units::text
   FROM budget_reserve_batch($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::bigint[])`;
@@ -98,20 +90,6 @@ export async function readCounters(
   const byIndex = new Map(rows.map((r) => [r.i - 1, r]));
   return keys.map((_, i) => ({ spentUnits: BigInt(byIndex.get(i)?.spent_units ?? "0"), reservedUnits: BigInt(byIndex.get(i)?.reserved_units ?? "0") }));
 }
-
-export type SettledCounter = {
-  /** The newest request settled on the counter: the one whose charge crossed a threshold, if any did. */
-  request_id: string;
-  tenant_id: string;
-  scope: "key" | "instance";
-  scope_id: string;
-  period: "day" | "month";
-  period_start: Date;
-  limit_units: string;
-  spent_units: string;
-  threshold_marked: boolean;
-  reached_marked: boolean;
-};
 
 /**
  * The part both settlements share: the due claims (request_id, scope, final_units) are

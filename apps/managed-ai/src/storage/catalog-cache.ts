@@ -1,10 +1,6 @@
 import type { Broadcast, SqlExecutor, Transact } from "@gateway/events-runtime";
-import type { ConnectedAccount, Prisma, PrismaClient, ServiceInstance } from "../generated/prisma/client.js";
-
-/** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
-export type PlannedModel = Prisma.ModelGetPayload<{
-  include: { upstream: true; prices: true; offers: true };
-}>;
+import type { CatalogReads, PlannedModel } from "../domain/ports.js";
+import type { ConnectedAccount, PrismaClient, ServiceInstance } from "../generated/prisma/client.js";
 
 type Entry<T> = { value: T; until: number };
 /** A kind of cached row: the loaded entries, and the loads under way. */
@@ -18,7 +14,7 @@ const store = <T>(): Store<T> => ({ entries: new Map(), loading: new Map() });
  * and on the others through a NATS broadcast; the TTL bounds staleness should a
  * broadcast be lost. A load that raced a flush is not stored.
  */
-export class CatalogCache {
+export class CatalogCache implements CatalogReads {
   private generation = 0;
   private readonly instances = store<ServiceInstance | null>();
   private readonly models = store<PlannedModel | null>();

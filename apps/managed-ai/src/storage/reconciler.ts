@@ -1,4 +1,5 @@
 import type { Statements } from "@gateway/events-runtime";
+import type { LockPool } from "../domain/ports.js";
 
 /*
  * The reconciler's own statements (domain/reconcile/): whether anything may become
@@ -74,8 +75,6 @@ export async function recheckAt(sql: Statements, recordId: string, seconds: numb
 const LOCK_KEY = "7881696681537135409";
 
 /** Runs `fn` while holding a session advisory lock on one connection; null when another replica holds it. */
-export type LockPool = { connect(): Promise<{ query<R>(text: string, values: unknown[]): Promise<{ rows: R[] }>; release(): void }> };
-
 export async function exclusively<T>(pool: LockPool, fn: () => Promise<T>): Promise<T | null> {
   const client = await pool.connect();
   try {

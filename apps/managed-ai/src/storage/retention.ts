@@ -1,5 +1,7 @@
 import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
+import type { MonthOutcome, RetentionPool } from "../domain/ports.js";
+import { monthStart } from "../domain/usage/retain.js";
 
 /*
  * Usage retention's statements (docs/decisions/0241): which months may leave, and one
@@ -7,10 +9,7 @@ import { join } from "node:path";
  * are deleted are exactly the rows that were written out.
  */
 
-/** A pool's client, as pg gives it: enough for a transaction with a cursor. */
-export type RetentionPool = {
-  connect(): Promise<{ query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>; release(): void }>;
-};
+export type { MonthOutcome, RetentionPool } from "../domain/ports.js";
 
 /** The first day (UTC) of every month before `cutoff` that still holds usage records, oldest first. */
 export async function monthsBefore(pool: RetentionPool, cutoff: Date): Promise<Date[]> {
@@ -28,16 +27,9 @@ export async function monthsBefore(pool: RetentionPool, cutoff: Date): Promise<D
   }
 }
 
-export function monthStart(d: Date): Date {
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
-}
-
 export function nextMonth(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 }
-
-/** What one month's pass did. */
-export type MonthOutcome = { month: string; outcome: "exported" | "empty" | "unsettled"; tenants: number; records: number };
 
 /** One line of the export: the record as the console shows it, money as strings. */
 const LINE = `json_build_object('id', id, 'tenant_id', tenant_id, 'api_key_id', api_key_id, 'service_alias', service_alias,

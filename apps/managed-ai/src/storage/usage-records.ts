@@ -1,49 +1,9 @@
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
+import type { InTx, OpenedRecord, RecordMove, RecordToOpen, RecordToSettle, RecordWrites } from "../domain/ports.js";
 
-/**
- * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
- * `request_reserved` event is the row itself (docs/decisions/0205).
- */
-export type RecordToOpen = {
-  id: string;
-  /** managed (held and charged) | byok (recorded only); absent: managed. */
-  mode?: "managed" | "byok";
-  tenantId: string;
-  apiKeyId: string | null;
-  serviceAlias: string;
-  modelAlias: string;
-  priceId: string;
-  upstreamId: string;
-  discountBps: number;
-  stream: boolean;
-  inputTokensBound: number;
-  outputTokensCap: number;
-  reservedUnits: bigint;
-  holdExpiresAt: Date;
-  /** Claimed together with the record (only with an API key); null: no claim. */
-  idempotencyKey: string | null;
-  /** The API the request came through (chat_completions | messages | embeddings); absent: not recorded. */
-  api?: string;
-};
-
-/**
- * A record written: the allotment it claimed its reservation from (and that
- * allotment's ledger hold), or none; `ranOut` names the tenant's open allotment
- * when it had no room left for this reservation (docs/decisions/0028).
- */
-export type OpenedRecord = { allotmentId: string | null; allotmentHoldId: string | null; ranOut: string | null };
-
-/** A record's end state (only a `reserved` record changes); the row is its `request_settled` event. */
-export type RecordToSettle = {
-  id: string;
-  status: "completed" | "failed" | "review";
-  errorCode: string | null;
-  holdId: string | null;
-  finalUnits: bigint | null;
-  usageJson: string | null;
-};
+export type { RecordToOpen };
 
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
@@ -135,7 +95,7 @@ export const SETTLE = `WITH input AS (
  * statement, and so do settlements. Each answers whether its own row changed.
  * `log` is the relay that tails the records' events: told after every write.
  */
-export class UsageRecordWriter {
+export class UsageRecordWriter implements RecordWrites {
   private readonly opens: GroupCommit<RecordToOpen, OpenedRecord | null>;
   private readonly settles: GroupCommit<RecordToSettle, boolean>;
 
@@ -223,12 +183,6 @@ export class UsageRecordWriter {
     return this.settles.submit(record);
   }
 }
-
-/** What the statements below run in: a transaction (Prisma's), so the events go with them. */
-type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
-
-/** A record's next state (see `moveRow`). */
-export type RecordMove = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
 
 /**
  * Moves a record on if it is still as it was read (status, error code, `updated_at`):

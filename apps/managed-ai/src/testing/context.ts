@@ -13,6 +13,7 @@ import { Allotments, type AllotmentOptions } from "../storage/allotments.js";
 import { chargesRefused } from "../domain/usage/move.js";
 import { CatalogCache, invalidating } from "../storage/catalog-cache.js";
 import { LedgerCalls } from "@gateway/ledger-client";
+import { sqlStore } from "../storage/store.js";
 import { UsageRecordWriter } from "../storage/usage-records.js";
 import { ProviderClient } from "../providers/openai.js";
 
@@ -23,8 +24,11 @@ const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 export const KEY_1 = `k1:${randomBytes(32).toString("base64")}`;
 export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
 
+/** A test's context: its catalog is the real cache (tests read and flush it). */
+export type TestManagedAiContext = ManagedAiContext & { catalog: CatalogCache };
+
 export type TestContext = {
-  ctx: ManagedAiContext;
+  ctx: TestManagedAiContext;
   /** The connections under ctx (the reconciler's advisory lock takes one of its own). */
   pool: ReturnType<typeof createPool>;
   /** Every log line written through ctx.logger, parsed. */
@@ -39,7 +43,7 @@ export type TestContext = {
  * `close`): real PostgreSQL, real transactions and outbox, a captured logger.
  */
 export async function createTestContext(
-  overrides: Partial<ManagedAiContext> = {},
+  overrides: Partial<ManagedAiContext> & { catalog?: CatalogCache } = {},
   options: { catalogTtlMs?: number; allotments?: Partial<AllotmentOptions> } = {},
 ): Promise<TestContext> {
   const name = `gw_test_mai_${randomBytes(4).toString("hex")}`;
@@ -85,6 +89,7 @@ export async function createTestContext(
     catalog,
     sql,
     records: new UsageRecordWriter(sql, logger, undefined),
+    store: sqlStore(overrides.sql ?? sql),
     ...overrides,
   };
   // Off unless a test asks: a hold per request, as the tests of holds expect.
@@ -94,7 +99,7 @@ export async function createTestContext(
       { sql: base.sql, ledgerCalls: base.ledgerCalls, logger, refused: (ids) => chargesRefused({ ctx, input: { requestIds: ids } }) },
       { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
     );
-  const ctx: ManagedAiContext = { ...base, allotments };
+  const ctx: TestManagedAiContext = { ...base, catalog, allotments };
   return {
     ctx,
     pool,

@@ -2,7 +2,6 @@ import { isAppError } from "@gateway/errors";
 import { closeOperation, MAX_BATCH_ITEMS } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import { allotmentReserve, chargesOf, checkAgain, closeIdle, markClosed, openingAbandoned, openingFound, recordsInFlight } from "../../storage/allotments.js";
 
 export type CloseOptions = {
   /** An open allotment without a claim for this long closes. */
@@ -48,7 +47,7 @@ const POSTS_PER_CALL = MAX_BATCH_ITEMS;
 export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiContext; input: CloseOptions }): Promise<CloseReport> {
   const report: CloseReport = { closing: 0, closed: 0, reposted: 0, abandoned: 0, waiting: 0, posting: 0 };
   const limit = options.limit ?? 100;
-  const closing = await closeIdle(ctx.sql, options.idleSeconds, options.maxAgeSeconds);
+  const closing = await ctx.store.allotments.closeIdle(options.idleSeconds, options.maxAgeSeconds);
   report.closing = closing.length;
 
   const stale = await ctx.prisma.allotment.findMany({
@@ -58,11 +57,11 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
   });
   for (const a of stale) {
     try {
-      const res = await ctx.ledgerCalls.reserve(allotmentReserve(a));
-      await openingFound(ctx.sql, a.id, res.hold_id);
+      const res = await ctx.ledgerCalls.reserve(ctx.store.allotments.reserveRequest(a));
+      await ctx.store.allotments.openingFound(a.id, res.hold_id);
     } catch (err) {
       if (isAppError(err) && (err.code === "insufficient_balance" || err.code === "invalid_request")) {
-        await openingAbandoned(ctx.sql, a.id);
+        await ctx.store.allotments.openingAbandoned(a.id);
         report.abandoned++;
       } else {
         await checkLater(ctx, a.id, options);
@@ -96,7 +95,7 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
     report[outcome]++;
     // Waiting for its records: later and later. Posts just replayed or on their way: at the back of the due ones.
     if (outcome === "waiting") await checkLater(ctx, a.id, options);
-    else if (outcome === "reposted" || outcome === "posting") await checkAgain(ctx.sql, a.id, "now");
+    else if (outcome === "reposted" || outcome === "posting") await ctx.store.allotments.checkAgain(a.id, "now");
   }
   // Claims no replica reported (one that died within its linger) reach the balance views.
   await ctx.allotments.reportLive().catch((err: unknown) => ctx.logger.warn({ err }, "reporting live allotments failed; the next pass will"));
@@ -110,7 +109,7 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
  * behind the ones that are due.
  */
 async function checkLater(ctx: ManagedAiContext, id: string, options: CloseOptions): Promise<void> {
-  await checkAgain(ctx.sql, id, { baseSeconds: options.retryBaseSeconds ?? 5 });
+  await ctx.store.allotments.checkAgain(id, { baseSeconds: options.retryBaseSeconds ?? 5 });
 }
 
 type Outcome = "closed" | "reposted" | "waiting" | "posting";
@@ -118,12 +117,12 @@ type Outcome = "closed" | "reposted" | "waiting" | "posting";
 /** `settledAt`: the allotment row's `updated_at`, which every settlement of one of its records sets. */
 async function closeOne(ctx: ManagedAiContext, a: { id: string; holdId: string; settledAt: Date }, postGraceSeconds: number): Promise<Outcome> {
   const { id, holdId } = a;
-  if ((await recordsInFlight(ctx.sql, id)) > 0) return "waiting";
-  const charges = await chargesOf(ctx.sql, id);
+  if ((await ctx.store.allotments.recordsInFlight(id)) > 0) return "waiting";
+  const charges = await ctx.store.allotments.chargesOf(id);
   const owed = charges.reduce((sum, c) => sum + c.units, 0n);
   const hold = await ctx.ledgerCalls.hold(holdId);
   if (hold.status !== "open") {
-    await markClosed(ctx.sql, id);
+    await ctx.store.allotments.markClosed(id);
     return "closed";
   }
   const posted = BigInt(hold.captured_units || "0");
@@ -158,6 +157,6 @@ async function closeOne(ctx: ManagedAiContext, a: { id: string; holdId: string; 
     return "waiting";
   }
   await ctx.ledgerCalls.void({ operation_id: closeOperation(id), hold_id: holdId, reason: `allotment ${id} closed` });
-  await markClosed(ctx.sql, id);
+  await ctx.store.allotments.markClosed(id);
   return "closed";
 }

@@ -1,6 +1,5 @@
 import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "./budget.js";
-import { markCrossing } from "../../storage/budgets.js";
 
 /**
  * Audits a budget crossing 80 % (`budget.threshold`) or 100 % (`budget.reached`)
@@ -16,7 +15,8 @@ export async function budgetCrossed({
 }): Promise<boolean> {
   const { type } = input;
   return ctx.transact(async (tx, emit) => {
-    if (!(await markCrossing(tx, type === "budget.threshold" ? "threshold" : "reached", { ...input.budget, periodStart: input.periodStart }))) return false;
+    if (!(await ctx.store.budgets.markCrossing(tx, type === "budget.threshold" ? "threshold" : "reached", { ...input.budget, periodStart: input.periodStart })))
+      return false;
     await emit(
       type,
       {

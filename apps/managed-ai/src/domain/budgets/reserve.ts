@@ -3,7 +3,6 @@ import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "./budget.js";
 import { budgetCrossed } from "./events.js";
 import { periodBounds } from "./period.js";
-import { budgetReservations } from "../../storage/budgets.js";
 
 /**
  * Counts a request's reservation against every budget that applies, all or
@@ -24,7 +23,7 @@ export async function reserveBudgets({
 }): Promise<void> {
   if (input.budgets.length === 0) return;
   const now = input.now ?? new Date();
-  const refused = await budgetReservations(ctx.sql).reserve({
+  const refused = await ctx.store.budgets.reserve({
     requestId: input.requestId,
     tenantId: input.tenantId,
     counters: input.budgets.map((b) => ({ ...b, periodStart: periodBounds(b.period, now).start })),

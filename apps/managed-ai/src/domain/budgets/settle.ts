@@ -1,8 +1,8 @@
 import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events-runtime";
 import type { ManagedAiContext } from "../context.js";
+import type { SettledCounter } from "../ports.js";
 import { budgetCrossed } from "./events.js";
-import { openClaimRequests, settlePushClaims, settleRecordClaims, type SettledCounter } from "../../storage/budgets.js";
 
 /**
  * Settles the budget claims of requests whose usage record has its end state,
@@ -26,7 +26,7 @@ export async function settleBudgets({
   input: { requestIds: string[]; orphans?: boolean; orphanAfterSeconds?: number };
 }): Promise<number> {
   if (input.requestIds.length === 0) return 0;
-  const rows = await settleRecordClaims(ctx.sql, input.requestIds, input.orphans ?? false, input.orphanAfterSeconds ?? 300);
+  const rows = await ctx.store.budgets.settleRecordClaims(input.requestIds, input.orphans ?? false, input.orphanAfterSeconds ?? 300);
   for (const row of rows) await audit(ctx, row);
   return rows.length;
 }
@@ -37,7 +37,7 @@ export async function settleBudgets({
  * claim settles once, whoever calls first (the sender or messaging's recovery).
  */
 export async function settleBudgetClaims({ ctx, input }: { ctx: ManagedAiContext; input: { requestId: string; finalUnits: bigint } }): Promise<number> {
-  const rows = await settlePushClaims(ctx.sql, input.requestId, input.finalUnits);
+  const rows = await ctx.store.budgets.settlePushClaims(input.requestId, input.finalUnits);
   for (const row of rows) await audit(ctx, row);
   return rows.length;
 }
@@ -71,7 +71,7 @@ async function audit(ctx: ManagedAiContext, row: Settled): Promise<void> {
  * Oldest first, at most `limit` a pass.
  */
 export async function sweepBudgetClaims({ ctx, input }: { ctx: ManagedAiContext; input: { limit?: number; orphanAfterSeconds?: number } }): Promise<number> {
-  const open = await openClaimRequests(ctx.sql, input.limit ?? 1000);
+  const open = await ctx.store.budgets.openClaimRequests(input.limit ?? 1000);
   return settleBudgets({ ctx, input: { requestIds: open, orphanAfterSeconds: input.orphanAfterSeconds } });
 }
 

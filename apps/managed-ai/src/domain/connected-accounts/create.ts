@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { newId } from "@gateway/contract/ids";
-import { connectedAccountContext, sealCredential } from "../../crypto/credentials.js";
+import { connectedAccountContext, sealCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";
 import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";
-import { lockConnectedAccount } from "../../storage/catalog-locks.js";
 
 export const DeleteConnectedAccountInput = z.object({ actor: Actor, tenant_id: ResourceId, id: ResourceId });
 
@@ -15,7 +14,7 @@ export const DeleteConnectedAccountInput = z.object({ actor: Actor, tenant_id: R
 export async function deleteConnectedAccount({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof DeleteConnectedAccountInput> }): Promise<void> {
   const q = parseInput(DeleteConnectedAccountInput, input);
   await ctx.writeCatalog(async (tx, emit) => {
-    const account = await lockConnectedAccount(tx, q.tenant_id, q.id);
+    const account = await ctx.store.locks.connectedAccount(tx, q.tenant_id, q.id);
     if (!account) throw new AppError("not_found", `No connected account ${q.id}.`);
     const user = await tx.serviceInstance.findFirst({ where: { tenantId: q.tenant_id, connectedAccountId: q.id }, select: { serviceId: true, alias: true } });
     if (user) throw new AppError("conflict", `The ${user.serviceId} instance ${user.alias} uses this account; change it first.`);

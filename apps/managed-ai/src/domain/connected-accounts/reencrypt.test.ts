@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectedAccountContext, instanceKeyContext, openCredential } from "../../crypto/credentials.js";
+import { connectedAccountContext, instanceKeyContext, openCredential } from "../credentials.js";
 import { parseKeyring } from "../../crypto/keyring.js";
 import { ProviderClient } from "../../providers/openai.js";
 import { createTestContext, KEY_1, KEY_2, type TestContext } from "../../testing/context.js";

@@ -1,7 +1,7 @@
 import type { ManagedAiContext } from "../context.js";
 import { addReseal, resealRows } from "@gateway/secrets";
-import { connectedAccountContext, instanceKeyContext } from "../../crypto/credentials.js";
-import type { ReencryptResult } from "../upstreams/reencrypt.js";
+import { connectedAccountContext, instanceKeyContext } from "../credentials.js";
+import { replaceApiKey, type ReencryptResult } from "../upstreams/reencrypt.js";
 
 /**
  * Key rotation for customer secrets (docs/decisions/0140, 0141): byok instance
@@ -20,13 +20,7 @@ export async function reencryptCustomerSecrets({ ctx }: { ctx: Pick<ManagedAiCon
     "instance",
     instances.map((r) => ({ id: r.id, ciphertext: r.apiKeyCiphertext!, keyId: r.apiKeyKeyId!, updatedAt: r.updatedAt })),
     (row) => instanceKeyContext(row.id),
-    async (row, sealed) =>
-      (
-        await ctx.prisma.serviceInstance.updateMany({
-          where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
-          data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
-        })
-      ).count === 1,
+    replaceApiKey((args) => ctx.prisma.serviceInstance.updateMany(args)),
   );
   const accounts = await ctx.prisma.connectedAccount.findMany({ select: { id: true, secretCiphertext: true, secretKeyId: true }, orderBy: { id: "asc" } });
   const b = await resealRows(

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { connectedAccountContext, CredentialError, openCredential } from "../../crypto/credentials.js";
+import { connectedAccountContext, CredentialError, openCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
 import type { ConnectedAccount } from "../../generated/prisma/client.js";
 import { ResourceId } from "../schemas.js";

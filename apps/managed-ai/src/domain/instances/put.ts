@@ -2,15 +2,15 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { usdAmount } from "@gateway/contract";
 import { newId } from "@gateway/contract/ids";
-import { instanceKeyContext, sealCredential } from "../../crypto/credentials.js";
+import { instanceKeyContext, sealCredential } from "../credentials.js";
 import type { ManagedAiContext, Tx } from "../context.js";
+import type { CatalogLocks } from "../ports.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { BaseUrl, ApiKey } from "../upstreams/put.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { BudgetFields, budgetConfig, checkBudgetPair } from "../budgets/input.js";
 import { withBudgets } from "../budgets/instances.js";
 import { instanceView, type ByokConfig, type InstanceView, type ManagedConfig } from "./view.js";
-import { lockInstance } from "../../storage/catalog-locks.js";
 
 const common = {
   actor: Actor,
@@ -89,14 +89,9 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
     ...budgetConfig(q),
   };
   const row = await ctx.writeCatalog(async (tx, emit) => {
-    const { saved, existing } = await save(tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
+    const { saved, existing } = await save(ctx.store.locks, tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
     await emit("managed_ai.instance_changed", {
-      actor: q.actor,
-      instance_id: saved.id,
-      tenant_id: saved.tenantId,
-      alias: saved.alias,
-      change: existing ? "updated" : "created",
-      status: saved.status,
+      ...changeOf(q.actor, saved, existing),
       default_model: q.default_model,
     });
     return saved;
@@ -133,18 +128,13 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
         });
       }
     }
-    const { saved, existing } = await save(tx, q, config, (id) => {
+    const { saved, existing } = await save(ctx.store.locks, tx, q, config, (id) => {
       if (q.api_key === undefined) return { apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: q.connected_account_id ?? null };
       const sealed = sealCredential(ctx.keyring, q.api_key, instanceKeyContext(id));
       return { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, connectedAccountId: null };
     });
     await emit("managed_ai.byok_instance_changed", {
-      actor: q.actor,
-      instance_id: saved.id,
-      tenant_id: saved.tenantId,
-      alias: saved.alias,
-      change: existing ? "updated" : "created",
-      status: saved.status,
+      ...changeOf(q.actor, saved, existing),
       provider: q.provider,
       base_url: q.base_url,
       default_model: q.default_model,
@@ -156,16 +146,29 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
   return instanceView(row);
 }
 
+/** What both instance events open with: who, which instance, whether it was created or updated, its status. */
+function changeOf<A>(actor: A, saved: ServiceInstance, existing: boolean) {
+  return {
+    actor,
+    instance_id: saved.id,
+    tenant_id: saved.tenantId,
+    alias: saved.alias,
+    change: existing ? ("updated" as const) : ("created" as const),
+    status: saved.status,
+  };
+}
+
 type Credential = { apiKeyCiphertext: Uint8Array<ArrayBuffer> | null; apiKeyKeyId: string | null; connectedAccountId: string | null };
 
 /** Creates or updates the (tenant, ai-model, alias) row, the row locked while it is compared and written. */
 async function save(
+  locks: CatalogLocks,
   tx: Tx,
   q: { tenant_id: string; alias: string; status: string; mode: string },
   config: ManagedConfig | ByokConfig,
   credential: (id: string) => Credential,
 ): Promise<{ saved: ServiceInstance; existing: boolean }> {
-  const existing = await lockInstance(tx, q.tenant_id, q.alias);
+  const existing = await locks.instance(tx, q.tenant_id, q.alias);
   const id = existing ?? newId("inst");
   const data = { status: q.status, mode: q.mode, config: config as object, ...credential(id) };
   const saved = existing

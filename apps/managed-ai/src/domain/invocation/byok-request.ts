@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { usdAmount } from "@gateway/contract";
 import { AppError } from "@gateway/errors";
-import type { ChatRequest } from "./chat-request.js";
+import { gatewaySettings, parsedBody, type ChatRequest } from "./chat-request.js";
 import { inputTokenUpperBound, type BoundableMessage } from "./tokens.js";
 
 /**
@@ -33,26 +33,11 @@ const GATEWAY_SET = new Set(["messages", "model", "max_tokens", "max_completion_
 /** Request parameters that become prompt input besides the messages. */
 const PROMPT_PARAMETERS = ["tools", "functions", "response_format", "prediction"];
 
-function describe(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid request body";
-  const path = issue.path.map(String).join(".");
-  return path ? `${path}: ${issue.message}` : issue.message;
-}
-
 const text = (value: unknown) => (typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value));
 
 export function parseByokChatRequest(raw: unknown): ChatRequest {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AppError("invalid_request", "The body must be a JSON object.");
-  const parsed = Body.safeParse(raw);
-  if (!parsed.success) {
-    const param = parsed.error.issues[0]?.path[0];
-    throw new AppError("invalid_request", describe(parsed.error), { extra: typeof param === "string" ? { param } : {} });
-  }
-  const body = parsed.data;
-  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
-    throw new AppError("invalid_request", "max_tokens and max_completion_tokens disagree; send one", { extra: { param: "max_completion_tokens" } });
-  }
+  const body = parsedBody(Body, raw);
   const passthrough: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) if (!GATEWAY_SET.has(name) && value !== undefined) passthrough[name] = value;
   // The estimate bounds text by its UTF-8 bytes (a byte-level BPE token is at least one byte);
@@ -65,17 +50,9 @@ export function parseByokChatRequest(raw: unknown): ChatRequest {
     .map((p) => JSON.stringify(passthrough[p]))
     .join("");
   if (extra) boundable.push({ role: "", text: extra });
-  const { include_usage, ...streamOptions } = body.stream_options ?? {};
   return {
     messages: body.messages,
-    model: body.model,
-    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? undefined,
-    ...(body.max_completion_tokens != null && body.max_tokens == null ? { maxTokensParam: "max_completion_tokens" as const } : {}),
-    ...(body.n != null ? { choices: body.n } : {}),
-    maxCostUsd: body.max_cost,
-    stream: body.stream ?? false,
-    includeUsage: include_usage === true,
-    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
+    ...gatewaySettings(body),
     passthrough,
     inputTokens: inputTokenUpperBound(boundable),
     imageParts: 0,

@@ -35,6 +35,46 @@ function describe(error: z.ZodError): string {
 
 const invalid = (message: string, param?: string) => new AppError("invalid_request", message, { extra: param ? { param } : {} });
 
+/** What the gateway sets itself of a chat body, read alike on managed and bring-your-own-key requests. */
+type GatewaySet = {
+  model?: string | undefined;
+  max_tokens?: number | null | undefined;
+  max_completion_tokens?: number | null | undefined;
+  max_cost?: number | undefined;
+  stream?: boolean | null | undefined;
+  stream_options?: ({ include_usage?: boolean | undefined } & Record<string, unknown>) | null | undefined;
+  n?: number | null | undefined;
+};
+
+/** `raw` parsed by `schema`, or a 400 naming the first field at fault; the output cap's two names must agree. */
+export function parsedBody<T extends GatewaySet>(schema: z.ZodType<T>, raw: unknown): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const param = parsed.error.issues[0]?.path[0];
+    throw invalid(describe(parsed.error), typeof param === "string" ? param : undefined);
+  }
+  const body = parsed.data;
+  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
+    throw invalid("max_tokens and max_completion_tokens disagree; send one", "max_completion_tokens");
+  }
+  return body;
+}
+
+/** The request's settings the gateway reads from what it sets itself (the model, the output cap and its name, choices, stream, `max_cost`). */
+export function gatewaySettings(body: GatewaySet): Omit<ChatRequest, "messages" | "passthrough" | "inputTokens" | "imageParts"> {
+  const { include_usage, ...streamOptions } = body.stream_options ?? {};
+  return {
+    model: body.model,
+    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? undefined,
+    ...(body.max_completion_tokens != null && body.max_tokens == null ? { maxTokensParam: "max_completion_tokens" as const } : {}),
+    ...(body.n != null ? { choices: body.n } : {}),
+    maxCostUsd: body.max_cost,
+    stream: body.stream ?? false,
+    includeUsage: include_usage === true,
+    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
+  };
+}
+
 /**
  * The body of a chat completion on a managed model (CONTRACT.md 6b): a field not
  * on the list → 400 naming it; the accepted ones are validated, priced (the input
@@ -49,15 +89,7 @@ export function parseChatRequest(raw: unknown): ChatRequest {
     if (!ACCEPTED_FIELDS.has(name)) throw invalid(`${name} is not accepted on managed models (CONTRACT.md 6b lists the chat request's fields)`, name);
     if (!GATEWAY_FIELDS.has(name) && record[name] !== undefined) passthrough[name] = record[name];
   }
-  const parsed = ChatBody.safeParse(raw);
-  if (!parsed.success) {
-    const param = parsed.error.issues[0]?.path[0];
-    throw invalid(describe(parsed.error), typeof param === "string" ? param : undefined);
-  }
-  const body = parsed.data;
-  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
-    throw invalid("max_tokens and max_completion_tokens disagree; send one", "max_completion_tokens");
-  }
+  const body = parsedBody(ChatBody, raw);
   const messages = record.messages as ChatMessage[];
   let bound: ReturnType<typeof chatInputBound>;
   try {
@@ -67,17 +99,9 @@ export function parseChatRequest(raw: unknown): ChatRequest {
     if (err instanceof RangeError) throw invalid("The request is nested too deeply.");
     throw err;
   }
-  const { include_usage, ...streamOptions } = body.stream_options ?? {};
   return {
     messages,
-    model: body.model,
-    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? undefined,
-    ...(body.max_completion_tokens != null && body.max_tokens == null ? { maxTokensParam: "max_completion_tokens" as const } : {}),
-    ...(body.n != null ? { choices: body.n } : {}),
-    maxCostUsd: body.max_cost,
-    stream: body.stream ?? false,
-    includeUsage: include_usage === true,
-    ...(Object.keys(streamOptions).length > 0 ? { streamOptions } : {}),
+    ...gatewaySettings(body),
     passthrough,
     inputTokens: bound.tokens,
     imageParts: bound.imageParts,

@@ -3,10 +3,10 @@ import type { ManagedAiContext } from "../context.js";
 import { meteredRequest, type InvokeInput } from "./invoke.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf } from "./plan.js";
-import { ProviderError } from "../../providers/openai.js";
+import { ProviderError } from "./provider.js";
 import { usageOf, type Usage } from "./settlement.js";
-import { SseParser } from "../../providers/sse.js";
-import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
+import { SseParser } from "./sse.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 
 export type StreamMessage = { start: { priceId: string; reservedUnits: bigint } } | { data: string } | { failure: { errorCode: string; message: string } };
 

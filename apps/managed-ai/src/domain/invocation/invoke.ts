@@ -2,7 +2,7 @@ import type { ManagedAiContext } from "../context.js";
 import type { Budget } from "../budgets/budget.js";
 import { openMeter } from "./meter.js";
 import { planInvocation, providerBody, targetOf, type Plan } from "./plan.js";
-import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "../../providers/provider-signal.js";
+import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 import { usageOf, type Api, type Usage } from "./settlement.js";
 
 export type InvokeInput = {

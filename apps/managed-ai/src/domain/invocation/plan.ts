@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { CredentialError, openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { CredentialError, openCredential, upstreamKeyContext } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
 import type { ServiceInstance } from "../../generated/prisma/client.js";
 import { configOf, type ByokConfig, type InstanceConfig, type ManagedConfig } from "../instances/view.js";

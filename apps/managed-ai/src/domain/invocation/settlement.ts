@@ -6,7 +6,6 @@ import type { Priced as Plan } from "./plan.js";
 import { carvedHold, carveReserve, type Carved } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { deleteRefused, toSettlementFailed } from "../../storage/usage-records.js";
 
 /**
  * The money of one managed request, around its usage record. The record is
@@ -120,7 +119,15 @@ export async function openReservation({
  */
 async function refuse(ctx: ManagedAiContext, plan: Plan, input: OpenInput): Promise<void> {
   await ctx.transact(async (tx, emit) => {
-    if (!(await deleteRefused(tx, { id: input.requestId, tenantId: plan.tenantId, apiKeyId: input.apiKeyId, idempotencyKey: input.idempotencyKey }))) return;
+    if (
+      !(await ctx.store.records.deleteRefused(tx, {
+        id: input.requestId,
+        tenantId: plan.tenantId,
+        apiKeyId: input.apiKeyId,
+        idempotencyKey: input.idempotencyKey,
+      }))
+    )
+      return;
     // After the reserved event deleteRefused copied: the relay publishes in the outbox's order.
     await emit("managed_ai.request_refused", { request_id: input.requestId, tenant_id: plan.tenantId, key_id: input.apiKeyId, reason: "insufficient_balance" });
   });
@@ -335,7 +342,7 @@ function retryInBackground(ctx: ManagedAiContext, requestId: string, attempt: ()
  */
 async function captureFailed(ctx: ManagedAiContext, opened: Opened, plan: Plan): Promise<void> {
   await ctx.transact(async (tx, emit) => {
-    if (!(await toSettlementFailed(tx, opened.id))) return;
+    if (!(await ctx.store.records.toSettlementFailed(tx, opened.id))) return;
     await emit("managed_ai.request_reconciled", {
       request_id: opened.id,
       tenant_id: opened.tenantId,

@@ -3,7 +3,6 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { modelState, modelView, WITH_LATEST_PRICE, type ModelView } from "./view.js";
-import { lockModel } from "../../storage/catalog-locks.js";
 
 /** The provider's own model name, e.g. `gpt-4o-mini`, `meta-llama/Llama-3-8b`, `llama3:8b`. */
 export const UpstreamModel = z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces");
@@ -39,7 +38,7 @@ export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: P
   return ctx.writeCatalog(async (tx, emit) => {
     const upstream = await tx.upstream.findUnique({ where: { id: put.upstream_id }, select: { id: true } });
     if (!upstream) throw new AppError("not_found", `upstream_id: no upstream ${put.upstream_id}.`);
-    await lockModel(tx, put.alias);
+    await ctx.store.locks.model(tx, put.alias);
     const before = await tx.model.findUnique({ where: { alias: put.alias } });
     assertVersion(put.version, before?.version, what);
 

@@ -4,7 +4,6 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { offerState } from "./view.js";
-import { lockOffer } from "../../storage/catalog-locks.js";
 
 export const PutOfferInput = z.object({
   /** The caller has checked that the tenant exists: tenants live in the edge. */
@@ -34,7 +33,7 @@ export async function putOffer({ ctx, input }: { ctx: ManagedAiContext; input: P
   return ctx.writeCatalog(async (tx, emit) => {
     const model = await tx.model.findUnique({ where: { alias: put.model_alias }, select: { alias: true } });
     if (!model) throw new AppError("not_found", `model_alias: no model ${put.model_alias}.`);
-    await lockOffer(tx, put.tenant_id, put.model_alias);
+    await ctx.store.locks.offer(tx, put.tenant_id, put.model_alias);
     const before = await tx.offer.findUnique({ where: { tenantId_modelAlias: key } });
     assertVersion(put.version, before?.version, what);
     const expiresAt = put.expires_at === undefined ? undefined : put.expires_at === "" ? null : new Date(put.expires_at);

@@ -4,7 +4,6 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { modelView, priceState, priceView, WITH_LATEST_PRICE, type ModelView } from "../models/view.js";
-import { lockModel } from "../../storage/catalog-locks.js";
 
 export const PublishPriceInput = z.object({
   model_alias: ResourceId,
@@ -23,7 +22,7 @@ export type PublishPriceInput = z.input<typeof PublishPriceInput>;
 export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; input: PublishPriceInput }): Promise<ModelView> {
   const publish = parseInput(PublishPriceInput, input);
   return ctx.writeCatalog(async (tx, emit) => {
-    if (!(await lockModel(tx, publish.model_alias))) throw new AppError("not_found", `No model ${publish.model_alias}.`);
+    if (!(await ctx.store.locks.model(tx, publish.model_alias))) throw new AppError("not_found", `No model ${publish.model_alias}.`);
     const previous = await tx.priceVersion.findFirst({ where: { modelAlias: publish.model_alias }, orderBy: { version: "desc" } });
     const price = await tx.priceVersion.create({
       data: {

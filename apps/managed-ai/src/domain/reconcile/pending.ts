@@ -1,5 +1,4 @@
 import type { ManagedAiContext } from "../context.js";
-import { workPending } from "../../storage/reconciler.js";
 
 /**
  * Is there anything the reconciler may have to do later, as the database stands: a record
@@ -10,6 +9,6 @@ import { workPending } from "../../storage/reconciler.js";
  * budget_claims (settled_at, created_at)), whatever the size of the history (checked with
  * EXPLAIN ANALYZE on 100,000 settled records: 4 buffers, under a millisecond).
  */
-export function reconcilerWorkPending(ctx: Pick<ManagedAiContext, "sql">): Promise<boolean> {
-  return workPending(ctx.sql);
+export function reconcilerWorkPending(ctx: Pick<ManagedAiContext, "store">): Promise<boolean> {
+  return ctx.store.reconciler.workPending();
 }

@@ -9,7 +9,6 @@ import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { moveRecord } from "../usage/move.js";
-import { advanceCapturesCheckpoint, candidateIds, capturesAfter, recheckAt } from "../../storage/reconciler.js";
 import { decide, INTERRUPTED, type Decision, type HoldState } from "./decide.js";
 
 /** The ledger's GetHolds takes 1 to this many ids. */
@@ -120,9 +119,12 @@ export async function reconcileUsage({ ctx, input }: { ctx: ManagedAiContext; in
  */
 async function candidates(ctx: ManagedAiContext, q: z.output<typeof ReconcileInput>): Promise<UsageRecord[]> {
   const now = new Date();
-  const orphans = await recordsById(ctx, await candidateIds(ctx.sql, "reserved", new Date(now.getTime() - q.reservedAfterSeconds * 1000), now, q.limit));
+  const orphans = await recordsById(
+    ctx,
+    await ctx.store.reconciler.candidateIds("reserved", new Date(now.getTime() - q.reservedAfterSeconds * 1000), now, q.limit),
+  );
   if (orphans.length >= q.limit) return orphans;
-  const review = await recordsById(ctx, await candidateIds(ctx.sql, "review", null, now, q.limit - orphans.length));
+  const review = await recordsById(ctx, await ctx.store.reconciler.candidateIds("review", null, now, q.limit - orphans.length));
   return [...orphans, ...review];
 }
 
@@ -137,7 +139,7 @@ async function recordsById(ctx: ManagedAiContext, ids: string[]): Promise<UsageR
 async function recheckLater(ctx: ManagedAiContext, row: UsageRecord, q: z.output<typeof ReconcileInput>): Promise<void> {
   const ageSeconds = Math.max(0, (Date.now() - row.createdAt.getTime()) / 1000);
   const seconds = Math.round(Math.min(q.recheckMaxSeconds, Math.max(q.recheckMinSeconds, ageSeconds / 2)));
-  await recheckAt(ctx.sql, row.id, seconds);
+  await ctx.store.reconciler.recheckAt(row.id, seconds);
 }
 
 /**
@@ -168,7 +170,7 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
   for (let round = 0; round < CHECK_ROUNDS; round++) {
     const cp = await ctx.prisma.reconcilerCheckpoint.findUnique({ where: { name: "captures" } });
     if (!cp) return; // written by the migration that brought the check
-    const ids = await capturesAfter(ctx.sql, cp, new Date(Date.now() - q.settledAfterSeconds * 1000), q.checkBatch);
+    const ids = await ctx.store.reconciler.capturesAfter(cp, new Date(Date.now() - q.settledAfterSeconds * 1000), q.checkBatch);
     // Read again by id: a record may have moved on between the two reads (status checked again).
     const rows = (await recordsById(ctx, ids)).filter((r) => r.status === "completed" && r.holdId !== null && r.settledAt !== null);
     if (rows.length === 0) return;
@@ -186,7 +188,7 @@ async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof Reconcile
     } finally {
       // Up to the last record settled in the ledger, also when the ledger went away after it.
       if (through) {
-        await advanceCapturesCheckpoint(ctx.sql, { settledAt: through.settledAt!, id: through.id });
+        await ctx.store.reconciler.advanceCapturesCheckpoint({ settledAt: through.settledAt!, id: through.id });
       }
     }
     if (rows.length < q.checkBatch) return;

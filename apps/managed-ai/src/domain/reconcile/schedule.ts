@@ -1,7 +1,7 @@
 import type { ManagedAiContext } from "../context.js";
+import type { LockPool } from "../ports.js";
 import { closeAllotments } from "../allotments/close.js";
 import { sweepBudgetClaims } from "../budgets/settle.js";
-import { exclusively, type LockPool } from "../../storage/reconciler.js";
 import { reconcilerWorkPending } from "./pending.js";
 import { reconcileUsage, type ReconcileReport } from "./reconcile.js";
 
@@ -50,42 +50,43 @@ export function startReconciler(
   let busy = true;
   const pass = (): Promise<ReconcileReport | null> => {
     busy = true;
-    current ??= exclusively(options.pool, async () => {
-      const report = await reconcileUsage({
-        ctx,
-        input: {
-          reservedAfterSeconds: options.reservedAfterSeconds,
-          ...(options.settledAfterSeconds ? { settledAfterSeconds: options.settledAfterSeconds } : {}),
-          ...(options.limit ? { limit: options.limit } : {}),
-        },
-      });
-      // Budget claims follow their records' end states, whoever set them (docs/decisions/0024).
-      const swept = await sweepBudgetClaims({ ctx, input: {} }).catch((err: unknown) => {
-        ctx.logger.warn({ err }, "budget sweep failed; the next pass tries again");
-        return 1;
-      });
-      // After the records: their orphans have holds of their own by now (docs/decisions/0028).
-      const closed = await closeAllotments({
-        ctx,
-        input: {
-          idleSeconds: options.allotmentIdleSeconds ?? 30,
-          maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600,
-          // Well beyond a batch's linger and a ledger call: posts on their way are not replayed.
-          postGraceSeconds: 15,
-        },
-      }).catch((err: unknown) => {
-        ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again");
-        return null;
-      });
-      const didNothing =
-        report.examined + report.checked + report.errors === 0 &&
-        swept === 0 &&
-        closed !== null &&
-        closed.closing + closed.closed + closed.reposted + closed.abandoned + closed.waiting === 0;
-      // Only when idle is there anything to ask; the answer decides the next wait.
-      busy = !didNothing || (options.idleMaxMs !== undefined && (await reconcilerWorkPending(ctx).catch(() => true)));
-      return report;
-    })
+    current ??= ctx.store.reconciler
+      .exclusively(options.pool, async () => {
+        const report = await reconcileUsage({
+          ctx,
+          input: {
+            reservedAfterSeconds: options.reservedAfterSeconds,
+            ...(options.settledAfterSeconds ? { settledAfterSeconds: options.settledAfterSeconds } : {}),
+            ...(options.limit ? { limit: options.limit } : {}),
+          },
+        });
+        // Budget claims follow their records' end states, whoever set them (docs/decisions/0024).
+        const swept = await sweepBudgetClaims({ ctx, input: {} }).catch((err: unknown) => {
+          ctx.logger.warn({ err }, "budget sweep failed; the next pass tries again");
+          return 1;
+        });
+        // After the records: their orphans have holds of their own by now (docs/decisions/0028).
+        const closed = await closeAllotments({
+          ctx,
+          input: {
+            idleSeconds: options.allotmentIdleSeconds ?? 30,
+            maxAgeSeconds: options.allotmentMaxAgeSeconds ?? 600,
+            // Well beyond a batch's linger and a ledger call: posts on their way are not replayed.
+            postGraceSeconds: 15,
+          },
+        }).catch((err: unknown) => {
+          ctx.logger.warn({ err }, "closing allotments failed; the next pass tries again");
+          return null;
+        });
+        const didNothing =
+          report.examined + report.checked + report.errors === 0 &&
+          swept === 0 &&
+          closed !== null &&
+          closed.closing + closed.closed + closed.reposted + closed.abandoned + closed.waiting === 0;
+        // Only when idle is there anything to ask; the answer decides the next wait.
+        busy = !didNothing || (options.idleMaxMs !== undefined && (await reconcilerWorkPending(ctx).catch(() => true)));
+        return report;
+      })
       .catch((err: unknown) => {
         ctx.logger.warn({ err }, "reconciler pass failed; the next one tries again");
         return null;

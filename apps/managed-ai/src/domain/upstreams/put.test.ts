@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../testing/context.js";
-import { openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { openCredential, upstreamKeyContext } from "../credentials.js";
 import { listUpstreams } from "./list.js";
 import { putUpstream } from "./put.js";
 

@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import { sealCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { sealCredential, upstreamKeyContext } from "../credentials.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
 import { UPSTREAM_COLUMNS, upstreamState, upstreamView } from "./view.js";
-import { lockUpstream } from "../../storage/catalog-locks.js";
 
 /** Base URLs of OpenAI-compatible APIs, e.g. `https://api.openai.com/v1`; stored without trailing slashes. */
 export const BaseUrl = z
@@ -46,7 +45,7 @@ export async function putUpstream({ ctx, input }: { ctx: ManagedAiContext; input
   const put = parseInput(PutUpstreamInput, input);
   const what = `upstream ${put.id}`;
   return ctx.writeCatalog(async (tx, emit) => {
-    await lockUpstream(tx, put.id);
+    await ctx.store.locks.upstream(tx, put.id);
     const before = await tx.upstream.findUnique({ where: { id: put.id }, select: UPSTREAM_COLUMNS });
     assertVersion(put.version, before?.version, what);
     const sealed = put.api_key === undefined ? undefined : sealCredential(ctx.keyring, put.api_key, upstreamKeyContext(put.id));

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { openCredential, upstreamKeyContext } from "../credentials.js";
 import { parseKeyring } from "../../crypto/keyring.js";
 import { createTestContext, KEY_1, KEY_2, type TestContext } from "../../testing/context.js";
 import { putUpstream } from "./put.js";

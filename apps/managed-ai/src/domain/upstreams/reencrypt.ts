@@ -1,6 +1,6 @@
 import type { ManagedAiContext } from "../context.js";
-import { resealRows, type ResealResult } from "@gateway/secrets";
-import { upstreamKeyContext } from "../../crypto/credentials.js";
+import { resealRows, type ResealResult, type SealedCredential } from "@gateway/secrets";
+import { upstreamKeyContext } from "../credentials.js";
 
 /** Re-sealed now, already current, and the ids whose credential could not be opened (key missing or data damaged). */
 export type ReencryptResult = ResealResult;
@@ -27,13 +27,28 @@ export async function reencryptUpstreamKeys({ ctx }: { ctx: Pick<ManagedAiContex
     "upstream",
     sealedRows,
     (row) => upstreamKeyContext(row.id),
-    // Compare-and-set: a rotation through the API in the meantime wins.
-    async (row, sealed) =>
-      (
-        await ctx.prisma.upstream.updateMany({
-          where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
-          data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
-        })
-      ).count === 1,
+    replaceApiKey((args) => ctx.prisma.upstream.updateMany(args)),
   );
+}
+
+/** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
+type ApiKeyRow = { id: string; ciphertext: Uint8Array<ArrayBuffer>; keyId: string; updatedAt: Date };
+
+/**
+ * Writes a re-sealed API key back into its row (`apiKeyCiphertext`, `apiKeyKeyId`) by
+ * compare-and-set, `updated_at` kept: a rotation through the API in the meantime wins.
+ */
+export function replaceApiKey(
+  updateMany: (args: {
+    where: { id: string; apiKeyKeyId: string; apiKeyCiphertext: Uint8Array<ArrayBuffer> };
+    data: { apiKeyCiphertext: Uint8Array<ArrayBuffer>; apiKeyKeyId: string; updatedAt: Date };
+  }) => Promise<{ count: number }>,
+): (row: ApiKeyRow, sealed: SealedCredential) => Promise<boolean> {
+  return async (row, sealed) =>
+    (
+      await updateMany({
+        where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
+        data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
+      })
+    ).count === 1;
 }

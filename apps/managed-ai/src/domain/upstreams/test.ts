@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import { CredentialError, openCredential, upstreamKeyContext } from "../../crypto/credentials.js";
+import { CredentialError, openCredential, upstreamKeyContext } from "../credentials.js";
 import { Actor, ResourceId } from "../schemas.js";
 
 export const TestUpstreamInput = z.object({

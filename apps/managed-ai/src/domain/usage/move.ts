@@ -1,8 +1,8 @@
 import type { ManagedAiContext } from "../context.js";
+import type { RecordMove } from "../ports.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { captureOperation } from "@gateway/ledger-client";
 import { carvedHold } from "../allotments/carve.js";
-import { moveRow, recountIn, type RecordMove } from "../../storage/usage-records.js";
 
 /** A record's next state, as the reconciler, an operator's fence or a late settlement sets it. */
 export type Move = RecordMove;
@@ -18,7 +18,7 @@ export async function moveRecord({
   ctx,
   input: { row, holdId, next },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store">;
   input: {
     row: Pick<UsageRecord, "id" | "tenantId" | "apiKeyId" | "status" | "errorCode" | "updatedAt" | "reservedUnits" | "allotmentId">;
     holdId: string | null;
@@ -26,8 +26,8 @@ export async function moveRecord({
   };
 }): Promise<boolean> {
   const moved = await ctx.transact(async (tx, emit) => {
-    if (!(await moveRow(tx, row, holdId, next))) return false;
-    if (row.allotmentId) await recountIn(tx, row.allotmentId);
+    if (!(await ctx.store.records.move(tx, row, holdId, next))) return false;
+    if (row.allotmentId) await ctx.store.records.recount(tx, row.allotmentId);
     await emit("managed_ai.request_reconciled", {
       request_id: row.id,
       tenant_id: row.tenantId,
@@ -55,7 +55,7 @@ export async function followLedger({
   ctx,
   input: { row, holdId, hold },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store">;
   input: { row: UsageRecord; holdId: string; hold: { status: string; captured_units: string; released_units: string } };
 }): Promise<void> {
   const next: Move =
@@ -80,7 +80,7 @@ export async function fenceForOperator({
   ctx,
   input: { row },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store" | "prisma">;
   input: { row: UsageRecord };
 }): Promise<UsageRecord | null> {
   if (row.status !== "reserved") return row;
@@ -106,7 +106,7 @@ export async function chargesRefused({
   ctx,
   input: { requestIds },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "prisma" | "logger" | "ledgerCalls">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store" | "prisma" | "logger" | "ledgerCalls">;
   input: { requestIds: string[] };
 }): Promise<void> {
   const rows = await ctx.prisma.usageRecord.findMany({ where: { id: { in: requestIds }, status: "completed", holdId: null } });

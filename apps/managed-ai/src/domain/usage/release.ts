@@ -3,7 +3,6 @@ import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import type { UsageRecord } from "../../generated/prisma/client.js";
 import { carvedHold } from "../allotments/carve.js";
-import { recountIn } from "../../storage/usage-records.js";
 import { holdsOf, recordHold } from "./hold.js";
 import { fenceForOperator, followLedger, moveRecord } from "./move.js";
 import { Actor, ResourceId } from "../schemas.js";
@@ -103,7 +102,7 @@ export async function recordDecision({
       },
     });
     if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
-    if (row.allotmentId) await recountIn(tx, row.allotmentId);
+    if (row.allotmentId) await ctx.store.records.recount(tx, row.allotmentId);
     if (row.allotmentId) touched = row.allotmentId;
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
     if (d.verb === "captured")

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { exclusively } from "../../storage/reconciler.js";
-import { exportAndDeleteMonth, monthsBefore, monthStart, type MonthOutcome, type RetentionPool } from "../../storage/retention.js";
 import type { ManagedAiContext } from "../context.js";
+import type { MonthOutcome, RetentionPool } from "../ports.js";
 
 export const RetainUsageInput = z.object({
   /** Records older than this many days leave, whole UTC months at a time (docs/decisions/0241). */
@@ -32,10 +31,10 @@ export async function retainUsage({
   const now = q.now ?? new Date();
   // The month that holds the first day kept stays whole.
   const cutoff = monthStart(new Date(now.getTime() - q.retentionDays * 86_400_000));
-  return exclusively(pool, async () => {
+  return ctx.store.reconciler.exclusively(pool, async () => {
     const outcomes: MonthOutcome[] = [];
-    for (const month of await monthsBefore(pool, cutoff)) {
-      const outcome = await exportAndDeleteMonth(pool, month, q.exportDir);
+    for (const month of await ctx.store.retention.monthsBefore(pool, cutoff)) {
+      const outcome = await ctx.store.retention.exportAndDeleteMonth(pool, month, q.exportDir);
       if (outcome.outcome === "unsettled") ctx.logger.warn(outcome, "usage retention: a month still holds unsettled records; it leaves once they are settled");
       else if (outcome.outcome === "exported") ctx.logger.info(outcome, "usage retention: a month exported and removed");
       outcomes.push(outcome);
@@ -70,4 +69,9 @@ export function startRetention(
       await current;
     },
   };
+}
+
+/** The first day (UTC) of `d`'s month. */
+export function monthStart(d: Date): Date {
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 }

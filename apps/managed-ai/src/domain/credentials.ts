@@ -1,5 +1,5 @@
-// Sealing lives in @gateway/secrets (shared with messaging); this service names its own contexts.
-export { CredentialError, openCredential, sealCredential, type SealedCredential } from "@gateway/secrets";
+// Sealing lives in @gateway/secrets (shared with messaging); the domain names its own contexts (the associated data).
+export { CredentialError, openCredential, sealCredential, type Keyring, type SealedCredential } from "@gateway/secrets";
 
 /** The associated data of an upstream's API key. */
 export function upstreamKeyContext(upstreamId: string): string {

@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { ProviderError, type ProviderClient } from "./openai.js";
+import { ProviderError, type Provider } from "./provider.js";
 
 /** Why a provider call was aborted by the gateway (never by the provider or by its client). */
 export type AbortReason = "deadline_exceeded";
@@ -42,7 +42,7 @@ export function providerSignal(input: { deadline?: Date | undefined }): Provider
 }
 
 /** The ProviderError for anything a provider call threw, with the gateway's own abort (the deadline) named as such. */
-export function callFailure(provider: ProviderClient, err: unknown, call: ProviderSignal): ProviderError {
+export function callFailure(provider: Provider, err: unknown, call: ProviderSignal): ProviderError {
   const failure = provider.asTransportFailure(err, call.signal);
   return failure.code === "client_disconnected" && call.reason()
     ? new ProviderError("deadline_exceeded", new AppError("unavailable", "The request's deadline passed before the provider finished."))

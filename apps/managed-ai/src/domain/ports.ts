@@ -1,0 +1,235 @@
+import type { Reclaimed } from "@gateway/ledger-client";
+import type { ledger } from "@gateway/protos";
+import type { ConnectedAccount, Prisma, ServiceInstance } from "../generated/prisma/client.js";
+import type { Provider } from "./invocation/provider.js";
+
+/*
+ * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
+ * adapters (storage/, providers/, metrics/) implement them, wiring.ts puts them into the
+ * context; a domain file reaches storage, providers and metrics only through these.
+ * The generated Prisma client's types are the one thing from outside domain/ the domain
+ * still names (the rows it reads and the transaction it writes in).
+ */
+
+/** A Prisma transaction: the catalog's and the records' statements run in the caller's. */
+export type Tx = Prisma.TransactionClient;
+
+/** Enough of a transaction for a raw statement (a Prisma transaction is one). */
+export type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
+
+/** A pool's client, as pg gives it: enough for a session lock, or a transaction with a cursor. */
+export type PoolClient = { query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>; release(): void };
+export type LockPool = { connect(): Promise<PoolClient> };
+export type RetentionPool = LockPool;
+
+/** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
+export type PlannedModel = Prisma.ModelGetPayload<{
+  include: { upstream: true; prices: true; offers: true };
+}>;
+
+/** Instances, models, prices and offers as invocations read them (cached). */
+export type CatalogReads = {
+  instance(tenantId: string, alias: string): Promise<ServiceInstance | null>;
+  model(alias: string, tenantId: string): Promise<PlannedModel | null>;
+  account(tenantId: string, id: string): Promise<ConnectedAccount | null>;
+};
+
+/**
+ * The row locks the catalog's writes take inside their transaction before they read,
+ * compare and write a row (optimistic versions, one writer at a time per row). Each
+ * answers whether the row exists (what the lock found).
+ */
+export type CatalogLocks = {
+  upstream(tx: Tx, id: string): Promise<boolean>;
+  model(tx: Tx, alias: string): Promise<boolean>;
+  offer(tx: Tx, tenantId: string, modelAlias: string): Promise<boolean>;
+  /** A tenant's ai-model instance under `alias`: its id, locked; null when there is none. */
+  instance(tx: Tx, tenantId: string, alias: string): Promise<string | null>;
+  /** A tenant's connected account, locked: its provider; null when there is none. */
+  connectedAccount(tx: Tx, tenantId: string, id: string): Promise<{ provider: string } | null>;
+};
+
+/**
+ * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
+ * `request_reserved` event is the row itself (docs/decisions/0205).
+ */
+export type RecordToOpen = {
+  id: string;
+  /** managed (held and charged) | byok (recorded only); absent: managed. */
+  mode?: "managed" | "byok";
+  tenantId: string;
+  apiKeyId: string | null;
+  serviceAlias: string;
+  modelAlias: string;
+  priceId: string;
+  upstreamId: string;
+  discountBps: number;
+  stream: boolean;
+  inputTokensBound: number;
+  outputTokensCap: number;
+  reservedUnits: bigint;
+  holdExpiresAt: Date;
+  /** Claimed together with the record (only with an API key); null: no claim. */
+  idempotencyKey: string | null;
+  /** The API the request came through (chat_completions | messages | embeddings); absent: not recorded. */
+  api?: string;
+};
+
+/**
+ * A record written: the allotment it claimed its reservation from (and that
+ * allotment's ledger hold), or none; `ranOut` names the tenant's open allotment
+ * when it had no room left for this reservation (docs/decisions/0028).
+ */
+export type OpenedRecord = { allotmentId: string | null; allotmentHoldId: string | null; ranOut: string | null };
+
+/** A record's end state (only a `reserved` record changes); the row is its `request_settled` event. */
+export type RecordToSettle = {
+  id: string;
+  status: "completed" | "failed" | "review";
+  errorCode: string | null;
+  holdId: string | null;
+  finalUnits: bigint | null;
+  usageJson: string | null;
+};
+
+/** Opens and settlements of usage records, group-committed. */
+export type RecordWrites = {
+  open(record: RecordToOpen): Promise<OpenedRecord | null>;
+  settle(record: RecordToSettle): Promise<boolean>;
+};
+
+/** A record's next state (see `RecordRows.move`). */
+export type RecordMove = { status: "completed" | "failed" | "review"; errorCode: string | null; finalUnits: bigint | null; refundedUnits: bigint | null };
+
+/** The usage records' statements that run in a caller's transaction. */
+export type RecordRows = {
+  /** Moves a record on if it is still as it was read (status, error code, `updated_at`): true when it changed. */
+  move(tx: InTx, row: { id: string; status: string; errorCode: string | null; updatedAt: Date }, holdId: string | null, next: RecordMove): Promise<boolean>;
+  /** A completed record whose capture failed goes to review (`settlement_failed`, its usage kept, nothing charged yet). */
+  toSettlementFailed(tx: InTx, id: string): Promise<boolean>;
+  /** A record whose hold the ledger refused leaves (its events kept, docs/decisions/0205): true when it was there. */
+  deleteRefused(tx: InTx, r: { id: string; tenantId: string; apiKeyId: string | null; idempotencyKey: string | null }): Promise<boolean>;
+  /** Counts an allotment's claims again from its records (the row locked first). */
+  recount(tx: InTx, allotmentId: string): Promise<void>;
+};
+
+/** A budget's counter for one period: whose (a key or an instance), its limit now. */
+export type BudgetCounterKey = { scope: "key" | "instance"; id: string; limitUnits: bigint; period: "day" | "month"; periodStart: Date };
+
+/** One request's reservation against its budgets' counters. */
+export type BudgetReservation = { requestId: string; tenantId: string; counters: BudgetCounterKey[]; units: bigint; source: "ai" | "push" };
+
+/** Why a request was refused: the first of its counters without room, as it stood. */
+export type BudgetRefusal = { index: number; spentUnits: bigint; reservedUnits: bigint };
+
+export type SettledCounter = {
+  /** The newest request settled on the counter: the one whose charge crossed a threshold, if any did. */
+  request_id: string;
+  tenant_id: string;
+  scope: "key" | "instance";
+  scope_id: string;
+  period: "day" | "month";
+  period_start: Date;
+  limit_units: string;
+  spent_units: string;
+  threshold_marked: boolean;
+  reached_marked: boolean;
+};
+
+/** Spend budgets' rows (docs/decisions/0024): counters per budget and period, and a claim per request and budget. */
+export type BudgetRows = {
+  /** Reserves a request against its counters (group-committed); the refusal, or null when it fits. */
+  reserve(reservation: BudgetReservation): Promise<BudgetRefusal | null>;
+  /** What counters hold now, in the order asked (absent counters: nothing spent yet). */
+  readCounters(keys: { scope: string; id: string; periodStart: Date }[]): Promise<{ spentUnits: bigint; reservedUnits: bigint }[]>;
+  settleRecordClaims(requestIds: string[], orphans: boolean, orphanAfterSeconds: number): Promise<SettledCounter[]>;
+  settlePushClaims(requestId: string, finalUnits: bigint): Promise<SettledCounter[]>;
+  /** Requests with AI claims still open, oldest first (the sweep's candidates). */
+  openClaimRequests(limit: number): Promise<string[]>;
+  /** Marks a counter's crossing of 80 % (threshold) or 100 % (reached) once per period; true for the one writer that set it. */
+  markCrossing(tx: InTx, crossing: "threshold" | "reached", key: { scope: string; id: string; periodStart: Date }): Promise<boolean>;
+};
+
+/** The reconciler's own statements: whether anything may become due, when a record comes back, and the lock that picks one replica. */
+export type ReconcilerRows = {
+  workPending(): Promise<boolean>;
+  candidateIds(status: "reserved" | "review", olderThan: Date | null, now: Date, limit: number): Promise<string[]>;
+  capturesAfter(cp: { settledAt: Date; recordId: string }, settledBefore: Date, limit: number): Promise<string[]>;
+  recheckAt(recordId: string, seconds: number): Promise<void>;
+  advanceCapturesCheckpoint(through: { settledAt: Date; id: string }): Promise<void>;
+  /** Runs `fn` while holding a session advisory lock on one connection; null when another replica holds it. */
+  exclusively<T>(pool: LockPool, fn: () => Promise<T>): Promise<T | null>;
+};
+
+/** What one month's pass did. */
+export type MonthOutcome = { month: string; outcome: "exported" | "empty" | "unsettled"; tenants: number; records: number };
+
+/** Usage retention's statements (docs/decisions/0241): which months may leave, and one month's export and removal. */
+export type RetentionRows = {
+  monthsBefore(pool: RetentionPool, cutoff: Date): Promise<Date[]>;
+  exportAndDeleteMonth(pool: RetentionPool, month: Date, dir: string): Promise<MonthOutcome>;
+};
+
+/** The closing's statements (domain/allotments/close.ts, docs/decisions/0028). */
+export type AllotmentRows = {
+  /** The reservation that opens an allotment: also what the reconciler replays to find its hold. */
+  reserveRequest(a: { id: string; tenantId: string; units: bigint; expiresAt: Date }): ledger.ReserveRequest;
+  closeIdle(idleSeconds: number, maxAgeSeconds: number): Promise<string[]>;
+  recordsInFlight(allotmentId: string): Promise<number>;
+  chargesOf(allotmentId: string): Promise<{ id: string; units: bigint }[]>;
+  checkAgain(allotmentId: string, delay: { baseSeconds: number } | "now"): Promise<void>;
+  openingFound(allotmentId: string, holdId: string): Promise<void>;
+  openingAbandoned(allotmentId: string): Promise<void>;
+  markClosed(allotmentId: string): Promise<void>;
+};
+
+/** The statements the domain runs through its adapters, beside its own Prisma reads and writes. */
+export type Store = {
+  locks: CatalogLocks;
+  records: RecordRows;
+  budgets: BudgetRows;
+  reconciler: ReconcilerRows;
+  retention: RetentionRows;
+  allotments: AllotmentRows;
+};
+
+export type AllotmentOptions = {
+  enabled: boolean;
+  /** The share of the available balance an allotment takes, in percent. */
+  sharePercent: number;
+  /** The largest allotment. */
+  maxUnits: bigint;
+  /** No allotment smaller than this (nor than four times the request's reservation). */
+  minUnits: bigint;
+  /** How long a charge waits for others before its batch is posted. */
+  lingerMs: number;
+  /** How long an allotment's hold lasts in the ledger (informative: the reconciler closes it first). */
+  holdTtlSeconds: number;
+};
+
+/** A charge to post: the request's own operation, drawn from its allotment's hold. */
+export type Charge = { requestId: string; allotmentId: string; holdId: string; units: bigint };
+
+/** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
+export type AllotmentPool = {
+  readonly options: AllotmentOptions;
+  readonly enabled: boolean;
+  post(charge: Charge): void;
+  touch(allotmentId: string): void;
+  chargesRefused(requestIds: string[]): Promise<void>;
+  drain(): Promise<void>;
+  reportLive(): Promise<number>;
+  refill(tenantId: string, available: bigint, reservation: bigint): void;
+  freeze(allotmentId: string): Promise<void>;
+  reclaim(tenantId: string): Promise<Reclaimed>;
+  resendReleases(): Promise<number>;
+};
+
+/** The operations metrics of AI calls (docs/decisions/0211). */
+export type InvocationMetrics = {
+  track<T>(run: () => Promise<T>): Promise<T>;
+  planned(model: string): void;
+  settled(input: { tenantId: string; model: string; chargedUnits: bigint; inputTokens: bigint; outputTokens: bigint }): void;
+};
+
+export type { Provider };
