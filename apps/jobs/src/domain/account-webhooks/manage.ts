@@ -10,7 +10,13 @@ export const ListAccountWebhooksInput = z.object({ tenant_id: Id, ...pageInput(2
 export type ListAccountWebhooksInput = z.input<typeof ListAccountWebhooksInput>;
 
 /** The tenant's webhooks, newest first, a page at a time; limit 0 means 100. */
-export async function listAccountWebhooks({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListAccountWebhooksInput }): Promise<Page<AccountWebhook>> {
+export async function listAccountWebhooks({
+  ctx,
+  input,
+}: {
+  ctx: Pick<JobsContext, "prisma">;
+  input: ListAccountWebhooksInput;
+}): Promise<Page<AccountWebhook>> {
   const q = parseInput(ListAccountWebhooksInput, input);
   return newestFirst((args) => ctx.prisma.accountWebhook.findMany(args), { tenantId: q.tenant_id }, q);
 }
@@ -48,7 +54,13 @@ export const ListDeliveriesInput = z.object({ tenant_id: Id, webhook_id: Id, ...
 export type ListDeliveriesInput = z.input<typeof ListDeliveriesInput>;
 
 /** A webhook's deliveries, newest first, a page at a time; limit 0 means the latest 100. */
-export async function listAccountWebhookDeliveries({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListDeliveriesInput }): Promise<Page<AccountWebhookDelivery>> {
+export async function listAccountWebhookDeliveries({
+  ctx,
+  input,
+}: {
+  ctx: Pick<JobsContext, "prisma">;
+  input: ListDeliveriesInput;
+}): Promise<Page<AccountWebhookDelivery>> {
   const q = parseInput(ListDeliveriesInput, input);
   await ownWebhook(ctx, q.tenant_id, q.webhook_id);
   return newestFirst((args) => ctx.prisma.accountWebhookDelivery.findMany(args), { webhookId: q.webhook_id }, q);
