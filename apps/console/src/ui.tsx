@@ -1,6 +1,6 @@
 // The console's small component kit: cards, tables, forms, error boxes, the
 // show-once secret, and an SVG bar chart. No dependencies beyond React.
-import { useCallback, useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useCallback, useEffect, useState, type FormEvent, type ReactNode, type SelectHTMLAttributes } from "react";
 import { ApiError, describeError } from "./api.js";
 import type { Bucket } from "./charts.js";
 import { usd } from "./format.js";
@@ -110,6 +110,19 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
       </label>
       {hint ? <small>{hint}</small> : null}
     </div>
+  );
+}
+
+/** A `<select>` of plain choices, each its own label; every other prop goes to the select. */
+export function Select({ options, ...select }: { options: readonly string[] } & SelectHTMLAttributes<HTMLSelectElement>) {
+  return (
+    <select {...select}>
+      {options.map((o) => (
+        <option key={o} value={o}>
+          {o}
+        </option>
+      ))}
+    </select>
   );
 }
 

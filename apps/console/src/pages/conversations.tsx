@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { listOrUndefined, when } from "../format.js";
-import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, Card, ErrorBox, Field, Refresh, Select, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 import type { Channel, Conversation, Participant } from "./inbox-data.js";
 import { KeyGate } from "./key-gate.js";
@@ -154,15 +154,12 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
               [
                 "Role",
                 (p: Participant) => (
-                  <select
+                  <Select
                     aria-label={`Role of ${p.external_id}`}
                     value={p.role}
                     onChange={(e) => void act(() => api.data("PATCH", `${base}/participants/${p.id}`, { auth, body: { role: e.target.value } }))}
-                  >
-                    {ROLES.map((r) => (
-                      <option key={r}>{r}</option>
-                    ))}
-                  </select>
+                    options={ROLES}
+                  />
                 ),
               ],
               [
@@ -191,11 +188,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           >
             <div className="row">
               <Field label="Kind">
-                <select value={participant.kind} onChange={(e) => setParticipant({ ...participant, kind: e.target.value })}>
-                  {KINDS.map((k) => (
-                    <option key={k}>{k}</option>
-                  ))}
-                </select>
+                <Select value={participant.kind} onChange={(e) => setParticipant({ ...participant, kind: e.target.value })} options={KINDS} />
               </Field>
               <Field label="External id">
                 <input value={participant.external_id} onChange={(e) => setParticipant({ ...participant, external_id: e.target.value })} required />
@@ -204,11 +197,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
                 <input value={participant.display_name} onChange={(e) => setParticipant({ ...participant, display_name: e.target.value })} />
               </Field>
               <Field label="Role">
-                <select value={participant.role} onChange={(e) => setParticipant({ ...participant, role: e.target.value })}>
-                  {ROLES.map((r) => (
-                    <option key={r}>{r}</option>
-                  ))}
-                </select>
+                <Select value={participant.role} onChange={(e) => setParticipant({ ...participant, role: e.target.value })} options={ROLES} />
               </Field>
             </div>
           </ActionForm>
@@ -222,15 +211,12 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
                 "Type",
                 (ch) =>
                   editing?.id === ch.id ? (
-                    <select
+                    <Select
                       aria-label={`New type of ${ch.ref}`}
                       value={editing.type}
                       onChange={(e) => setEditing({ ...editing, type: e.target.value as ChannelType })}
-                    >
-                      {CHANNEL_TYPES.map((t) => (
-                        <option key={t}>{t}</option>
-                      ))}
-                    </select>
+                      options={CHANNEL_TYPES}
+                    />
                   ) : (
                     ch.type
                   ),
@@ -294,11 +280,7 @@ function ConversationDetail({ id, auth, onChanged }: { id: string; auth: Auth; o
           >
             <div className="row">
               <Field label="Channel type">
-                <select value={channel.type} onChange={(e) => setChannel({ ...channel, type: e.target.value })}>
-                  {CHANNEL_TYPES.map((t) => (
-                    <option key={t}>{t}</option>
-                  ))}
-                </select>
+                <Select value={channel.type} onChange={(e) => setChannel({ ...channel, type: e.target.value })} options={CHANNEL_TYPES} />
               </Field>
               <Field label="Reference" hint="bot_chat: a chat id; socialops: a thread id; external: your own reference.">
                 <input value={channel.ref} onChange={(e) => setChannel({ ...channel, ref: e.target.value })} required />

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { budgetText, intOrUndefined, when } from "../format.js";
-import { ActionForm, Badge, BudgetFields, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Badge, BudgetFields, Card, ErrorBox, Field, Refresh, Select, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Instance = ItemOf<"GET /console/services">;
@@ -153,10 +153,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             <input name="alias" value={f.alias} onChange={set("alias")} required />
           </Field>
           <Field label="Status">
-            <select name="status" value={f.status} onChange={set("status")}>
-              <option value="active">active</option>
-              <option value="disabled">disabled</option>
-            </select>
+            <Select name="status" value={f.status} onChange={set("status")} options={["active", "disabled"]} />
           </Field>
         </div>
         {kind === "managed" ? (
@@ -220,10 +217,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
               <input name="target_id" value={f.target_id} onChange={set("target_id")} />
             </Field>
             <Field label="Target type">
-              <select name="target_type" value={f.target_type} onChange={set("target_type")}>
-                <option value="webhook">webhook</option>
-                <option value="telegram">telegram</option>
-              </select>
+              <Select name="target_type" value={f.target_type} onChange={set("target_type")} options={["webhook", "telegram"]} />
             </Field>
             {f.target_type === "webhook" ? (
               <>
@@ -319,10 +313,7 @@ function ConnectedAccounts() {
           >
             <div className="row">
               <Field label="Provider">
-                <select value={f.provider} onChange={(e) => setF({ ...f, provider: e.target.value })}>
-                  <option value="openai">openai</option>
-                  <option value="telegram">telegram</option>
-                </select>
+                <Select value={f.provider} onChange={(e) => setF({ ...f, provider: e.target.value })} options={["openai", "telegram"]} />
               </Field>
               <Field label="Name">
                 <input value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} required />

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, ErrorBox, Field, Refresh, Select, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type User = ItemOf<"GET /ops/users">;
@@ -126,12 +126,7 @@ function Roles({ onChanged }: { onChanged: () => void }) {
             <input value={userId} onChange={(e) => setUserId(e.target.value)} required />
           </Field>
           <Field label="Role" hint="platform_admin: read and write; admin and finance: read only.">
-            <select value={role} onChange={(e) => setRole(e.target.value)}>
-              <option value="none">none</option>
-              <option value="platform_admin">platform_admin</option>
-              <option value="admin">admin</option>
-              <option value="finance">finance</option>
-            </select>
+            <Select value={role} onChange={(e) => setRole(e.target.value)} options={["none", "platform_admin", "admin", "finance"]} />
           </Field>
         </div>
       </ActionForm>

@@ -38,6 +38,9 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], name: str
   return value as T;
 }
 
+/** The conversation a request addresses, as the domain verbs take it. */
+const inConversation = (req: { tenant_id: string; conversation_id: string }) => ({ tenantId: req.tenant_id, conversationId: req.conversation_id });
+
 /** Transport only: decode, call the domain, encode. */
 export function conversationHandlers(ctx: HubContext): Implementation<typeof conversationsV1> {
   return {
@@ -98,7 +101,7 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
       return encodeSession(await getWidgetSession({ ctx, input: { sessionId: req.session_id } }));
     },
     async ListWidgetSessions(req) {
-      const sessions = await listWidgetSessions({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, limit: req.limit } });
+      const sessions = await listWidgetSessions({ ctx, input: { ...inConversation(req), limit: req.limit } });
       return { sessions: sessions.map(encodeSession) };
     },
     async ListEvents(req) {
@@ -142,14 +145,13 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
       return encodeConversation(detail);
     },
     async AddParticipant(req) {
-      return encodeParticipant(await addParticipant({ ctx, input: { ...req, tenantId: req.tenant_id, conversationId: req.conversation_id } }));
+      return encodeParticipant(await addParticipant({ ctx, input: { ...req, ...inConversation(req) } }));
     },
     async UpdateParticipant(req) {
       const participant = await updateParticipant({
         ctx,
         input: {
-          tenantId: req.tenant_id,
-          conversationId: req.conversation_id,
+          ...inConversation(req),
           participantId: req.participant_id,
           role: req.role,
           ...(req.display_name !== undefined && req.display_name !== null ? { displayName: req.display_name } : {}),
@@ -158,22 +160,17 @@ export function conversationHandlers(ctx: HubContext): Implementation<typeof con
       return encodeParticipant(participant);
     },
     async RemoveParticipant(req) {
-      await removeParticipant({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, participantId: req.participant_id } });
+      await removeParticipant({ ctx, input: { ...inConversation(req), participantId: req.participant_id } });
       return {};
     },
     async AddChannel(req) {
-      return encodeChannel(await addChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, type: req.type, ref: req.ref } }));
+      return encodeChannel(await addChannel({ ctx, input: { ...inConversation(req), type: req.type, ref: req.ref } }));
     },
     async UpdateChannel(req) {
-      return encodeChannel(
-        await updateChannel({
-          ctx,
-          input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id, type: req.type, ref: req.ref },
-        }),
-      );
+      return encodeChannel(await updateChannel({ ctx, input: { ...inConversation(req), channelId: req.channel_id, type: req.type, ref: req.ref } }));
     },
     async RemoveChannel(req) {
-      await removeChannel({ ctx, input: { tenantId: req.tenant_id, conversationId: req.conversation_id, channelId: req.channel_id } });
+      await removeChannel({ ctx, input: { ...inConversation(req), channelId: req.channel_id } });
       return {};
     },
     async RegisterWebhook(req) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { cursorPageQuery, listPageQuery, pageInput, pageOf, pageRequested, pageStart } from "./pagination.js";
+import { cursorPageQuery, listPageQuery, newestFirst, pageInput, pageOf, pageRequested, pageStart, type NewestFirstArgs } from "./pagination.js";
 
 describe("cursorPageQuery", () => {
   const query = cursorPageQuery({ max: 100, item: "event" });
@@ -50,5 +50,33 @@ describe("listPageQuery and pages", () => {
     expect(pageStart("")).toBeNull();
     expect(pageStart("12")).toBe(12n);
     expect(() => pageStart("abc")).toThrow(/cursor must be/);
+  });
+});
+
+describe("newestFirst", () => {
+  // A table of rows seq 1..5, read as Prisma would: matching `where`, below `seq.lt`, newest first.
+  const table = [1n, 2n, 3n, 4n, 5n].map((seq) => ({ seq, tenant: seq % 2n === 0n ? "b" : "a" }));
+  const calls: NewestFirstArgs<{ tenant: string }>[] = [];
+  const find = async (args: NewestFirstArgs<{ tenant: string }>) => {
+    calls.push(args);
+    const below = args.where.seq?.lt;
+    return table
+      .filter((r) => r.tenant === args.where.tenant && (below === undefined || r.seq < below))
+      .sort((x, y) => Number(y.seq - x.seq))
+      .slice(0, args.take);
+  };
+  it("reads limit + 1 rows newest first from the start, and pages on with the cursor to the end", async () => {
+    const first = await newestFirst(find, { tenant: "a" }, { cursor: "", limit: 2 });
+    expect(first.items.map((r) => r.seq)).toEqual([5n, 3n]);
+    expect(calls.at(-1)).toEqual({ where: { tenant: "a" }, orderBy: { seq: "desc" }, take: 3 });
+    const second = await newestFirst(find, { tenant: "a" }, { cursor: first.nextCursor, limit: 2 });
+    expect(second.items.map((r) => r.seq)).toEqual([1n]);
+    expect(calls.at(-1)).toEqual({ where: { tenant: "a", seq: { lt: 3n } }, orderBy: { seq: "desc" }, take: 3 });
+    expect(second.nextCursor).toBe("");
+  });
+  it("refuses a cursor the list never gave before reading", async () => {
+    const before = calls.length;
+    await expect(newestFirst(find, { tenant: "a" }, { cursor: "x", limit: 2 })).rejects.toMatchObject({ code: "invalid_request" });
+    expect(calls.length).toBe(before);
   });
 });

@@ -65,3 +65,21 @@ export function pageOf<T>(rows: T[], limit: number, position: (row: T) => bigint
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(position(items[items.length - 1]!)) };
 }
+
+/** What `newestFirst` hands a table's `findMany`: Prisma's arguments for one page by `seq`, newest first. */
+export type NewestFirstArgs<W> = { where: W & { seq?: { lt: bigint } }; orderBy: { seq: "desc" }; take: number };
+
+/**
+ * One page of a list read newest first by its sequence column (docs/decisions/0212):
+ * the rows matching `where` below the cursor's position, cut by `pageOf`. `find` is
+ * the table's `findMany`, e.g. `(args) => ctx.prisma.job.findMany(args)`.
+ */
+export async function newestFirst<W extends object, T extends { seq: bigint }>(
+  find: (args: NewestFirstArgs<W>) => Promise<T[]>,
+  where: W,
+  page: { cursor: string; limit: number },
+): Promise<Page<T>> {
+  const after = pageStart(page.cursor);
+  const rows = await find({ where: { ...where, ...(after !== null ? { seq: { lt: after } } : {}) }, orderBy: { seq: "desc" }, take: page.limit + 1 });
+  return pageOf(rows, page.limit, (row) => row.seq);
+}

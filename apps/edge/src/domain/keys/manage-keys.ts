@@ -1,5 +1,5 @@
 import { AppError } from "@gateway/errors";
-import { pageOf, pageStart, type Page } from "@gateway/contract";
+import { newestFirst, type Page } from "@gateway/contract";
 import { newId } from "@gateway/contract/ids";
 import type { ApiKey } from "../../generated/prisma/client.js";
 import type { KeysContext } from "./context.js";
@@ -91,13 +91,7 @@ export async function createKey({ ctx, input }: { ctx: KeysContext; input: Creat
  * 1..200, `cursor` a next cursor of this list ("" the first page).
  */
 export async function listKeys({ ctx, input }: { ctx: KeysContext; input: { tenantId: string; limit: number; cursor: string } }): Promise<Page<KeyView>> {
-  const after = pageStart(input.cursor);
-  const rows = await ctx.prisma.apiKey.findMany({
-    where: { tenantId: input.tenantId, revokedAt: null, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: input.limit + 1,
-  });
-  const page = pageOf(rows, input.limit, (k) => k.seq);
+  const page = await newestFirst((args) => ctx.prisma.apiKey.findMany(args), { tenantId: input.tenantId, revokedAt: null }, input);
   return { items: page.items.map(keyView), nextCursor: page.nextCursor };
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { Id, newestFirst, pageInput, type Page } from "@gateway/contract";
 import type { FilesContext } from "../context.js";
 import type { File } from "../../generated/prisma/client.js";
 
@@ -17,11 +17,5 @@ export type ListFilesInput = z.input<typeof ListFilesInput>;
  */
 export async function listFiles({ ctx, input }: { ctx: Pick<FilesContext, "prisma">; input: ListFilesInput }): Promise<Page<File>> {
   const q = parseInput(ListFilesInput, input);
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.file.findMany({
-    where: { tenantId: q.tenant_id, state: { not: "uploading" }, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  return pageOf(rows, q.limit, (f) => f.seq);
+  return newestFirst((args) => ctx.prisma.file.findMany(args), { tenantId: q.tenant_id, state: { not: "uploading" } }, q);
 }

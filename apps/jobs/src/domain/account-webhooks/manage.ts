@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { Id, newestFirst, pageInput, type Page } from "@gateway/contract";
 import { newId } from "@gateway/contract/ids";
 import type { JobsContext } from "../context.js";
 import type { AccountWebhook, AccountWebhookDelivery } from "../../generated/prisma/client.js";
 import { queueNotices } from "./notices.js";
 
 export const ListAccountWebhooksInput = z.object({ tenant_id: Id, ...pageInput(200, 100) });
+export type ListAccountWebhooksInput = z.input<typeof ListAccountWebhooksInput>;
 
 /** The tenant's webhooks, newest first, a page at a time; limit 0 means 100. */
 export async function listAccountWebhooks({
@@ -14,16 +15,10 @@ export async function listAccountWebhooks({
   input,
 }: {
   ctx: Pick<JobsContext, "prisma">;
-  input: z.input<typeof ListAccountWebhooksInput>;
+  input: ListAccountWebhooksInput;
 }): Promise<Page<AccountWebhook>> {
   const q = parseInput(ListAccountWebhooksInput, input);
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.accountWebhook.findMany({
-    where: { tenantId: q.tenant_id, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  return pageOf(rows, q.limit, (w) => w.seq);
+  return newestFirst((args) => ctx.prisma.accountWebhook.findMany(args), { tenantId: q.tenant_id }, q);
 }
 
 export const AccountWebhookRef = z.object({ tenant_id: Id, id: Id, actor: z.string().default("") });
@@ -56,6 +51,7 @@ export async function testAccountWebhook({ ctx, input }: { ctx: JobsContext; inp
 }
 
 export const ListDeliveriesInput = z.object({ tenant_id: Id, webhook_id: Id, ...pageInput(200, 100) });
+export type ListDeliveriesInput = z.input<typeof ListDeliveriesInput>;
 
 /** A webhook's deliveries, newest first, a page at a time; limit 0 means the latest 100. */
 export async function listAccountWebhookDeliveries({
@@ -63,15 +59,9 @@ export async function listAccountWebhookDeliveries({
   input,
 }: {
   ctx: Pick<JobsContext, "prisma">;
-  input: z.input<typeof ListDeliveriesInput>;
+  input: ListDeliveriesInput;
 }): Promise<Page<AccountWebhookDelivery>> {
   const q = parseInput(ListDeliveriesInput, input);
   await ownWebhook(ctx, q.tenant_id, q.webhook_id);
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.accountWebhookDelivery.findMany({
-    where: { webhookId: q.webhook_id, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  return pageOf(rows, q.limit, (d) => d.seq);
+  return newestFirst((args) => ctx.prisma.accountWebhookDelivery.findMany(args), { webhookId: q.webhook_id }, q);
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { Id, newestFirst, pageInput, type Page } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 import type { Job } from "../../generated/prisma/client.js";
 
@@ -10,13 +10,7 @@ export type ListJobsInput = z.input<typeof ListJobsInput>;
 /** The tenant's jobs, newest first, a page at a time (docs/decisions/0212); limit 0 means 100. */
 export async function listJobs({ ctx, input }: { ctx: JobsContext; input: ListJobsInput }): Promise<Page<Job>> {
   const q = parseInput(ListJobsInput, input);
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.job.findMany({
-    where: { tenantId: q.tenant_id, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  return pageOf(rows, q.limit, (j) => j.seq);
+  return newestFirst((args) => ctx.prisma.job.findMany(args), { tenantId: q.tenant_id }, q);
 }
 
 export const GetJobInput = z.object({ tenant_id: Id, id: Id });

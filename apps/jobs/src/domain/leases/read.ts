@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { Id, newestFirst, pageInput, type Page } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 import type { Job, TronLease } from "../../generated/prisma/client.js";
 
@@ -20,13 +20,7 @@ async function withJobs(ctx: Pick<JobsContext, "prisma">, leases: TronLease[]): 
 /** The tenant's leases with their jobs, newest first, a page at a time (docs/decisions/0212); limit 0 means 100. */
 export async function listLeases({ ctx, input }: { ctx: Pick<JobsContext, "prisma">; input: ListLeasesInput }): Promise<Page<LeaseWithJob>> {
   const q = parseInput(ListLeasesInput, input);
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.tronLease.findMany({
-    where: { tenantId: q.tenant_id, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  const page = pageOf(rows, q.limit, (l) => l.seq);
+  const page = await newestFirst((args) => ctx.prisma.tronLease.findMany(args), { tenantId: q.tenant_id }, q);
   return { items: await withJobs(ctx, page.items), nextCursor: page.nextCursor };
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
+import { Id, newestFirst, pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import { AppError, parseInput } from "@gateway/errors";
 import type { MessagingContext } from "../../db.js";
 import type { SocialMessage, SocialThread } from "../../generated/prisma/client.js";
@@ -27,13 +27,7 @@ export async function listSocialThreads({ ctx, input }: { ctx: MessagingContext;
     const rows = await ctx.prisma.socialThread.findMany({ where, orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }], take: q.limit });
     return { items: rows, nextCursor: "" };
   }
-  const after = pageStart(q.cursor);
-  const rows = await ctx.prisma.socialThread.findMany({
-    where: { ...where, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
-  return pageOf(rows, q.limit, (t) => t.seq);
+  return newestFirst((args) => ctx.prisma.socialThread.findMany(args), where, q);
 }
 
 export const ListSocialMessagesInput = z.object({ tenant_id: Id, alias: Id, thread_id: Id, ...pageInput(500, 200) });
