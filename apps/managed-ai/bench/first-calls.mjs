@@ -54,15 +54,25 @@ try {
       client.release(true);
     }
     if (process.env.FIRST_CALLS_PLANS) console.log(notices.join("\n"));
-    const scans = notices.flatMap((n) => n.split("\n")).filter((l) => /Seq Scan on (usage_records|usage_record_settlements|allotments|idempotency_keys|usage_records_unsettled)\b/.test(l));
-    const probes = notices.flatMap((n) => n.split("\n")).filter((l) => /Index (Only )?Scan using \w+ on (usage_records|allotments|idempotency_keys)\b/.test(l)).length;
-    console.log(`${label} (${probes} index scans of usage_records, allotments, idempotency_keys): ${scans.length === 0 ? "no sequential scan of a table it should probe" : scans.map((s) => s.trim().replace(/\s+\(.*$/, "")).join("; ")}`);
+    const scans = notices
+      .flatMap((n) => n.split("\n"))
+      .filter((l) => /Seq Scan on (usage_records|usage_record_settlements|allotments|idempotency_keys|usage_records_unsettled)\b/.test(l));
+    const probes = notices
+      .flatMap((n) => n.split("\n"))
+      .filter((l) => /Index (Only )?Scan using \w+ on (usage_records|allotments|idempotency_keys)\b/.test(l)).length;
+    console.log(
+      `${label} (${probes} index scans of usage_records, allotments, idempotency_keys): ${scans.length === 0 ? "no sequential scan of a table it should probe" : scans.map((s) => s.trim().replace(/\s+\(.*$/, "")).join("; ")}`,
+    );
   };
   const stats = await pool.query(
     "SELECT relname, reltuples FROM pg_class WHERE relname IN ('usage_records', 'usage_record_settlements', 'allotments', 'idempotency_keys') ORDER BY relname",
   );
   console.log(`database ${name}; reltuples after start-up: ${stats.rows.map((r) => `${r.relname} ${r.reltuples}`).join(", ")}`);
-  await explain("open, generic plan", OPEN, "('{a}','{ten_0}','{k}','{chat}','{small}','{p}','{u}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{i}','{managed}','{x}')");
+  await explain(
+    "open, generic plan",
+    OPEN,
+    "('{a}','{ten_0}','{k}','{chat}','{small}','{p}','{u}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{i}','{managed}','{x}')",
+  );
   await explain("settle, generic plan", SETTLE, "('{a}','{completed}','{NULL}','{NULL}','{1}','{NULL}')");
   await explain("log relay, generic plan", logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction"), "", LOG_RELAY_SETTINGS);
 
@@ -91,7 +101,11 @@ try {
   };
   const WANTED = [
     // Before decision 0280 the statements' own text, since then the calls of their functions.
-    ["open", "%WITH input AS (%unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]%", "%FROM usage_records_open(%"],
+    [
+      "open",
+      "%WITH input AS (%unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]%",
+      "%FROM usage_records_open(%",
+    ],
     ["settle", "%usage_record_settlements (seq, record_id%", "%FROM usage_records_settle(%"],
     ["log relay", "%log_relay_usage_record_events%"],
   ];
@@ -111,7 +125,9 @@ try {
         [like, likeToo],
       );
       const r = rows[0];
-      console.log(`${from + 1}-${Math.min(requests, from + phase)} | ${label} | ${r.calls} | ${Number(r.ms).toFixed(3)} | ${Number(r.hits).toFixed(1)} | ${Number(r.reads).toFixed(2)}`);
+      console.log(
+        `${from + 1}-${Math.min(requests, from + phase)} | ${label} | ${r.calls} | ${Number(r.ms).toFixed(3)} | ${Number(r.hits).toFixed(1)} | ${Number(r.reads).toFixed(2)}`,
+      );
     }
   }
   const an = await pool.query(

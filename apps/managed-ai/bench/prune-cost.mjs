@@ -42,13 +42,20 @@ try {
   // The plain log (as the migrations make it).
   await measure(`insert ${rows} into the plain log`, () => fill("usage_record_settlements"), rows);
   await pool.query("VACUUM ANALYZE usage_record_settlements");
-  await pool.query("INSERT INTO relay_checkpoints (name, position) VALUES ('usage_record_events', $1) ON CONFLICT (name) DO UPDATE SET position = EXCLUDED.position", [1000 + span]);
+  await pool.query(
+    "INSERT INTO relay_checkpoints (name, position) VALUES ('usage_record_events', $1) ON CONFLICT (name) DO UPDATE SET position = EXCLUDED.position",
+    [1000 + span],
+  );
   const h0 = await hits();
-  await measure("bounded DELETE behind the checkpoint (5,000 a statement)", async () => {
-    const pruner = settlementLogPruner(pool, { batch: 5_000, maxBatches: 1_000 });
-    const deleted = await pruner.round();
-    if (deleted !== rows) throw new Error(`deleted ${deleted}`);
-  }, rows);
+  await measure(
+    "bounded DELETE behind the checkpoint (5,000 a statement)",
+    async () => {
+      const pruner = settlementLogPruner(pool, { batch: 5_000, maxBatches: 1_000 });
+      const deleted = await pruner.round();
+      if (deleted !== rows) throw new Error(`deleted ${deleted}`);
+    },
+    rows,
+  );
   console.log(`  buffer hits ${((await hits()) - h0) / rows} a row (the database's, incl. this script's reads)`);
   await measure("VACUUM after it", () => pool.query("VACUUM usage_record_settlements"), rows);
 
@@ -56,15 +63,22 @@ try {
   await pool.query(`CREATE TABLE log_p (LIKE usage_record_settlements INCLUDING ALL) PARTITION BY RANGE (seq)`.replace("INCLUDING ALL", "INCLUDING DEFAULTS"));
   await pool.query("ALTER TABLE log_p ADD PRIMARY KEY (seq, record_id)");
   const parts = Math.ceil(span / 10_000) + 1;
-  for (let p = 0; p < parts; p++) await pool.query(`CREATE TABLE log_p_${p} PARTITION OF log_p FOR VALUES FROM (${1000 + p * 10_000}) TO (${1000 + (p + 1) * 10_000})`);
+  for (let p = 0; p < parts; p++)
+    await pool.query(`CREATE TABLE log_p_${p} PARTITION OF log_p FOR VALUES FROM (${1000 + p * 10_000}) TO (${1000 + (p + 1) * 10_000})`);
   await measure(`insert ${rows} into the partitioned log (${parts} partitions)`, () => fill("log_p"), rows);
-  await measure("DROP of every partition behind the checkpoint", async () => {
-    for (let p = 0; p < parts; p++) await pool.query(`DROP TABLE log_p_${p}`);
-  }, rows);
+  await measure(
+    "DROP of every partition behind the checkpoint",
+    async () => {
+      for (let p = 0; p < parts; p++) await pool.query(`DROP TABLE log_p_${p}`);
+    },
+    rows,
+  );
 
   // The request path: one settlement's insert into the log, 2,000 times each (3 rows a statement).
   for (const table of ["usage_record_settlements", "log_p"]) {
-    if (table === "log_p") for (let p = 0; p < 2; p++) await pool.query(`CREATE TABLE log_p_${p} PARTITION OF log_p FOR VALUES FROM (${p * 10_000_000}) TO (${(p + 1) * 10_000_000})`);
+    if (table === "log_p")
+      for (let p = 0; p < 2; p++)
+        await pool.query(`CREATE TABLE log_p_${p} PARTITION OF log_p FOR VALUES FROM (${p * 10_000_000}) TO (${(p + 1) * 10_000_000})`);
     await pool.query(`TRUNCATE ${table}`);
     const t0 = performance.now();
     for (let i = 0; i < 2_000; i++)

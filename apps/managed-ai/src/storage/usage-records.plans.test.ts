@@ -101,7 +101,8 @@ async function plansOf(text: string, values: string, options: { settings?: strin
   }
   return seen.filter((m) => /plan:/.test(m)).join("\n");
 }
-const OPEN_VALUES = "('{req_probe}','{ten_plan}','{key_plan}','{chat}','{small}','{price_1}','{up_1}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{idem_probe}','{managed}','{x}')";
+const OPEN_VALUES =
+  "('{req_probe}','{ten_plan}','{key_plan}','{chat}','{small}','{price_1}','{up_1}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{idem_probe}','{managed}','{x}')";
 const SETTLE_VALUES = "('{req_probe}', '{completed}', '{NULL}', '{NULL}', '{1}', '{NULL}')";
 /** Tables the request path's statements must only probe (by key), never scan. */
 const PROBED = /Seq Scan on (usage_records|usage_records_unsettled|usage_record_own_holds|usage_record_settlements|allotments|idempotency_keys)\b/;
@@ -142,7 +143,10 @@ describe("the usage-record statements", () => {
       for (const custom of [false, true]) {
         const open = await plansOf(OPEN, OPEN_VALUES, { custom });
         const settle = await plansOf(SETTLE, SETTLE_VALUES, { custom });
-        const relay = await plansOf(logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction"), "", { settings: LOG_RELAY_SETTINGS, custom });
+        const relay = await plansOf(logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction"), "", {
+          settings: LOG_RELAY_SETTINGS,
+          custom,
+        });
         for (const plan of [open, settle, relay]) expect(plan.split("\n").filter((l) => PROBED.test(l))).toEqual([]);
         // The settlement reads usage_records by its key only (each record of the batch), and
         // locks and updates allotments by theirs.
