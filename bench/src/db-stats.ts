@@ -13,11 +13,12 @@ const TABLES = ["allotments", "usage_records", "usage_records_unsettled", "usage
 /** The tables whose WAL records are counted (those a build does not have are left out). */
 const WAL_TABLES = ["usage_records", "usage_records_unsettled", "usage_record_own_holds", "usage_record_settlements", "allotments", "idempotency_keys"];
 
-/** The statements followed, by a piece of their text. */
-const STATEMENTS: [string, string][] = [
-  ["record open", "key_claim AS"],
-  ["record settle", "usage_records u SET status"],
-  ["relay round", "relay_checkpoints WHERE name = 'usage_record_events'"],
+/** The statements followed, by pieces of their text (any of them: builds before and after a change). */
+const STATEMENTS: [string, string[]][] = [
+  ["record open", ["key_claim AS"]],
+  // Since decision 0280 the settlement is a function, its call the statement pg_stat_statements sees.
+  ["record settle", ["usage_records u SET status", "FROM usage_records_settle("]],
+  ["relay round", ["relay_checkpoints WHERE name = 'usage_record_events'"]],
 ];
 
 export async function tableStats(stack: Stack): Promise<TableStats[]> {
@@ -59,8 +60,8 @@ export async function statementStats(stack: Stack): Promise<StatementStats[]> {
       `SELECT query, calls::text, total_exec_time AS total, shared_blks_hit::text AS hits, rows::text, wal_bytes::text AS wal
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
-    return STATEMENTS.map(([name, piece]) => {
-      const mine = rows.filter((r) => r.query.includes(piece));
+    return STATEMENTS.map(([name, pieces]) => {
+      const mine = rows.filter((r) => pieces.some((piece) => r.query.includes(piece)));
       const calls = mine.reduce((n, r) => n + Number(r.calls), 0);
       const per = (f: (r: (typeof rows)[number]) => number) => mine.reduce((n, r) => n + f(r), 0) / Math.max(1, calls);
       const records = mine.reduce((n, r) => n + Number(r.rows), 0);

@@ -7,6 +7,7 @@ import { startRetention } from "./domain/usage/retain.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
 import { InFlight } from "./grpc/in-flight.js";
 import { managedAiHandlers } from "./grpc/managed-ai.js";
+import { startSettlementLogPruning } from "./storage/settlement-log.js";
 import { createContext } from "./wiring.js";
 
 const env = loadEnv(process.env);
@@ -31,6 +32,9 @@ await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
       });
       infra.shutdown.addFirst("reconciler", () => reconciler.stop());
     }
+    // What the relay has published leaves the settlement log (docs/decisions/0281).
+    const pruning = startSettlementLogPruning(infra.pool, ctx.logger.child({ component: "settlement-log" }), { intervalMs: 10_000 });
+    infra.shutdown.addFirst("settlement log pruning", () => pruning.stop());
     if (env.USAGE_RETENTION_DAYS > 0) {
       const retention = startRetention(ctx, { pool: infra.pool, retentionDays: env.USAGE_RETENTION_DAYS, exportDir: env.USAGE_EXPORT_DIR });
       infra.shutdown.addFirst("usage retention", () => retention.stop());

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
-import { SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+import { OPEN, SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /**
  * The usage-record statements are named prepared statements (docs/decisions/0167): parsed
@@ -18,6 +18,8 @@ const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 const name = `gw_test_mai_plans_${randomBytes(4).toString("hex")}`;
 let pool: ReturnType<typeof createPool>;
+/** Connections for `plansOf` (each used once, then closed with its settings). */
+let probes: ReturnType<typeof createPool>;
 const notices: string[] = [];
 
 beforeAll(async () => {
@@ -29,6 +31,7 @@ beforeAll(async () => {
     migrate: true,
   });
   pool = createPool(url, { poolSize: 1 });
+  probes = createPool(url, { poolSize: 1 });
   const client = await pool.connect();
   client.on("notice", (n) => notices.push(n.message ?? ""));
   await client.query("LOAD 'auto_explain'");
@@ -37,6 +40,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await pool?.end();
+  await probes?.end();
   await dropDatabase(SERVER, name);
 });
 
@@ -69,6 +73,40 @@ const settlement = (id: string) => ({
   usageJson: '{"prompt_tokens":1}',
 });
 
+/**
+ * The plans a statement runs with, its nested statements' included (the settlement is a
+ * PL/pgSQL function, its triggers' statements run inside it): auto_explain's notices for one
+ * execution, in a transaction rolled back, with the plan PostgreSQL keeps after the fifth
+ * call (the generic one) unless `custom`.
+ */
+async function plansOf(text: string, values: string, options: { settings?: string; custom?: boolean } = {}): Promise<string> {
+  const client = await probes.connect();
+  const seen: string[] = [];
+  const listen = (n: { message?: string }) => seen.push(n.message ?? "");
+  client.on("notice", listen);
+  try {
+    await client.query("LOAD 'auto_explain'");
+    await client.query(
+      `SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log;
+       SET plan_cache_mode = ${options.custom ? "force_custom_plan" : "force_generic_plan"}`,
+    );
+    await client.query(`BEGIN; ${options.settings ?? ""}`);
+    await client.query(`PREPARE plans_of AS ${text}`);
+    await client.query(`EXECUTE plans_of${values}`);
+    await client.query("ROLLBACK; DEALLOCATE plans_of");
+  } finally {
+    client.off("notice", listen);
+    // Its settings (auto_explain, plan cache mode) go with it.
+    client.release(true);
+  }
+  return seen.filter((m) => /plan:/.test(m)).join("\n");
+}
+const OPEN_VALUES =
+  "('{req_probe}','{ten_plan}','{key_plan}','{chat}','{small}','{price_1}','{up_1}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{idem_probe}','{managed}','{x}')";
+const SETTLE_VALUES = "('{req_probe}', '{completed}', '{NULL}', '{NULL}', '{1}', '{NULL}')";
+/** Tables the request path's statements must only probe (by key), never scan. */
+const PROBED = /Seq Scan on (usage_records|usage_records_unsettled|usage_record_own_holds|usage_record_settlements|allotments|idempotency_keys)\b/;
+
 /** Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or without statement names. */
 async function run(rounds: number, named: boolean): Promise<{ parses: number; plans: number; used: string[] }> {
   const statements = poolStatements(pool);
@@ -88,6 +126,41 @@ async function run(rounds: number, named: boolean): Promise<{ parses: number; pl
 }
 
 describe("the usage-record statements", () => {
+  it("probe usage_records and allotments by key from the first call on a new, never-analyzed database (docs/decisions/0280)", async () => {
+    // The premise: nothing has analyzed the tables the migrations just made.
+    const { rows } = await pool.query<{ relname: string; reltuples: number }>(
+      "SELECT relname, reltuples FROM pg_class WHERE relname IN ('usage_records', 'allotments', 'idempotency_keys') ORDER BY relname",
+    );
+    expect(rows.map((r) => [r.relname, Number(r.reltuples)])).toEqual([
+      ["allotments", -1],
+      ["idempotency_keys", -1],
+      ["usage_records", -1],
+    ]);
+    await pool.query(
+      `INSERT INTO allotments (id, tenant_id, state, hold_id, units, expires_at) VALUES ('alt_probe', 'ten_plan', 'open', 'hold_alt_probe', 1000000, now() + interval '1 day')`,
+    );
+    try {
+      for (const custom of [false, true]) {
+        const open = await plansOf(OPEN, OPEN_VALUES, { custom });
+        const settle = await plansOf(SETTLE, SETTLE_VALUES, { custom });
+        const relay = await plansOf(logRelaySelect("usage_record_events", "usage_record_events", 500, "transaction"), "", {
+          settings: LOG_RELAY_SETTINGS,
+          custom,
+        });
+        for (const plan of [open, settle, relay]) expect(plan.split("\n").filter((l) => PROBED.test(l))).toEqual([]);
+        // The settlement reads usage_records by its key only (each record of the batch), and
+        // locks and updates allotments by theirs.
+        expect(settle).toMatch(/Index Scan using usage_records_pkey on usage_records/);
+        // Every index it reads is a key: the records' and allotments' primary keys, the side tables'.
+        const indexes = [...settle.matchAll(/(?:Index Scan using|Index Only Scan using|Bitmap Index Scan on) (\w+)/g)].map((m) => m[1]);
+        expect(indexes).toContain("usage_records_pkey");
+        expect(indexes.filter((i) => !/^(usage_records|allotments|usage_records_unsettled|usage_record_own_holds)_pkey$/.test(i!))).toEqual([]);
+      }
+    } finally {
+      await pool.query("DELETE FROM allotments WHERE id = 'alt_probe'");
+    }
+  });
+
   it("are parsed once per connection and planned once, with index lookups also when planned on empty tables", async () => {
     const rounds = 12;
     const named = await run(rounds, true);
@@ -97,15 +170,15 @@ describe("the usage-record statements", () => {
     console.log(
       `usage-record statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans`,
     );
-    // The settlement inlines allotment_claim (a SQL function: its body is parsed whenever
-    // the statement is planned), so an unnamed run parses it every time too.
-    expect(unnamed.parses).toBe(statementsRun + rounds);
-    // Five custom plans each, then the generic plan is kept (plan_cache_mode = auto); the
-    // settlement's plans parse the inlined function's body, and nothing parses after that.
-    // The triggers that keep usage_records' side tables (docs/decisions/0242) add their
-    // statements' plans once per connection (PL/pgSQL keeps them): 8 on this one.
-    expect(named.plans).toBeLessThanOrEqual(2 * 6 + 8);
-    expect(named.parses).toBe(2 + 6);
+    // The settlement is a PL/pgSQL function since decision 0280: its statement (which inlines
+    // allotment_claim) is parsed and planned once per connection, generic, whatever the call.
+    expect(unnamed.parses).toBe(statementsRun);
+    // Five custom plans each of the two calls, then the generic plan is kept (plan_cache_mode =
+    // auto); the settlement's own statement once; the triggers that keep usage_records' side
+    // tables (docs/decisions/0242) their statements' plans once per connection (PL/pgSQL keeps
+    // them): 8 on this one. Nothing parses again after the first round.
+    expect(named.plans).toBeLessThanOrEqual(2 * 6 + 1 + 8);
+    expect(named.parses).toBe(2 + 1);
     const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
       "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'usage_records_%' ORDER BY name",
     );
@@ -113,41 +186,29 @@ describe("the usage-record statements", () => {
       ["usage_records_open", true],
       ["usage_records_settle", true],
     ]);
-    // usage_records has no index on status since decision 0242 (a settlement's update stays
-    // HOT): on a table that was never analyzed the planner reads its (assumed 10) pages for
-    // the settlement's "reserved, by id" instead of the primary key, until the first
-    // autoanalyze (50 rows) plans again; the next test checks the plan on a table with
-    // statistics. The side tables (usage_records_unsettled, ...) hold a few hundred rows.
-    const scans = named.used.filter((p) => /Seq Scan on (idempotency_keys|allotments)\b/.test(p));
+    // Planned on tables never analyzed, as the first test: nothing read whole (the settlement's
+    // nested plans are checked there; here the top-level ones, custom and generic).
+    const scans = named.used.filter((p) => /Seq Scan on (idempotency_keys|allotments|usage_records)\b/.test(p));
     expect(named.used.length).toBeGreaterThanOrEqual(statementsRun);
     if (scans.length) console.log(named.used.find((p) => /Seq Scan on allotments/.test(p)));
     expect(scans).toEqual([]);
   });
 
   it("look the settled records up by their key once usage_records has statistics (docs/decisions/0242)", async () => {
-    const client = await pool.connect();
     try {
-      await client.query(
+      await pool.query(
         `INSERT INTO usage_records (id, tenant_id, service_alias, model_alias, price_id, upstream_id, discount_bps, status, stream,
            input_tokens_bound, output_tokens_cap, reserved_units, hold_expires_at, updated_at)
          SELECT 'req_stats_' || i, 'ten_' || (i % 100), 'chat', 'small', 'price_1', 'up_1', 0, CASE WHEN i % 500 = 0 THEN 'reserved' ELSE 'completed' END,
            false, 10, 20, 123, now(), now()
          FROM generate_series(1, 20000) AS i`,
       );
-      await client.query("ANALYZE usage_records");
-      const results = (await client.query(
-        `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; PREPARE settle_plan AS ${SETTLE};
-         EXPLAIN EXECUTE settle_plan('{a}', '{completed}', '{NULL}', '{NULL}', '{1}', '{NULL}'); DEALLOCATE settle_plan; ROLLBACK`,
-      )) as unknown as { rows: { "QUERY PLAN": string }[] }[];
-      const plan = results
-        .flatMap((r) => r.rows ?? [])
-        .map((r) => r["QUERY PLAN"])
-        .join("\n");
+      await pool.query("ANALYZE usage_records");
+      const plan = await plansOf(SETTLE, SETTLE_VALUES);
       expect(plan).toMatch(/Index Scan using usage_records_pkey on usage_records/);
       expect(plan).not.toMatch(/Seq Scan on usage_records\b/);
     } finally {
-      await client.query("DELETE FROM usage_records WHERE id LIKE 'req_stats_%'");
-      client.release();
+      await pool.query("DELETE FROM usage_records WHERE id LIKE 'req_stats_%'");
     }
   });
 

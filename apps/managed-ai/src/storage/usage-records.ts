@@ -59,35 +59,17 @@ export const OPEN = `WITH input AS (
   SELECT rec.id, rec.allotment_id, w.hold_id, w.allotment_id AS live_id, (SELECT count(*) FROM took) AS took
   FROM rec LEFT JOIN wanted w ON w.id = rec.id`;
 
-export const SETTLE = `WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])
-    AS i(id, status, error_code, hold_id, final_units, usage_json)),
-  locked AS (
-    SELECT a.id FROM allotments a
-    WHERE a.id = ANY (ARRAY(SELECT r.allotment_id FROM usage_records r JOIN input i ON i.id = r.id WHERE r.allotment_id IS NOT NULL AND r.status = 'reserved'))
-    ORDER BY a.id FOR UPDATE),
-  upd AS (
-    UPDATE usage_records u SET status = i.status, error_code = i.error_code, hold_id = i.hold_id,
-      final_units = COALESCE(i.final_units, u.final_units), usage_json = COALESCE(i.usage_json, u.usage_json),
-      settled_at = CASE WHEN i.status <> 'review' THEN now() ELSE u.settled_at END, updated_at = now(),
-      settled_txid = pg_current_xact_id()::text::bigint, settled_event_at = now(), settled_status = i.status,
-      settled_error_code = i.error_code, settled_final_units = i.final_units
-    FROM input i WHERE u.id = i.id AND u.status = 'reserved'
-    RETURNING u.id, u.allotment_id, u.status, u.hold_id, u.reserved_units, u.final_units, u.tenant_id, u.api_key_id, u.settled_txid,
-      u.settled_status, u.settled_final_units, u.settled_error_code, u.settled_event_at),
-  -- The settlement's event goes into the log the relay tails (the row says what it says):
-  -- no index of usage_records holds a column this update changes, so it is HOT (docs/decisions/0242).
-  ev AS (
-    INSERT INTO usage_record_settlements (seq, record_id, tenant_id, api_key_id, status, reserved_units, final_units, error_code, created_at)
-    SELECT settled_txid, id, tenant_id, api_key_id, settled_status, reserved_units, settled_final_units, settled_error_code, settled_event_at FROM upd),
-  back AS (
-    UPDATE allotments a SET
-      claimed = a.claimed - coalesce((SELECT sum(u.reserved_units - allotment_claim(u.status, u.hold_id, u.reserved_units, u.final_units)) FROM upd u WHERE u.allotment_id = a.id), 0),
-      carved = a.carved + coalesce((SELECT sum(CASE WHEN u.hold_id IS NOT NULL THEN u.reserved_units ELSE 0 END) FROM upd u WHERE u.allotment_id = a.id), 0),
-      version = a.version + 1, updated_at = now()
-    WHERE a.id = ANY (ARRAY(SELECT id FROM locked))
-    RETURNING a.id)
-  SELECT id FROM upd`;
+/*
+ * The settlement is a PL/pgSQL function (migration 20261127200000_settle_planned_by_key,
+ * docs/decisions/0280) that plans with sequential scans disabled: it only ever touches rows
+ * by key, and planned while usage_records has no statistics (a new database) its generic
+ * plan read the whole table on every call until the first autoanalyze. It updates the
+ * batch's `reserved` records (each found by its key), appends their events to the log the
+ * relay tails (usage_record_settlements: no index of usage_records holds a column the
+ * update changes, so it is HOT, docs/decisions/0242) and gives back to their allotments
+ * what they did not use.
+ */
+export const SETTLE = `SELECT id FROM usage_records_settle($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])`;
 
 /**
  * The invocation hot path's writes to usage records, group-committed: opens

@@ -1,0 +1,184 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { poolStatements, tailedLog } from "@gateway/events-runtime";
+import { createLogger } from "@gateway/logger";
+import { settlementLogPruner, startSettlementLogPruning } from "./settlement-log.js";
+import { UsageRecordWriter } from "./usage-records.js";
+
+/**
+ * The settlement log loses what the relay has published, and nothing else (docs/decisions/0281):
+ * real records opened and settled by the writer, a real relay (tailedLog) publishing them,
+ * on a database of its own.
+ */
+const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
+const name = `gw_test_mai_prune_${randomBytes(4).toString("hex")}`;
+let pool: ReturnType<typeof createPool>;
+let writer: UsageRecordWriter;
+let relay: ReturnType<typeof tailedLog>;
+const logger = createLogger({ service: "prune-test", level: "silent" });
+
+beforeAll(async () => {
+  const url = await prepareDatabase({
+    serverUrl: SERVER,
+    name,
+    schemaPath: `${PRISMA_DIR}/schema.prisma`,
+    migrationsDir: `${PRISMA_DIR}/migrations`,
+    migrate: true,
+  });
+  pool = createPool(url, { poolSize: 4 });
+  writer = new UsageRecordWriter(poolStatements(pool), logger, undefined);
+  relay = tailedLog({ pool, log: "usage_record_events", checkpoint: "usage_record_events", order: "transaction" });
+});
+afterAll(async () => {
+  await pool?.end();
+  await dropDatabase(SERVER, name);
+});
+
+let n = 0;
+/** Opens and settles `count` records (one settlement transaction each): their ids. */
+async function settled(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `req_prune_${++n}`;
+    await writer.open({
+      id,
+      tenantId: "ten_prune",
+      apiKeyId: null,
+      serviceAlias: "chat",
+      modelAlias: "small",
+      priceId: "price_1",
+      upstreamId: "up_1",
+      discountBps: 0,
+      stream: false,
+      inputTokensBound: 10,
+      outputTokensCap: 20,
+      reservedUnits: 100n,
+      holdExpiresAt: new Date(Date.now() + 60_000),
+      idempotencyKey: null,
+    });
+    expect(await writer.settle({ id, status: "completed", errorCode: null, holdId: `hold_${id}`, finalUnits: 70n, usageJson: null })).toBe(true);
+    ids.push(id);
+  }
+  return ids;
+}
+type Published = { request_id: string | null; type: string };
+/** One relay round; `publish` sees what it publishes (and may fail). */
+const round = (publish: (events: Published[]) => Promise<void> = async () => undefined) =>
+  relay.round(500, (events) => publish(events as unknown as Published[]));
+const logged = async (): Promise<string[]> =>
+  (await pool.query<{ record_id: string }>("SELECT record_id FROM usage_record_settlements ORDER BY record_id")).rows.map((r) => r.record_id).sort();
+const checkpoint = async (): Promise<bigint> =>
+  BigInt((await pool.query<{ position: string }>("SELECT position::text FROM relay_checkpoints WHERE name = 'usage_record_events'")).rows[0]!.position);
+const sorted = (ids: string[]) => [...ids].sort();
+
+describe("pruning the settlement log", () => {
+  it("deletes the published settlement events in bounded batches and keeps the unpublished ones and the records", async () => {
+    const published = await settled(7);
+    expect((await round()).published).toBe(14);
+    const unpublished = await settled(3);
+    expect(await logged()).toEqual(sorted([...published, ...unpublished]));
+
+    // Bounded: 2 rows a statement, 2 statements a round.
+    const pruner = settlementLogPruner(pool, { batch: 2, maxBatches: 2 });
+    expect(await pruner.round()).toBe(4);
+    expect(await pruner.round()).toBe(3);
+    expect(await pruner.round()).toBe(0);
+    expect(await logged()).toEqual(sorted(unpublished));
+    // Everything at or behind the checkpoint went; everything after it is there.
+    const { rows } = await pool.query<{ behind: number; ahead: number }>(
+      `SELECT count(*) FILTER (WHERE seq <= $1)::int AS behind, count(*) FILTER (WHERE seq > $1)::int AS ahead FROM usage_record_settlements`,
+      [(await checkpoint()).toString()],
+    );
+    expect(rows[0]).toEqual({ behind: 0, ahead: 3 });
+    // The records stay, settled, with their own note of the settlement.
+    const records = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM usage_records WHERE status = 'completed' AND settled_txid IS NOT NULL");
+    expect(records.rows[0]!.n).toBe(10);
+
+    // The relay still publishes what was not published, once pruned behind it.
+    const next: Published[] = [];
+    await round(async (events) => void next.push(...events));
+    expect(sorted(next.filter((e) => e.type === "managed_ai.request_settled").map((e) => e.request_id!))).toEqual(sorted(unpublished));
+    expect(await settlementLogPruner(pool).round()).toBe(3);
+    expect(await logged()).toEqual([]);
+  });
+
+  it("keeps what a relay published but did not checkpoint (a crash in between): it goes again", async () => {
+    const ids = await settled(4);
+    const before = await checkpoint();
+    // Published, then the process dies before the checkpoint moves: the round's transaction
+    // rolls back, as it does when the connection goes.
+    const sent: Published[] = [];
+    await expect(
+      round(async (events) => {
+        sent.push(...events);
+        throw new Error("crash after publish");
+      }),
+    ).rejects.toThrow("crash after publish");
+    expect(sent.filter((e) => e.type === "managed_ai.request_settled")).toHaveLength(4);
+    expect(await checkpoint()).toBe(before);
+    expect(await settlementLogPruner(pool).round()).toBe(0);
+    expect(await logged()).toEqual(sorted(ids));
+
+    // The next round publishes them again (same event ids: JetStream and consumers drop the copy); then they may go.
+    const again: Published[] = [];
+    await round(async (events) => void again.push(...events));
+    expect(sorted(again.filter((e) => e.type === "managed_ai.request_settled").map((e) => e.request_id!))).toEqual(sorted(ids));
+    expect(await settlementLogPruner(pool).round()).toBe(4);
+  });
+
+  it("does not wait for, nor take, the events of a relay round under way", async () => {
+    const old = await settled(2);
+    await round();
+    const inFlight = await settled(3);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reading!: () => void;
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    // A round that has read the 3 new events and holds the checkpoint row while it publishes.
+    const running = round(async () => {
+      reading();
+      await held;
+    });
+    await read;
+    // The committed checkpoint is still behind the 3: only the 2 old ones go, without waiting.
+    expect(await settlementLogPruner(pool).round()).toBe(2);
+    expect(await logged()).toEqual(sorted(inFlight));
+    release();
+    expect((await running).published).toBe(6);
+    expect(await settlementLogPruner(pool).round()).toBe(3);
+    expect(old).toHaveLength(2);
+  });
+
+  it("runs on a timer, and a failed round is logged and retried", async () => {
+    await settled(2);
+    await round();
+    const rounds: number[] = [];
+    const calls: string[] = [];
+    let fail = true;
+    const flaky = {
+      query: async (text: string) => {
+        calls.push(text);
+        if (fail) {
+          fail = false;
+          throw new Error("database away");
+        }
+        return pool.query(text);
+      },
+    };
+    const pruning = startSettlementLogPruning(flaky, logger, { intervalMs: 20, onRound: (d) => rounds.push(d) });
+    try {
+      await expect.poll(() => rounds.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+      expect(rounds[0]).toBe(0);
+      expect(rounds[1]).toBe(2);
+      expect(await logged()).toEqual([]);
+    } finally {
+      await pruning.stop();
+    }
+    const after = calls.length;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(calls.length).toBe(after);
+  });
+});
