@@ -54,15 +54,8 @@ export async function seed(stack: Stack, size: SeedSize = DEFAULT_SEED): Promise
      FROM generate_series(1, ${R}) i,
        LATERAL (SELECT (i - 1) % ${T} + 1 AS t, (i - 1) / ${T} / ${perAllotment} + 1 AS k, now() - ${span} + i * (${span} / ${R}) AS ts) x`,
   );
-  // Builds with the settlement log (docs/decisions/0242): the seeded settlements' log rows.
-  await stack.sql(
-    "managed-ai",
-    `DO $$ BEGIN IF to_regclass('usage_record_settlements') IS NOT NULL THEN
-       EXECUTE 'INSERT INTO usage_record_settlements (seq, record_id, tenant_id, api_key_id, status, reserved_units, final_units, error_code, created_at)
-         SELECT settled_txid, id, tenant_id, api_key_id, settled_status, reserved_units, settled_final_units, settled_error_code, settled_event_at
-         FROM usage_records WHERE settled_txid < 0';
-     END IF; END $$`,
-  );
+  // No settlement-log rows (docs/decisions/0242): the history is published, and the log keeps
+  // only what the relay has not yet published (decision 0281 prunes the rest).
   // The ledger: accounts, allotments, then the journal (negative seq, in time order per kind).
   const tenantId = "'ten_seed' || lpad(t::text, 6, '0')";
   const hold = "'hold_seed' || lpad(t::text, 6, '0') || k";
