@@ -42,6 +42,20 @@ async function count(req: SayRequestOut, ctx: CallContext, send: (m: SayResponse
   }
 }
 
+/** A server of the echo contract whose Carry stream serves Say and Count as carried calls. */
+function echoServer(): GrpcServer {
+  const s = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
+  s.add(echoContract, {
+    Say: say,
+    async Count() {},
+    async Collect() {
+      return {};
+    },
+    Carry: (stream) => serveCarried(s, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
+  });
+  return s;
+}
+
 function open(): CarriedCalls {
   return new CarriedCalls({
     open: () => {
@@ -56,15 +70,7 @@ function open(): CarriedCalls {
 }
 
 beforeAll(async () => {
-  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
-  server.add(echoContract, {
-    Say: say,
-    async Count() {},
-    async Collect() {
-      return {};
-    },
-    Carry: (stream) => serveCarried(server, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
-  });
+  server = echoServer();
   port = await server.listen("127.0.0.1", 0);
   client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
   carried = open();
@@ -152,15 +158,7 @@ describe("calls carried on one stream", () => {
   });
 
   it("finish the calls in flight when the service stops, refuse new ones, and end the stream so the stop does not wait on it", async () => {
-    const other = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
-    other.add(echoContract, {
-      Say: say,
-      async Count() {},
-      async Collect() {
-        return {};
-      },
-      Carry: (stream) => serveCarried(other, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
-    });
+    const other = echoServer();
     const otherPort = await other.listen("127.0.0.1", 0);
     const otherClient = createClient(echoContract, `127.0.0.1:${otherPort}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
     const calls = new CarriedCalls({
