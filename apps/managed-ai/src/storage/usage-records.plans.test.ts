@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
+import { freshDatabase, type FreshDatabase } from "@gateway/testkit";
+import { recordToOpen } from "../testing/records.js";
 import { SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /**
@@ -14,51 +14,26 @@ import { SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js
  * execution used): the plans must look records and keys up by index, as the custom
  * plans do, also when made on empty tables.
  */
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
-const name = `gw_test_mai_plans_${randomBytes(4).toString("hex")}`;
-let pool: ReturnType<typeof createPool>;
+let db: FreshDatabase;
+let pool: FreshDatabase["pool"];
 const notices: string[] = [];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  pool = createPool(url, { poolSize: 1 });
+  db = await freshDatabase({ prefix: "gw_test_mai_plans", prismaDir: PRISMA_DIR, poolSize: 1 });
+  pool = db.pool;
   const client = await pool.connect();
   client.on("notice", (n) => notices.push(n.message ?? ""));
   await client.query("LOAD 'auto_explain'");
   await client.query("SET auto_explain.log_min_duration = 0; SET client_min_messages = log; SET log_parser_stats = on; SET log_planner_stats = on");
   client.release();
 });
-afterAll(async () => {
-  await pool?.end();
-  await dropDatabase(SERVER, name);
-});
+afterAll(() => db?.drop());
 
 let n = 0;
 function record(): RecordToOpen {
   const id = `req_plan_${++n}`;
-  return {
-    id,
-    tenantId: "ten_plan",
-    apiKeyId: "key_plan",
-    serviceAlias: "chat",
-    modelAlias: "small",
-    priceId: "price_1",
-    upstreamId: "up_1",
-    discountBps: 0,
-    stream: false,
-    inputTokensBound: 10,
-    outputTokensCap: 20,
-    reservedUnits: 123n,
-    holdExpiresAt: new Date(Date.now() + 60_000),
-    idempotencyKey: `idem_${id}`,
-  };
+  return recordToOpen({ id, tenantId: "ten_plan", apiKeyId: "key_plan", idempotencyKey: `idem_${id}` });
 }
 const settlement = (id: string) => ({
   id,
