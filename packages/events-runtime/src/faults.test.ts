@@ -476,6 +476,21 @@ async function newCase(kind: RelayKind) {
   return { tag, subjects, source, consumers, relayProcess };
 }
 
+/**
+ * Events committed steadily before, during and after `outage` (it begins 100 ms into a
+ * stretch of commits and is over when it returns): each one is in the stream once and
+ * was applied once by each consumer.
+ */
+async function eachOnceThrough(c: Awaited<ReturnType<typeof newCase>>, relay: Relay, outage: () => Promise<void>): Promise<void> {
+  const written = await writeSteadily(c.source.write, relay, 30);
+  const writing = writeSteadily(c.source.write, relay, 60, 3, 25);
+  await sleep(100);
+  await outage();
+  written.push(...(await writing));
+  written.push(...(await writeSteadily(c.source.write, relay, 15)));
+  await expectEachOnce(c.subjects, c.consumers, written);
+}
+
 /** Writes `count` events in commits of `per` spaced by `everyMs`, kicking the relay after each. */
 async function writeSteadily(write: (n: number) => Promise<string[]>, relay: Relay | undefined, count: number, per = 3, everyMs = 20): Promise<string[]> {
   const ids: string[] = [];
@@ -535,16 +550,12 @@ describe.each(kinds)("$name and the consumers", (kind) => {
     const c = await newCase(kind);
     const relay = await c.relayProcess();
     try {
-      const written = await writeSteadily(c.source.write, relay.relay, 30);
       // Down while the relay is in the middle of publishing: commits go on during the outage.
-      const writing = writeSteadily(c.source.write, relay.relay, 60, 3, 25);
-      await sleep(100);
-      await nats.kill();
-      await sleep(1_500);
-      await nats.start();
-      written.push(...(await writing));
-      written.push(...(await writeSteadily(c.source.write, relay.relay, 15)));
-      await expectEachOnce(c.subjects, c.consumers, written);
+      await eachOnceThrough(c, relay.relay, async () => {
+        await nats.kill();
+        await sleep(1_500);
+        await nats.start();
+      });
       expect(relay.stats.failures).toBeGreaterThan(0); // the relay felt the outage
     } finally {
       await nats.start().catch(() => undefined);
@@ -559,23 +570,19 @@ describe.each(kinds)("$name and the consumers", (kind) => {
     const c = await newCase(kind);
     const relay = await c.relayProcess();
     try {
-      const written = await writeSteadily(c.source.write, relay.relay, 30);
-      const writing = writeSteadily(c.source.write, relay.relay, 60, 3, 25);
-      await sleep(100);
       // What the relay and the consumers see of a restart: their sessions ended by the server
       // (as a fast shutdown ends them), then refused connections, then a server that answers.
-      const ended = await direct.query<{ pid: number }>(
-        `WITH theirs AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2::int[]) AND pid <> pg_backend_pid())
+      await eachOnceThrough(c, relay.relay, async () => {
+        const ended = await direct.query<{ pid: number }>(
+          `WITH theirs AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2::int[]) AND pid <> pg_backend_pid())
          SELECT pid FROM theirs WHERE pg_terminate_backend(pid)`,
-        [dbName, proxy.clientPorts],
-      );
-      proxy.block();
-      expect(ended.rows.length).toBeGreaterThan(0);
-      await sleep(1_500);
-      proxy.unblock();
-      written.push(...(await writing));
-      written.push(...(await writeSteadily(c.source.write, relay.relay, 15)));
-      await expectEachOnce(c.subjects, c.consumers, written);
+          [dbName, proxy.clientPorts],
+        );
+        proxy.block();
+        expect(ended.rows.length).toBeGreaterThan(0);
+        await sleep(1_500);
+        proxy.unblock();
+      });
     } finally {
       proxy.unblock();
       await relay.kill();

@@ -9,6 +9,8 @@ const change = z.enum(["created", "updated"]);
 
 /** What every ledger event of a hold names first: the tenant, the hold, the entry that moved it and the operation id. */
 const holdMovement = { tenant_id: z.string(), hold_id: z.string(), entry_id: z.string(), operation_id: z.string() };
+/** What both events of an instance change (managed and bring-your-own-key) begin with. */
+const instanceChange = { actor, instance_id: z.string(), tenant_id: z.string(), alias: z.string(), change, status: z.string() };
 /** What every ledger event of a hold ends with: the tenant's balance after the movement. */
 const balanceAfter = { available_units: units, reserved_units: units };
 
@@ -179,15 +181,7 @@ export const EVENT_CATALOG = {
   "ledger.posted": z.object({ ...holdMovement, units, ...balanceAfter }),
   /** Units of an open allotment given back: `units` held → available; the allotment stays open. */
   "ledger.released": z.object({ ...holdMovement, units, ...balanceAfter }),
-  "managed_ai.instance_changed": z.object({
-    actor,
-    instance_id: z.string(),
-    tenant_id: z.string(),
-    alias: z.string(),
-    change,
-    status: z.string(),
-    default_model: z.string(),
-  }),
+  "managed_ai.instance_changed": z.object({ ...instanceChange, default_model: z.string() }),
   /** A managed request's usage record was opened: the reservation is being taken. */
   "managed_ai.request_reserved": z.object({
     request_id: z.string(),
@@ -334,12 +328,7 @@ export const EVENT_CATALOG = {
   }),
   /** A bring-your-own-key instance was created or changed (never its key; whether one is stored inline). */
   "managed_ai.byok_instance_changed": z.object({
-    actor,
-    instance_id: z.string(),
-    tenant_id: z.string(),
-    alias: z.string(),
-    change,
-    status: z.string(),
+    ...instanceChange,
     provider: z.string(),
     base_url: z.string(),
     default_model: z.string(),

@@ -56,15 +56,16 @@ function echoServer(): GrpcServer {
   return s;
 }
 
-function open(): CarriedCalls {
+/** Calls carried on streams of `over` (the file's client unless given), each stream counted in `streamsOpened`. */
+function open(over: Client<typeof echoContract> = client, deadlineMs = 2_000): CarriedCalls {
   return new CarriedCalls({
     open: () => {
       streamsOpened++;
-      return client.Carry() as never;
+      return over.Carry() as never;
     },
     servicePath: "/test.echo.v1.Echo",
     name: "echo",
-    deadlineMs: 2_000,
+    deadlineMs,
     streamDeadlineMs: 5_000,
   });
 }
@@ -161,13 +162,7 @@ describe("calls carried on one stream", () => {
     const other = echoServer();
     const otherPort = await other.listen("127.0.0.1", 0);
     const otherClient = createClient(echoContract, `127.0.0.1:${otherPort}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
-    const calls = new CarriedCalls({
-      open: () => otherClient.Carry() as never,
-      servicePath: "/test.echo.v1.Echo",
-      name: "echo",
-      deadlineMs: 5_000,
-      streamDeadlineMs: 5_000,
-    });
+    const calls = open(otherClient, 5_000);
     const inFlight = calls.unary<SayResponse>("Say", { text: "finishing", sleep_ms: 500 });
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
@@ -183,13 +178,7 @@ describe("calls carried on one stream", () => {
 
   it("refuse a stream without the service token", async () => {
     const stranger = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo" });
-    const calls = new CarriedCalls({
-      open: () => stranger.Carry() as never,
-      servicePath: "/test.echo.v1.Echo",
-      name: "echo",
-      deadlineMs: 2_000,
-      streamDeadlineMs: 5_000,
-    });
+    const calls = open(stranger);
     await expect(calls.unary("Say", { text: "x" })).rejects.toMatchObject({ code: "unavailable" });
     calls.close();
     stranger.close();
