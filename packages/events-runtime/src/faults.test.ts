@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
+import { freePort, TcpProxy } from "@gateway/testkit";
 import { subjectsFor, type Subjects } from "@gateway/events";
 import {
   connectNats,
@@ -46,17 +47,6 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 45_000, wha
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const portOpen = (port: number) =>
@@ -105,53 +95,6 @@ class NatsServer {
   }
 }
 
-/** A TCP relay in front of PostgreSQL: `block()` drops every connection and refuses new ones. */
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  private readonly upstreams = new Set<Socket>();
-  private blocked = false;
-  port = 0;
-
-  /** The local ports of the connections to PostgreSQL: `client_port` in pg_stat_activity. */
-  get clientPorts(): number[] {
-    return [...this.upstreams].map((s) => s.localPort).filter((p): p is number => p !== undefined);
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      if (this.blocked) return void client.destroy();
-      const upstream = createConnection(Number(pgTarget.port || 5432), pgTarget.hostname.replace(/^\[|\]$/g, ""));
-      this.upstreams.add(upstream);
-      upstream.on("close", () => this.upstreams.delete(upstream));
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    this.port = await freePort();
-    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", () => resolve()));
-  }
-
-  block(): void {
-    this.blocked = true;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  unblock(): void {
-    this.blocked = false;
-  }
-
-  async close(): Promise<void> {
-    this.block();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
-
 let direct: ReturnType<typeof createPool>;
 let nats: NatsServer;
 let proxy: TcpProxy;
@@ -189,7 +132,8 @@ beforeAll(async () => {
   `);
   nats = new NatsServer();
   await nats.start();
-  proxy = new TcpProxy();
+  // A relay in front of PostgreSQL: `block()` drops every connection and refuses new ones.
+  proxy = new TcpProxy(pgTarget.hostname.replace(/^\[|\]$/g, ""), Number(pgTarget.port || 5432));
   await proxy.start();
   admin = await connectNats(nats.url, "faults-admin");
   jsm = await admin.jetstreamManager();
