@@ -10,3 +10,4 @@ export { USD_DECIMAL_PATTERN, UsdDecimal, usdAmount } from "./schemas/usd.js";
 export { listLimit, listLimitQuery } from "./schemas/limits.js";
 export { CURSOR_MAX_LENGTH, Cursor, decodeCursor, encodeCursor } from "./schemas/cursor.js";
 export { cursorPageQuery, listPageQuery, PAGE_LIMIT_MAX, type Page, pageInput, pageOf, pageRequested, pageStart } from "./schemas/pagination.js";
+export { CONVERSATION_EVENT_KINDS } from "./schemas/conversation-events.js";
