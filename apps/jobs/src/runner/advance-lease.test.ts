@@ -8,7 +8,6 @@ const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
 const t = contextPerFile();
 let n = 0;
 
-
 async function newLease(options: { sandbox?: boolean; callback?: boolean } = {}) {
   const tenant = `ten_${++n}`;
   t.ledger.credit(tenant, 10_000n);

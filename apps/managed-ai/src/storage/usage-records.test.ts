@@ -4,7 +4,7 @@ import { validateData, type EventType } from "@gateway/events";
 import type { Statements } from "@gateway/events-runtime";
 import { createTestContext, type TestContext } from "../testing/context.js";
 import { recordToOpen } from "../testing/records.js";
-import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+import { UsageRecordWriter } from "./usage-records.js";
 
 /** The id the view usage_record_events derives for a record's event (migration 20261126010000), written out here. */
 const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>

@@ -7,7 +7,6 @@ const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
 const t = contextPerFile();
 let n = 0;
 
-
 async function leaseInput(tenant: string, extra: Partial<CreateLeaseInput> = {}): Promise<CreateLeaseInput> {
   const q = await createQuote({ ctx: t.ctx, input: { tenant_id: tenant, receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600 } });
   return { tenant_id: tenant, quote_id: q.id, max_cost_units: q.costUnits.toString(), receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600, ...extra };
