@@ -21,3 +21,4 @@ export {
   pageRequested,
   pageStart,
 } from "./schemas/pagination.js";
+export { CONVERSATION_EVENT_KINDS } from "./schemas/conversation-events.js";

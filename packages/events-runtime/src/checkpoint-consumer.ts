@@ -1,9 +1,9 @@
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "nats";
 import { newId } from "@gateway/contract/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
-import { Counter, type Registry } from "@gateway/metrics";
+import type { Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, parseEnvelopeShape, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
-import { redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
+import { consumerSetup, redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
 import { CONSUME_EXPIRES_MS } from "./nats.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import { inConsumerSpan } from "./trace.js";
@@ -72,19 +72,13 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   options: CheckpointConsumerOptions<Tx, T>,
 ): Promise<RunningConsumer> {
   const { js, jsm, subjects, name, runTx, handler } = options;
-  const maxBatch = options.maxBatch ?? 500;
-  const lingerMs = options.lingerMs ?? 0;
-  const log = options.logger.child({ component: "checkpoint-consumer", consumer: name });
-  const outcomes = options.registry
-    ? new Counter({
-        name: "events_checkpointed_total",
-        help: "Events passed by checkpointing consumers, by outcome.",
-        labelNames: ["consumer", "outcome"],
-        registers: [options.registry],
-      })
-    : undefined;
-  const wanted = new Set<string>(options.types);
-  const onlyType = options.types.length === 1 ? options.types[0] : undefined;
+  const { maxBatch, lingerMs, log, outcomes, wanted, onlyType } = consumerSetup(options, {
+    name,
+    component: "checkpoint-consumer",
+    maxBatch: 500,
+    metric: "events_checkpointed_total",
+    help: "Events passed by checkpointing consumers, by outcome.",
+  });
   const decoder = new TextDecoder();
   const parseEvent = options.trustPayloads ? parseEnvelopeShape : parseEnvelope;
   // The name is inlined (checked here) so the lock rides with BEGIN and the update with COMMIT.

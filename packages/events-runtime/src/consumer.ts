@@ -45,6 +45,28 @@ export function redeliveryDelayMs(attempt: number): number {
   return Math.min(60_000, 1_000 * 2 ** Math.max(0, attempt - 1));
 }
 
+/**
+ * What both kinds of consumer (`startConsumer`, `startCheckpointConsumer`) begin with: the
+ * batch size (`own.maxBatch` unless the options say) and linger, a logger named after the
+ * consumer, its outcome counter when there is a registry, and the event types it wants
+ * (`onlyType` when there is one).
+ */
+export function consumerSetup<T extends string>(
+  options: { types: T[]; logger: Logger; registry?: Registry; maxBatch?: number; lingerMs?: number },
+  own: { name: string; component: string; maxBatch: number; metric: string; help: string },
+) {
+  return {
+    maxBatch: options.maxBatch ?? own.maxBatch,
+    lingerMs: options.lingerMs ?? 0,
+    log: options.logger.child({ component: own.component, consumer: own.name }),
+    outcomes: options.registry
+      ? new Counter({ name: own.metric, help: own.help, labelNames: ["consumer", "outcome"], registers: [options.registry] })
+      : undefined,
+    wanted: new Set<string>(options.types),
+    onlyType: options.types.length === 1 ? options.types[0] : undefined,
+  };
+}
+
 type Parsed = { msg: JsMsg; event: EventEnvelope };
 
 /**
@@ -58,23 +80,17 @@ type Parsed = { msg: JsMsg; event: EventEnvelope };
  */
 export async function startConsumer<Tx extends SqlExecutor, T extends EventType>(options: ConsumerOptions<Tx, T>): Promise<RunningConsumer> {
   const { js, jsm, subjects, durable, runTx, handler } = options;
-  const maxBatch = options.maxBatch ?? 200;
-  const lingerMs = options.lingerMs ?? 0;
-  const log = options.logger.child({ component: "consumer", consumer: durable });
-  const outcomes = options.registry
-    ? new Counter({
-        name: "events_consumed_total",
-        help: "Events handled by durable consumers, by outcome.",
-        labelNames: ["consumer", "outcome"],
-        registers: [options.registry],
-      })
-    : undefined;
+  const { maxBatch, lingerMs, log, outcomes, wanted, onlyType } = consumerSetup(options, {
+    name: durable,
+    component: "consumer",
+    maxBatch: 200,
+    metric: "events_consumed_total",
+    help: "Events handled by durable consumers, by outcome.",
+  });
 
   // NATS 2.9 (Debian's) has one filter subject per consumer: a single type is
   // filtered by the server, several are received under the wildcard and the
   // others acknowledged unseen.
-  const wanted = new Set<string>(options.types);
-  const onlyType = options.types.length === 1 ? options.types[0] : undefined;
   const config = {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,

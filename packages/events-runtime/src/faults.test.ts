@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
+import { freePort, TcpProxy } from "@gateway/testkit";
 import { subjectsFor, type Subjects } from "@gateway/events";
 import {
   connectNats,
@@ -46,17 +47,6 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 45_000, wha
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const portOpen = (port: number) =>
@@ -105,53 +95,6 @@ class NatsServer {
   }
 }
 
-/** A TCP relay in front of PostgreSQL: `block()` drops every connection and refuses new ones. */
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  private readonly upstreams = new Set<Socket>();
-  private blocked = false;
-  port = 0;
-
-  /** The local ports of the connections to PostgreSQL: `client_port` in pg_stat_activity. */
-  get clientPorts(): number[] {
-    return [...this.upstreams].map((s) => s.localPort).filter((p): p is number => p !== undefined);
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      if (this.blocked) return void client.destroy();
-      const upstream = createConnection(Number(pgTarget.port || 5432), pgTarget.hostname.replace(/^\[|\]$/g, ""));
-      this.upstreams.add(upstream);
-      upstream.on("close", () => this.upstreams.delete(upstream));
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    this.port = await freePort();
-    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", () => resolve()));
-  }
-
-  block(): void {
-    this.blocked = true;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  unblock(): void {
-    this.blocked = false;
-  }
-
-  async close(): Promise<void> {
-    this.block();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
-
 let direct: ReturnType<typeof createPool>;
 let nats: NatsServer;
 let proxy: TcpProxy;
@@ -189,7 +132,8 @@ beforeAll(async () => {
   `);
   nats = new NatsServer();
   await nats.start();
-  proxy = new TcpProxy();
+  // A relay in front of PostgreSQL: `block()` drops every connection and refuses new ones.
+  proxy = new TcpProxy(pgTarget.hostname.replace(/^\[|\]$/g, ""), Number(pgTarget.port || 5432));
   await proxy.start();
   admin = await connectNats(nats.url, "faults-admin");
   jsm = await admin.jetstreamManager();
@@ -476,6 +420,21 @@ async function newCase(kind: RelayKind) {
   return { tag, subjects, source, consumers, relayProcess };
 }
 
+/**
+ * Events committed steadily before, during and after `outage` (it begins 100 ms into a
+ * stretch of commits and is over when it returns): each one is in the stream once and
+ * was applied once by each consumer.
+ */
+async function eachOnceThrough(c: Awaited<ReturnType<typeof newCase>>, relay: Relay, outage: () => Promise<void>): Promise<void> {
+  const written = await writeSteadily(c.source.write, relay, 30);
+  const writing = writeSteadily(c.source.write, relay, 60, 3, 25);
+  await sleep(100);
+  await outage();
+  written.push(...(await writing));
+  written.push(...(await writeSteadily(c.source.write, relay, 15)));
+  await expectEachOnce(c.subjects, c.consumers, written);
+}
+
 /** Writes `count` events in commits of `per` spaced by `everyMs`, kicking the relay after each. */
 async function writeSteadily(write: (n: number) => Promise<string[]>, relay: Relay | undefined, count: number, per = 3, everyMs = 20): Promise<string[]> {
   const ids: string[] = [];
@@ -535,16 +494,12 @@ describe.each(kinds)("$name and the consumers", (kind) => {
     const c = await newCase(kind);
     const relay = await c.relayProcess();
     try {
-      const written = await writeSteadily(c.source.write, relay.relay, 30);
       // Down while the relay is in the middle of publishing: commits go on during the outage.
-      const writing = writeSteadily(c.source.write, relay.relay, 60, 3, 25);
-      await sleep(100);
-      await nats.kill();
-      await sleep(1_500);
-      await nats.start();
-      written.push(...(await writing));
-      written.push(...(await writeSteadily(c.source.write, relay.relay, 15)));
-      await expectEachOnce(c.subjects, c.consumers, written);
+      await eachOnceThrough(c, relay.relay, async () => {
+        await nats.kill();
+        await sleep(1_500);
+        await nats.start();
+      });
       expect(relay.stats.failures).toBeGreaterThan(0); // the relay felt the outage
     } finally {
       await nats.start().catch(() => undefined);
@@ -559,23 +514,19 @@ describe.each(kinds)("$name and the consumers", (kind) => {
     const c = await newCase(kind);
     const relay = await c.relayProcess();
     try {
-      const written = await writeSteadily(c.source.write, relay.relay, 30);
-      const writing = writeSteadily(c.source.write, relay.relay, 60, 3, 25);
-      await sleep(100);
       // What the relay and the consumers see of a restart: their sessions ended by the server
       // (as a fast shutdown ends them), then refused connections, then a server that answers.
-      const ended = await direct.query<{ pid: number }>(
-        `WITH theirs AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2::int[]) AND pid <> pg_backend_pid())
+      await eachOnceThrough(c, relay.relay, async () => {
+        const ended = await direct.query<{ pid: number }>(
+          `WITH theirs AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2::int[]) AND pid <> pg_backend_pid())
          SELECT pid FROM theirs WHERE pg_terminate_backend(pid)`,
-        [dbName, proxy.clientPorts],
-      );
-      proxy.block();
-      expect(ended.rows.length).toBeGreaterThan(0);
-      await sleep(1_500);
-      proxy.unblock();
-      written.push(...(await writing));
-      written.push(...(await writeSteadily(c.source.write, relay.relay, 15)));
-      await expectEachOnce(c.subjects, c.consumers, written);
+          [dbName, proxy.clientPorts],
+        );
+        proxy.block();
+        expect(ended.rows.length).toBeGreaterThan(0);
+        await sleep(1_500);
+        proxy.unblock();
+      });
     } finally {
       proxy.unblock();
       await relay.kill();

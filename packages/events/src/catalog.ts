@@ -7,6 +7,13 @@ const units = z.string().regex(/^-?\d+$/);
 const actor = z.string().min(1);
 const change = z.enum(["created", "updated"]);
 
+/** What every ledger event of a hold names first: the tenant, the hold, the entry that moved it and the operation id. */
+const holdMovement = { tenant_id: z.string(), hold_id: z.string(), entry_id: z.string(), operation_id: z.string() };
+/** What both events of an instance change (managed and bring-your-own-key) begin with. */
+const instanceChange = { actor, instance_id: z.string(), tenant_id: z.string(), alias: z.string(), change, status: z.string() };
+/** What every ledger event of a hold ends with: the tenant's balance after the movement. */
+const balanceAfter = { available_units: units, reserved_units: units };
+
 /** An upstream as audited: never its credential (nor ciphertext), only whether one is set. */
 const upstreamState = z.object({
   provider: z.string(),
@@ -165,66 +172,16 @@ export const EVENT_CATALOG = {
     after: offerState,
   }),
   /** Units moved from available to held under a new hold (expires_at: ISO 8601). */
-  "ledger.reserved": z.object({
-    tenant_id: z.string(),
-    hold_id: z.string(),
-    entry_id: z.string(),
-    operation_id: z.string(),
-    units,
-    expires_at: z.string(),
-    available_units: units,
-    reserved_units: units,
-  }),
+  "ledger.reserved": z.object({ ...holdMovement, units, expires_at: z.string(), ...balanceAfter }),
   /** A hold settled: `units` held → revenue, `released_units` held → available. */
-  "ledger.captured": z.object({
-    tenant_id: z.string(),
-    hold_id: z.string(),
-    entry_id: z.string(),
-    operation_id: z.string(),
-    units,
-    released_units: units,
-    available_units: units,
-    reserved_units: units,
-  }),
+  "ledger.captured": z.object({ ...holdMovement, units, released_units: units, ...balanceAfter }),
   /** A hold released whole: `released_units` held → available. */
-  "ledger.voided": z.object({
-    tenant_id: z.string(),
-    hold_id: z.string(),
-    entry_id: z.string(),
-    operation_id: z.string(),
-    released_units: units,
-    available_units: units,
-    reserved_units: units,
-  }),
+  "ledger.voided": z.object({ ...holdMovement, released_units: units, ...balanceAfter }),
   /** A charge drawn from an open allotment (docs/decisions/0027): `units` held → revenue; the allotment stays open. */
-  "ledger.posted": z.object({
-    tenant_id: z.string(),
-    hold_id: z.string(),
-    entry_id: z.string(),
-    operation_id: z.string(),
-    units,
-    available_units: units,
-    reserved_units: units,
-  }),
+  "ledger.posted": z.object({ ...holdMovement, units, ...balanceAfter }),
   /** Units of an open allotment given back: `units` held → available; the allotment stays open. */
-  "ledger.released": z.object({
-    tenant_id: z.string(),
-    hold_id: z.string(),
-    entry_id: z.string(),
-    operation_id: z.string(),
-    units,
-    available_units: units,
-    reserved_units: units,
-  }),
-  "managed_ai.instance_changed": z.object({
-    actor,
-    instance_id: z.string(),
-    tenant_id: z.string(),
-    alias: z.string(),
-    change,
-    status: z.string(),
-    default_model: z.string(),
-  }),
+  "ledger.released": z.object({ ...holdMovement, units, ...balanceAfter }),
+  "managed_ai.instance_changed": z.object({ ...instanceChange, default_model: z.string() }),
   /** A managed request's usage record was opened: the reservation is being taken. */
   "managed_ai.request_reserved": z.object({
     request_id: z.string(),
@@ -371,12 +328,7 @@ export const EVENT_CATALOG = {
   }),
   /** A bring-your-own-key instance was created or changed (never its key; whether one is stored inline). */
   "managed_ai.byok_instance_changed": z.object({
-    actor,
-    instance_id: z.string(),
-    tenant_id: z.string(),
-    alias: z.string(),
-    change,
-    status: z.string(),
+    ...instanceChange,
     provider: z.string(),
     base_url: z.string(),
     default_model: z.string(),

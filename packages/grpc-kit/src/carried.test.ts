@@ -42,29 +42,36 @@ async function count(req: SayRequestOut, ctx: CallContext, send: (m: SayResponse
   }
 }
 
-function open(): CarriedCalls {
-  return new CarriedCalls({
-    open: () => {
-      streamsOpened++;
-      return client.Carry() as never;
-    },
-    servicePath: "/test.echo.v1.Echo",
-    name: "echo",
-    deadlineMs: 2_000,
-    streamDeadlineMs: 5_000,
-  });
-}
-
-beforeAll(async () => {
-  server = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
-  server.add(echoContract, {
+/** A server of the echo contract whose Carry stream serves Say and Count as carried calls. */
+function echoServer(): GrpcServer {
+  const s = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
+  s.add(echoContract, {
     Say: say,
     async Count() {},
     async Collect() {
       return {};
     },
-    Carry: (stream) => serveCarried(server, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
+    Carry: (stream) => serveCarried(s, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
   });
+  return s;
+}
+
+/** Calls carried on streams of `over` (the file's client unless given), each stream counted in `streamsOpened`. */
+function open(over: Client<typeof echoContract> = client, deadlineMs = 2_000): CarriedCalls {
+  return new CarriedCalls({
+    open: () => {
+      streamsOpened++;
+      return over.Carry() as never;
+    },
+    servicePath: "/test.echo.v1.Echo",
+    name: "echo",
+    deadlineMs,
+    streamDeadlineMs: 5_000,
+  });
+}
+
+beforeAll(async () => {
+  server = echoServer();
   port = await server.listen("127.0.0.1", 0);
   client = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
   carried = open();
@@ -152,24 +159,10 @@ describe("calls carried on one stream", () => {
   });
 
   it("finish the calls in flight when the service stops, refuse new ones, and end the stream so the stop does not wait on it", async () => {
-    const other = new GrpcServer({ logger: createLogger({ service: "echo", level: "silent" }), registry: createRegistry("test"), serviceToken: TOKEN });
-    other.add(echoContract, {
-      Say: say,
-      async Count() {},
-      async Collect() {
-        return {};
-      },
-      Carry: (stream) => serveCarried(other, "/test.echo.v1.Echo", { unary: { Say: say }, streaming: { Count: count } }, stream),
-    });
+    const other = echoServer();
     const otherPort = await other.listen("127.0.0.1", 0);
     const otherClient = createClient(echoContract, `127.0.0.1:${otherPort}`, { deadlineMs: 2_000, name: "echo", serviceToken: TOKEN });
-    const calls = new CarriedCalls({
-      open: () => otherClient.Carry() as never,
-      servicePath: "/test.echo.v1.Echo",
-      name: "echo",
-      deadlineMs: 5_000,
-      streamDeadlineMs: 5_000,
-    });
+    const calls = open(otherClient, 5_000);
     const inFlight = calls.unary<SayResponse>("Say", { text: "finishing", sleep_ms: 500 });
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
@@ -185,13 +178,7 @@ describe("calls carried on one stream", () => {
 
   it("refuse a stream without the service token", async () => {
     const stranger = createClient(echoContract, `127.0.0.1:${port}`, { deadlineMs: 2_000, name: "echo" });
-    const calls = new CarriedCalls({
-      open: () => stranger.Carry() as never,
-      servicePath: "/test.echo.v1.Echo",
-      name: "echo",
-      deadlineMs: 2_000,
-      streamDeadlineMs: 5_000,
-    });
+    const calls = open(stranger);
     await expect(calls.unary("Say", { text: "x" })).rejects.toMatchObject({ code: "unavailable" });
     calls.close();
     stranger.close();

@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { EMBEDDING_DIMENSIONS, embeddingOf, promptTokens, startMockProvider, type MockProvider } from "./index.js";
+import { describe, expect, it } from "vitest";
+import { EMBEDDING_DIMENSIONS, embeddingOf, promptTokens, startMockProvider } from "./index.js";
+import { providerPerFile, TEST_KEY } from "./testing/provider-per-file.js";
 
-const KEY = "sk-mock-test-key";
-let provider: MockProvider;
-
-beforeAll(async () => {
-  provider = await startMockProvider({ apiKey: KEY });
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const KEY = TEST_KEY;
+const provider = providerPerFile();
 
 const auth = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const chat = (body: unknown, key = KEY) =>

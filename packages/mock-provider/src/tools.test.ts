@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { countTokens, exampleOf, promptTokens, startMockProvider, type MockProvider } from "./index.js";
+import { describe, expect, it } from "vitest";
+import { countTokens, exampleOf, promptTokens } from "./index.js";
+import { providerPerFile, TEST_KEY } from "./testing/provider-per-file.js";
 
-const KEY = "sk-mock-test-key";
-let provider: MockProvider;
-beforeAll(async () => {
-  provider = await startMockProvider({ apiKey: KEY });
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const KEY = TEST_KEY;
+const provider = providerPerFile();
 
 const chat = async (body: Record<string, unknown>): Promise<any> => {
   const res = await fetch(`${provider.url}/chat/completions`, {

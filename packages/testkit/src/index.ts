@@ -23,4 +23,5 @@ export { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } f
 export { downloadRaw, pattern, patternSha, uploadRaw, type DownloadResult, type UploadOptions, type UploadResult } from "./transfer.js";
 export { startLedger, type LedgerService } from "./ledger.js";
 export { freshDatabase, type FreshDatabase } from "./database.js";
+export { catalogChecked } from "./events.js";
 export { CERT_NAMES, makeCerts, testCerts, type CertName, type TestCerts } from "./certs.js";

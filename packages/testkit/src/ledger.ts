@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dropDatabase } from "@gateway/db-kit";
 import { subjectsFor } from "@gateway/events";
-import { connectNats } from "@gateway/events-runtime";
 import { checkHealth, type GrpcTls } from "@gateway/grpc-kit";
+import { connect } from "nats";
 import { testCerts } from "./certs.js";
 import { freePort } from "./ports.js";
 import { ServiceProcess } from "./process.js";
@@ -87,7 +87,7 @@ export async function startLedger(env: Record<string, string> = {}, options: { t
   const close = async () => {
     await proc.stop();
     proc.close();
-    const nc = await connectNats(natsUrl, "ledger-test");
+    const nc = await connect({ servers: natsUrl, name: "ledger-test" });
     await (await nc.jetstreamManager()).streams.delete(subjectsFor(namespace).stream).catch(() => undefined);
     await nc.drain();
     await dropDatabase(serverUrl, databaseName);

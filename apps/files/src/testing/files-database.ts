@@ -2,13 +2,12 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isEventType, validateData } from "@gateway/events";
 import { createTransact } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
 import { createPrisma } from "../db.js";
 import type { FilesContext, FilesLimits, Tx } from "../domain/context.js";
 import { LocalStore } from "../storage/local.js";
-import { freshDatabase } from "@gateway/testkit";
+import { catalogChecked, freshDatabase } from "@gateway/testkit";
 
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -55,15 +54,12 @@ export async function openTestFiles(limits: Partial<FilesLimits> = {}): Promise<
     },
     sql,
     async events(type) {
-      const rows = await sql<{ type: string; payload: Record<string, unknown> }>(
-        "SELECT type, payload FROM outbox_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
-        type ?? null,
+      return catalogChecked(
+        await sql<{ type: string; payload: Record<string, unknown> }>(
+          "SELECT type, payload FROM outbox_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
+          type ?? null,
+        ),
       );
-      for (const row of rows) {
-        if (!isEventType(row.type)) throw new Error(`unknown event type ${row.type}`);
-        validateData(row.type, row.payload as never);
-      }
-      return rows;
     },
     async close() {
       await prisma.$disconnect();

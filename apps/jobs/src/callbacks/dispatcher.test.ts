@@ -2,24 +2,19 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCallbackReceiver, type CallbackReceiver } from "@gateway/testkit";
 import { newId } from "@gateway/contract/ids";
-import { createTestContext, type TestContext } from "../testing/context.js";
+import { contextPerFile } from "../testing/context-per-file.js";
 import { MAX_DELIVERY_ATTEMPTS as MAX_ATTEMPTS } from "@gateway/outbound";
 import { createCallbackDispatcher } from "./dispatcher.js";
 import { sealCallbackSecret } from "./target.js";
 
 const SECRET = "receiver-secret-0123456789";
-let t: TestContext;
+const t = contextPerFile();
 let receiver: CallbackReceiver;
-let answer: (n: number) => number = () => 200;
 
 beforeAll(async () => {
-  t = await createTestContext();
-  receiver = await startCallbackReceiver((n) => answer(n));
+  receiver = await startCallbackReceiver();
 });
-afterAll(async () => {
-  await receiver?.close();
-  await t?.close();
-});
+afterAll(() => receiver?.close());
 
 function dispatcher(random = () => 0.5) {
   return createCallbackDispatcher({ prisma: t.ctx.prisma, keyring: t.ctx.keyring, logger: t.ctx.logger, settings: t.ctx.callbacks, pollMs: 60_000, random });
@@ -47,7 +42,7 @@ const row = (eventId: string) => t.ctx.prisma.jobCallbackDelivery.findUniqueOrTh
 
 describe("the callback dispatcher", () => {
   it("posts the signed event with its id, and one event of a job at a time", async () => {
-    answer = () => 200;
+    receiver.respond = () => 200;
     receiver.received.length = 0;
     const { jobId, eventIds } = await jobWithDeliveries(2);
     const d = dispatcher();
@@ -66,7 +61,7 @@ describe("the callback dispatcher", () => {
   });
 
   it("schedules retries with exponential backoff, then gives up after 8 attempts", async () => {
-    answer = () => 500;
+    receiver.respond = () => 500;
     receiver.received.length = 0;
     const { jobId, eventIds } = await jobWithDeliveries(1);
     const [eventId] = eventIds as [string];
@@ -99,7 +94,7 @@ describe("the callback dispatcher", () => {
   });
 
   it("counts an attempt that a crash interrupted, and retries it after the delivery timeout", async () => {
-    answer = () => 200;
+    receiver.respond = () => 200;
     const { eventIds } = await jobWithDeliveries(1);
     const [eventId] = eventIds as [string];
     // A claim whose attempt never reported back (the process died): attempts counted, due again later.

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createQuote } from "../domain/quotes/create.js";
 import { createLease } from "../domain/leases/create.js";
-import { createTestContext, type TestContext } from "../testing/context.js";
+import { contextPerFile } from "../testing/context-per-file.js";
 import { advanceLease, RESERVE_GRACE_MS } from "./advance-lease.js";
 
 const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
-let t: TestContext;
+const t = contextPerFile();
 let n = 0;
-
-beforeAll(async () => {
-  t = await createTestContext();
-});
-afterAll(async () => t?.close());
 
 async function newLease(options: { sandbox?: boolean; callback?: boolean } = {}) {
   const tenant = `ten_${++n}`;

@@ -1,8 +1,6 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { PRISMA_DIR, SERVER_URL } from "../testing/ledger-database.js";
+import { openLedgerConnection, type LedgerConnection } from "../testing/ledger-database.js";
 
 /**
  * PL/pgSQL keeps each statement's plan for the connection's life. Planned on a new,
@@ -13,20 +11,13 @@ import { PRISMA_DIR, SERVER_URL } from "../testing/ledger-database.js";
  * auto_explain on one connection that starts on an empty database. ledger_apply is
  * called as the service calls it, a named prepared statement (decision 0167).
  */
-const name = `gw_test_ledger_plans_${randomBytes(4).toString("hex")}`;
+let db: LedgerConnection;
 let c: pg.Client;
 const plans: string[] = [];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER_URL,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  c = new pg.Client({ connectionString: url });
-  await c.connect();
+  db = await openLedgerConnection("gw_test_ledger_plans");
+  c = db.client;
   c.on("notice", (n) => {
     if (n.message && /plan:/.test(n.message)) plans.push(n.message);
   });
@@ -35,10 +26,7 @@ beforeAll(async () => {
   await c.query("SET auto_explain.log_nested_statements = on");
   await c.query("SET client_min_messages = log");
 });
-afterAll(async () => {
-  await c?.end();
-  await dropDatabase(SERVER_URL, name);
-});
+afterAll(() => db?.close());
 
 const APPLY =
   "SELECT * FROM ledger_apply($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[])";

@@ -1,36 +1,24 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectionConfig, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { PRISMA_DIR, SERVER_URL } from "../testing/ledger-database.js";
+import { openLedgerConnection, type LedgerConnection } from "../testing/ledger-database.js";
 import { catalogDifferences, readCatalog } from "./catalog.js";
 import { nextMigrationName, planSqlMigration } from "./create-migration.js";
 import { catalogFromSources, readSources, rolledBack, type SqlSource } from "./sources.js";
 
-const name = `gw_test_ledger_sqlmig_${randomBytes(4).toString("hex")}`;
+let db: LedgerConnection;
 let client: pg.Client;
 let sources: SqlSource[];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER_URL,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  client = new pg.Client(connectionConfig(url));
-  await client.connect();
+  db = await openLedgerConnection("gw_test_ledger_sqlmig");
+  client = db.client;
   sources = await readSources();
 });
 
-afterAll(async () => {
-  await client?.end();
-  await dropDatabase(SERVER_URL, name);
-});
+afterAll(() => db?.close());
 
 const edit = (file: string, fn: (text: string) => string) => sources.map((s) => (s.file === file ? { file, text: fn(s.text) } : s));
 

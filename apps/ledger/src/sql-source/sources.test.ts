@@ -1,8 +1,6 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectionConfig, dropDatabase, prepareDatabase } from "@gateway/db-kit";
-import { PRISMA_DIR, SERVER_URL } from "../testing/ledger-database.js";
+import { openLedgerConnection, type LedgerConnection } from "../testing/ledger-database.js";
 import { type Catalog, catalogDifferences, readCatalog } from "./catalog.js";
 import { catalogFromSources, readSources, rolledBack, type SqlSource } from "./sources.js";
 
@@ -10,29 +8,19 @@ import { catalogFromSources, readSources, rolledBack, type SqlSource } from "./s
 // (pnpm --filter @gateway/ledger run sql:migration <name>), or a migration that changes a
 // function, view or trigger without its file, fails here.
 
-const name = `gw_test_ledger_sql_${randomBytes(4).toString("hex")}`;
+let db: LedgerConnection;
 let client: pg.Client;
 let sources: SqlSource[];
 let migrated: Catalog;
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER_URL,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  client = new pg.Client(connectionConfig(url));
-  await client.connect();
+  db = await openLedgerConnection("gw_test_ledger_sql");
+  client = db.client;
   sources = await readSources();
   migrated = await readCatalog(client);
 });
 
-afterAll(async () => {
-  await client?.end();
-  await dropDatabase(SERVER_URL, name);
-});
+afterAll(() => db?.close());
 
 /** The sources with one file's text changed. */
 function edited(file: string, edit: (text: string) => string): SqlSource[] {

@@ -1,10 +1,11 @@
 import { fileURLToPath } from "node:url";
-import { validateData, isEventType } from "@gateway/events";
+import pg from "pg";
+import { connectionConfig } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
 import { prismaFor } from "../db.js";
 import type { LedgerContext } from "../domain/context.js";
 import { poolMovements } from "../domain/movement-queue.js";
-import { freshDatabase } from "@gateway/testkit";
+import { catalogChecked, freshDatabase } from "@gateway/testkit";
 
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 export const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
@@ -41,18 +42,35 @@ export async function openTestLedger(options: { poolSize?: number } = {}): Promi
     kicks: () => kicks,
     sql,
     async events(type) {
-      const rows = await sql<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }>(
-        "SELECT id, type, payload, request_id FROM ledger_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
-        type ?? null,
+      return catalogChecked(
+        await sql<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }>(
+          "SELECT id, type, payload, request_id FROM ledger_events WHERE $1::text IS NULL OR type = $1 ORDER BY seq",
+          type ?? null,
+        ),
       );
-      for (const row of rows) {
-        if (!isEventType(row.type)) throw new Error(`unknown event type ${row.type}`);
-        validateData(row.type, row.payload as never);
-      }
-      return rows;
     },
     async close() {
       await prisma.$disconnect();
+      await db.drop();
+    },
+  };
+}
+
+/** A single connection on a test database of its own (see `openLedgerConnection`). */
+export type LedgerConnection = { client: pg.Client; close(): Promise<void> };
+
+/**
+ * One connection of a test's own on a freshly migrated ledger database (`<prefix>_<random>`),
+ * for tests that watch a single session (its notices, its plans); `close` ends it and drops the database.
+ */
+export async function openLedgerConnection(prefix: string): Promise<LedgerConnection> {
+  const db = await freshDatabase({ prefix, prismaDir: PRISMA_DIR, serverUrl: SERVER_URL, poolSize: 1 });
+  const client = new pg.Client(connectionConfig(db.url));
+  await client.connect();
+  return {
+    client,
+    async close() {
+      await client.end();
       await db.drop();
     },
   };

@@ -1,9 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import { createPool } from "@gateway/db-kit";
 import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
+import { freshDatabase, type FreshDatabase } from "@gateway/testkit";
+import { recordToOpen } from "../testing/records.js";
 import { OPEN, SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /**
@@ -14,24 +15,17 @@ import { OPEN, SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-reco
  * execution used): the plans must look records and keys up by index, as the custom
  * plans do, also when made on empty tables.
  */
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
-const name = `gw_test_mai_plans_${randomBytes(4).toString("hex")}`;
-let pool: ReturnType<typeof createPool>;
+let db: FreshDatabase;
+let pool: FreshDatabase["pool"];
 /** Connections for `plansOf` (each used once, then closed with its settings). */
 let probes: ReturnType<typeof createPool>;
 const notices: string[] = [];
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  pool = createPool(url, { poolSize: 1 });
-  probes = createPool(url, { poolSize: 1 });
+  db = await freshDatabase({ prefix: "gw_test_mai_plans", prismaDir: PRISMA_DIR, poolSize: 1 });
+  pool = db.pool;
+  probes = createPool(db.url, { poolSize: 1 });
   const client = await pool.connect();
   client.on("notice", (n) => notices.push(n.message ?? ""));
   await client.query("LOAD 'auto_explain'");
@@ -39,30 +33,14 @@ beforeAll(async () => {
   client.release();
 });
 afterAll(async () => {
-  await pool?.end();
   await probes?.end();
-  await dropDatabase(SERVER, name);
+  await db?.drop();
 });
 
 let n = 0;
 function record(): RecordToOpen {
   const id = `req_plan_${++n}`;
-  return {
-    id,
-    tenantId: "ten_plan",
-    apiKeyId: "key_plan",
-    serviceAlias: "chat",
-    modelAlias: "small",
-    priceId: "price_1",
-    upstreamId: "up_1",
-    discountBps: 0,
-    stream: false,
-    inputTokensBound: 10,
-    outputTokensCap: 20,
-    reservedUnits: 123n,
-    holdExpiresAt: new Date(Date.now() + 60_000),
-    idempotencyKey: `idem_${id}`,
-  };
+  return recordToOpen({ id, tenantId: "ten_plan", apiKeyId: "key_plan", idempotencyKey: `idem_${id}` });
 }
 const settlement = (id: string) => ({
   id,

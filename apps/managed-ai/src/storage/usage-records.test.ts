@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateData, type EventType } from "@gateway/events";
 import type { Statements } from "@gateway/events-runtime";
 import { createTestContext, type TestContext } from "../testing/context.js";
-import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+import { recordToOpen } from "../testing/records.js";
+import { UsageRecordWriter } from "./usage-records.js";
 
 /** The id the view usage_record_events derives for a record's event (migration 20261126010000), written out here. */
 const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
@@ -31,27 +32,6 @@ function countingWriter() {
   return { writer: new UsageRecordWriter(sql, t.ctx.logger, { kick: () => void woken++ }, { concurrency: 1 }), statements, woken: () => woken };
 }
 
-let n = 0;
-function record(overrides: Partial<RecordToOpen> = {}): RecordToOpen {
-  const id = `req_rec_${++n}`;
-  return {
-    id,
-    tenantId: "ten_rec",
-    apiKeyId: "key_rec",
-    serviceAlias: "chat",
-    modelAlias: "small",
-    priceId: "price_1",
-    upstreamId: "up_1",
-    discountBps: 0,
-    stream: false,
-    inputTokensBound: 10,
-    outputTokensCap: 20,
-    reservedUnits: 123n,
-    holdExpiresAt: new Date(Date.now() + 60_000),
-    idempotencyKey: null,
-    ...overrides,
-  };
-}
 const settled = (id: string, status: "completed" | "failed" = "completed") => ({
   id,
   status,
@@ -70,7 +50,7 @@ const eventsOf = async (ids: string[]) => (await t.outbox()).filter((e) => ids.i
 describe("UsageRecordWriter (group commit)", () => {
   it("opens and settles concurrent records in shared statements, each row with its own event", async () => {
     const { writer, statements, woken } = countingWriter();
-    const records = Array.from({ length: 12 }, () => record());
+    const records = Array.from({ length: 12 }, () => recordToOpen());
     const ids = records.map((r) => r.id);
     expect((await Promise.all(records.map((r) => writer.open(r)))).map((o) => o !== null)).toEqual(records.map(() => true));
     expect(statements.reduce((a, b) => a + b, 0)).toBe(12);
@@ -87,7 +67,7 @@ describe("UsageRecordWriter (group commit)", () => {
 
   it("settles a record once: a second settlement changes nothing and writes no event", async () => {
     const { writer } = countingWriter();
-    const r = record();
+    const r = recordToOpen();
     await writer.open(r);
     const [first, second] = await Promise.all([writer.settle(settled(r.id, "completed")), writer.settle(settled(r.id, "failed"))]);
     expect([first, second].sort()).toEqual([false, true]);
@@ -97,10 +77,10 @@ describe("UsageRecordWriter (group commit)", () => {
 
   it("claims an Idempotency-Key once even when both claims share a batch (written row by row)", async () => {
     const { writer, statements } = countingWriter();
-    const blocker = writer.open(record());
-    const a = record({ idempotencyKey: "same-key" });
-    const b = record({ idempotencyKey: "same-key" });
-    const c = record({ idempotencyKey: "other-key" });
+    const blocker = writer.open(recordToOpen());
+    const a = recordToOpen({ idempotencyKey: "same-key" });
+    const b = recordToOpen({ idempotencyKey: "same-key" });
+    const c = recordToOpen({ idempotencyKey: "other-key" });
     const results = await Promise.all([blocker, writer.open(a), writer.open(b), writer.open(c)]);
     expect(statements).toEqual([1, 3, 1, 1, 1]);
     expect(results.map((o) => o !== null)).toEqual([true, true, false, true]);
@@ -110,7 +90,7 @@ describe("UsageRecordWriter (group commit)", () => {
 
   it("gives each record's events from its row: catalog payloads, derived ids, the settlement as it was", async () => {
     const { writer } = countingWriter();
-    const r = record({ apiKeyId: null });
+    const r = recordToOpen({ apiKeyId: null });
     await writer.open(r);
     expect(await writer.settle(settled(r.id))).toBe(true);
     // A later transition (a capture that failed afterwards) changes the record, not what its settlement said.

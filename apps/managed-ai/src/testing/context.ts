@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
+import type { createPool } from "@gateway/db-kit";
 import { createTransact, poolStatements } from "@gateway/events-runtime";
 import { createClient } from "@gateway/grpc-kit";
 import { createLogger } from "@gateway/logger";
@@ -16,8 +16,8 @@ import { LedgerCalls } from "@gateway/ledger-client";
 import { sqlStore } from "../storage/store.js";
 import { UsageRecordWriter } from "../storage/usage-records.js";
 import { ProviderClient } from "../providers/openai.js";
+import { freshDatabase } from "@gateway/testkit";
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 
 /** Two keys for tests: `k2` current, `k1` decrypt-only. */
@@ -46,15 +46,8 @@ export async function createTestContext(
   overrides: Partial<ManagedAiContext> & { catalog?: CatalogCache } = {},
   options: { catalogTtlMs?: number; allotments?: Partial<AllotmentOptions> } = {},
 ): Promise<TestContext> {
-  const name = `gw_test_mai_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  const pool = createPool(url, { poolSize: 10 });
+  const db = await freshDatabase({ prefix: "gw_test_mai", prismaDir: PRISMA_DIR });
+  const { pool } = db;
   const prisma = createPrisma(pool);
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({
@@ -118,7 +111,7 @@ export async function createTestContext(
       ledger?.close();
       await ctx.provider.close();
       await prisma.$disconnect();
-      await dropDatabase(SERVER, name);
+      await db.drop();
     },
   };
 }

@@ -5,25 +5,20 @@ import type { EventEnvelope } from "@gateway/events";
 import { newId } from "@gateway/contract/ids";
 import { MAX_DELIVERY_ATTEMPTS } from "@gateway/outbound";
 import { createAccountWebhookDispatcher } from "../../account-webhooks/dispatcher.js";
-import { createTestContext, type TestContext } from "../../testing/context.js";
+import { contextPerFile } from "../../testing/context-per-file.js";
 import { checkBalance } from "../alerts/check-balance.js";
 import { getAccountAlerts, putAccountAlerts } from "../alerts/settings.js";
 import { createAccountWebhook } from "./create.js";
 import { noticeAccountEvents, periodEnd } from "./from-events.js";
 import { deleteAccountWebhook, listAccountWebhookDeliveries, listAccountWebhooks, testAccountWebhook } from "./manage.js";
 
-let t: TestContext;
+const t = contextPerFile();
 let receiver: CallbackReceiver;
-let answer: (n: number) => number = () => 200;
 
 beforeAll(async () => {
-  t = await createTestContext();
-  receiver = await startCallbackReceiver((n) => answer(n));
+  receiver = await startCallbackReceiver();
 });
-afterAll(async () => {
-  await receiver?.close();
-  await t?.close();
-});
+afterAll(() => receiver?.close());
 
 const tenant = () => newId("ten");
 const dispatcher = () =>
@@ -79,7 +74,7 @@ describe("registering account webhooks", () => {
 
 describe("delivering account events", () => {
   it("sends the signed ping, with its event id, to that webhook only", async () => {
-    answer = () => 200;
+    receiver.respond = () => 200;
     receiver.received.length = 0;
     const tenantId = tenant();
     const { webhook, secret } = await createAccountWebhook({ ctx: t.ctx, input: { tenant_id: tenantId, url: receiver.url, events: ["balance.low"] } });
@@ -95,7 +90,7 @@ describe("delivering account events", () => {
   });
 
   it("retries with backoff and gives up after 8 attempts", async () => {
-    answer = () => 503;
+    receiver.respond = () => 503;
     const tenantId = tenant();
     const { webhook } = await createAccountWebhook({ ctx: t.ctx, input: { tenant_id: tenantId, url: receiver.url, events: ["ping"] } });
     await testAccountWebhook({ ctx: t.ctx, input: { tenant_id: tenantId, id: webhook.id } });

@@ -1,18 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseKeyring } from "@gateway/secrets";
-import { createTestContext, type TestContext } from "../../testing/context.js";
+import { contextPerFile } from "../../testing/context-per-file.js";
 import { reencryptCallbackSecrets } from "./reencrypt.js";
 import { openCallbackSecret, sealCallbackSecret } from "../../callbacks/target.js";
 
 const oldKey = `old:${randomBytes(32).toString("base64")}`;
 const newKey = `new:${randomBytes(32).toString("base64")}`;
 
-let t: TestContext;
-beforeAll(async () => {
-  t = await createTestContext();
-});
-afterAll(() => t?.close());
+const t = contextPerFile();
 
 describe("re-sealing callback secrets after a key rotation", () => {
   it("seals every secret again under the current key, once, and reports the ones whose key is gone", async () => {

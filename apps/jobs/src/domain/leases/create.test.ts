@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../testing/context.js";
+import { describe, expect, it } from "vitest";
+import { contextPerFile } from "../../testing/context-per-file.js";
 import { createQuote } from "../quotes/create.js";
 import { createLease, type CreateLeaseInput } from "./create.js";
 
 const RECEIVER = "TNQDRWktv1qrLnDT5ZL5ThHZJgGspaEHgM";
-let t: TestContext;
+const t = contextPerFile();
 let n = 0;
-
-beforeAll(async () => {
-  t = await createTestContext();
-});
-afterAll(async () => t?.close());
 
 async function leaseInput(tenant: string, extra: Partial<CreateLeaseInput> = {}): Promise<CreateLeaseInput> {
   const q = await createQuote({ ctx: t.ctx, input: { tenant_id: tenant, receiver: RECEIVER, energy: 65_000, duration_seconds: 3_600 } });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ledgerPerFile } from "../../testing/ledger-per-file.js";
+import { testMoves } from "../../testing/test-moves.js";
 import { getBalance } from "../balance/get.js";
-import { createCredit } from "../credit/create.js";
 import { captureHold } from "../hold/capture.js";
 import { getHold } from "../hold/get.js";
-import { reserveHold, type ReserveHoldInput } from "../hold/reserve.js";
 import { voidHold } from "../hold/void.js";
 import { checkInvariant } from "../invariant/check.js";
 import { postAllotment } from "./post.js";
@@ -14,10 +13,7 @@ import { reportAllotments } from "./report.js";
 const ledger = ledgerPerFile();
 
 let n = 0;
-const fund = (tenant: string, units: number) =>
-  createCredit({ ctx: ledger.ctx, input: { operation_id: `fund-${++n}`, tenant_id: tenant, units: String(units), reason: "test funds" } });
-const reserve = (input: Partial<ReserveHoldInput> & { tenant_id: string }) =>
-  reserveHold({ ctx: ledger.ctx, input: { operation_id: `res-${++n}`, units: "100", ttl_seconds: 900, ...input } });
+const { fund, reserve } = testMoves(ledger);
 const allot = async (tenant: string, funds: number, units: number) => {
   if (funds > 0) await fund(tenant, funds);
   return reserve({ tenant_id: tenant, units: String(units), allotment: true });

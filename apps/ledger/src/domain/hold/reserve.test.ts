@@ -1,18 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ledgerPerFile } from "../../testing/ledger-per-file.js";
+import { testMoves } from "../../testing/test-moves.js";
 import { getBalance } from "../balance/get.js";
-import { createCredit } from "../credit/create.js";
 import { captureHold } from "./capture.js";
 import { getHold } from "./get.js";
-import { reserveHold, type ReserveHoldInput } from "./reserve.js";
 
 const ledger = ledgerPerFile();
 
-let n = 0;
-const fund = (tenant: string, units: number) =>
-  createCredit({ ctx: ledger.ctx, input: { operation_id: `fund-${++n}`, tenant_id: tenant, units: String(units), reason: "test funds" } });
-const reserve = (input: Partial<ReserveHoldInput> & { tenant_id: string }) =>
-  reserveHold({ ctx: ledger.ctx, input: { operation_id: `res-${++n}`, units: "100", ttl_seconds: 900, ...input } });
+const { fund, reserve } = testMoves(ledger);
 const balance = (tenant: string) => getBalance({ ctx: ledger.ctx, input: { tenant_id: tenant } });
 const counts = async (tenant: string) => {
   const [row] = await ledger.sql<{ transfers: number; holds: number; events: number }>(

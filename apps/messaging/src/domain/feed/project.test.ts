@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONVERSATION_EVENT_KINDS } from "@gateway/contract";
 import { isEventType } from "@gateway/events";
 import { createTestHub, type TestHub } from "../../testing/hub.js";
 import { listFeed } from "./list.js";
@@ -23,20 +24,7 @@ describe("the feeds as a projection of catalog events", () => {
       "message.deleted",
       "chat.action",
     ]);
-    expect(CONVERSATION_EVENT_TYPES).toEqual([
-      "conversation.created",
-      "conversation.updated",
-      "participant.added",
-      "participant.updated",
-      "participant.removed",
-      "channel.added",
-      "channel.updated",
-      "channel.removed",
-      "widget_session.created",
-      "message.created",
-      "message.updated",
-      "message.deleted",
-    ]);
+    expect(CONVERSATION_EVENT_TYPES).toEqual([...CONVERSATION_EVENT_KINDS]);
     for (const kind of [...WIDGET_EVENT_TYPES, ...CONVERSATION_EVENT_TYPES]) expect(isEventType(kind)).toBe(true);
   });
 

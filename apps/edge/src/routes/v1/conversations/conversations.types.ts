@@ -1,25 +1,12 @@
 import { z } from "zod";
-import { Id, listLimitQuery } from "@gateway/contract";
+import { CONVERSATION_EVENT_KINDS, Id, listLimitQuery } from "@gateway/contract";
 import { ChannelView } from "./channels.types.js";
 import { AddParticipantRequest, ParticipantView } from "./participants.types.js";
 
 /** Request/response schemas of the conversation hub (docs/decisions/0124). */
 
 const Metadata = z.record(z.string(), z.unknown()).describe("Your own data (a JSON object, at most 16 KiB); replaced whole on update.");
-export const ConversationEventTypes = z.enum([
-  "conversation.created",
-  "conversation.updated",
-  "participant.added",
-  "participant.updated",
-  "participant.removed",
-  "channel.added",
-  "channel.updated",
-  "channel.removed",
-  "widget_session.created",
-  "message.created",
-  "message.updated",
-  "message.deleted",
-]);
+export const ConversationEventTypes = z.enum(CONVERSATION_EVENT_KINDS);
 
 export const ConversationView = z.object({
   id: z.string(),
