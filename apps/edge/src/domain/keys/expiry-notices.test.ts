@@ -110,6 +110,28 @@ describe("key expiry notices, on an injected clock", () => {
     expect(JSON.stringify(event!.payload)).toMatch(/"prefix":"gw_/);
   });
 
+  it("plans a notice that falls due between a round's scan and its planning at once, not after the longest wait", async () => {
+    // The clock moves on while the round runs: after its scan, 10 ms pass before it plans the next wake.
+    let t = Date.parse("2030-01-01T00:00:00Z");
+    class Slow extends KeyExpiryNotices {
+      override async scan(): Promise<number> {
+        const sent = await super.scan();
+        t += 10;
+        return sent;
+      }
+    }
+    const id = await key(t + 7 * DAY + 5); // not due at the scan, due 5 ms later
+    const scan = new Slow(db, { logger, now: () => t, maxWaitMs: 60_000 });
+    scan.start();
+    try {
+      const until = Date.now() + 5_000;
+      while ((await notices(id)).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await notices(id)).toEqual([7]);
+    } finally {
+      await scan.stop();
+    }
+  });
+
   it("wakes itself when a notice falls due, and when a key created here needs one sooner", async () => {
     clock.t = Date.now();
     const scan = new KeyExpiryNotices(db, { logger, now: () => Date.now(), maxWaitMs: 60_000 });

@@ -72,11 +72,15 @@ export class KeyExpiryNotices {
     else if (due < this.wakeAt) this.schedule(due - this.now());
   }
 
+  /** The clock's time of the last scan's last read: what it found due was due by then. */
+  private scannedAt = Number.NEGATIVE_INFINITY;
+
   /** Sends the notices due now; answers how many it sent. */
   async scan(): Promise<number> {
     let sent = 0;
     for (;;) {
       const now = this.now();
+      this.scannedAt = now;
       const due = await this.db.prisma.apiKey.findMany({
         where: {
           revokedAt: null,
@@ -105,9 +109,12 @@ export class KeyExpiryNotices {
     }
   }
 
-  /** When the next notice falls due (ms since the epoch), or null when no live key has one left. */
-  async nextDue(): Promise<number | null> {
-    const now = this.now();
+  /**
+   * When the next notice after `now` falls due (ms since the epoch), or null when no live key
+   * has one left. A round asks from its scan's time, so a notice falling due between the
+   * scan's read and this one is planned (at once) instead of left to the longest wait.
+   */
+  async nextDue(now = this.now()): Promise<number | null> {
     const [first, second] = await Promise.all(
       NOTICE_DAYS.map((days, i) =>
         this.db.prisma.apiKey.aggregate({
@@ -141,7 +148,7 @@ export class KeyExpiryNotices {
     let next: number | null = null;
     try {
       await this.scan();
-      next = await this.nextDue();
+      next = await this.nextDue(this.scannedAt);
     } catch (err) {
       this.options.logger.warn({ err }, "key expiry scan failed; trying again in a minute");
       if (!this.stopped) this.schedule(60_000);
