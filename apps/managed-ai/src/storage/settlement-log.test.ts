@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { poolStatements, tailedLog } from "@gateway/events-runtime";
 import { createLogger } from "@gateway/logger";
+import { freshDatabase, type FreshDatabase } from "@gateway/testkit";
+import { recordToOpen } from "../testing/records.js";
 import { settlementLogPruner, startSettlementLogPruning } from "./settlement-log.js";
 import { UsageRecordWriter } from "./usage-records.js";
 
@@ -12,30 +12,20 @@ import { UsageRecordWriter } from "./usage-records.js";
  * real records opened and settled by the writer, a real relay (tailedLog) publishing them,
  * on a database of its own.
  */
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
-const name = `gw_test_mai_prune_${randomBytes(4).toString("hex")}`;
-let pool: ReturnType<typeof createPool>;
+let db: FreshDatabase;
+let pool: FreshDatabase["pool"];
 let writer: UsageRecordWriter;
 let relay: ReturnType<typeof tailedLog>;
 const logger = createLogger({ service: "prune-test", level: "silent" });
 
 beforeAll(async () => {
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  pool = createPool(url, { poolSize: 4 });
+  db = await freshDatabase({ prefix: "gw_test_mai_prune", prismaDir: PRISMA_DIR, poolSize: 4 });
+  pool = db.pool;
   writer = new UsageRecordWriter(poolStatements(pool), logger, undefined);
   relay = tailedLog({ pool, log: "usage_record_events", checkpoint: "usage_record_events", order: "transaction" });
 });
-afterAll(async () => {
-  await pool?.end();
-  await dropDatabase(SERVER, name);
-});
+afterAll(() => db?.drop());
 
 let n = 0;
 /** Opens and settles `count` records (one settlement transaction each): their ids. */
@@ -43,22 +33,7 @@ async function settled(count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const id = `req_prune_${++n}`;
-    await writer.open({
-      id,
-      tenantId: "ten_prune",
-      apiKeyId: null,
-      serviceAlias: "chat",
-      modelAlias: "small",
-      priceId: "price_1",
-      upstreamId: "up_1",
-      discountBps: 0,
-      stream: false,
-      inputTokensBound: 10,
-      outputTokensCap: 20,
-      reservedUnits: 100n,
-      holdExpiresAt: new Date(Date.now() + 60_000),
-      idempotencyKey: null,
-    });
+    await writer.open(recordToOpen({ id, tenantId: "ten_prune", apiKeyId: null, reservedUnits: 100n }));
     expect(await writer.settle({ id, status: "completed", errorCode: null, holdId: `hold_${id}`, finalUnits: 70n, usageJson: null })).toBe(true);
     ids.push(id);
   }

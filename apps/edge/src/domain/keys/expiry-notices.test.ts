@@ -1,42 +1,30 @@
-import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, dropDatabase, prepareDatabase } from "@gateway/db-kit";
 import { createTransact } from "@gateway/events-runtime";
 import { newId } from "@gateway/contract/ids";
 import { createLogger } from "@gateway/logger";
+import { freshDatabase, type FreshDatabase } from "@gateway/testkit";
 import { createPrisma, type Db, type PrismaClient, type Tx } from "../../db.js";
 import { KeyExpiryNotices } from "./expiry-notices.js";
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PRISMA_DIR = fileURLToPath(new URL("../../../prisma", import.meta.url));
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
-let name: string;
-let pool: ReturnType<typeof createPool>;
+let fresh: FreshDatabase;
 let prisma: PrismaClient;
 let db: Db;
 const logger = createLogger({ service: "edge", level: "silent", destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 beforeAll(async () => {
-  name = `gw_test_edge_${randomBytes(4).toString("hex")}`;
-  const url = await prepareDatabase({
-    serverUrl: SERVER,
-    name,
-    schemaPath: `${PRISMA_DIR}/schema.prisma`,
-    migrationsDir: `${PRISMA_DIR}/migrations`,
-    migrate: true,
-  });
-  pool = createPool(url, { poolSize: 4 });
-  prisma = createPrisma(pool);
+  fresh = await freshDatabase({ prefix: "gw_test_edge", prismaDir: PRISMA_DIR, poolSize: 4 });
+  prisma = createPrisma(fresh.pool);
   db = { prisma, transact: createTransact<Tx>((fn) => prisma.$transaction(fn)) };
 });
 afterAll(async () => {
   await prisma?.$disconnect();
-  await pool?.end().catch(() => undefined);
-  if (name) await dropDatabase(SERVER, name);
+  await fresh?.drop();
 });
 
 /** A clock the test moves by hand. */
