@@ -58,6 +58,8 @@ const gateway = await startGateway(
   "k",
   {},
   {
+    // SOAK_EDGE_ENV: the edge's extra environment as JSON, e.g. bench/src/window-probe.mjs preloaded, to profile it early and late.
+    edge: JSON.parse(process.env.SOAK_EDGE_ENV ?? "{}") as Record<string, string>,
     // Push targets are local: the SSRF checks are for customer URLs (test mode allows them).
     messaging: { NODE_ENV: "test", ALLOW_PRIVATE_TARGETS: "true" },
     jobs: {
