@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { getEventListeners } from "node:events";
 import { AppError } from "@gateway/errors";
 import { createLogger, runWithContext } from "@gateway/logger";
 import { createRegistry } from "@gateway/metrics";
@@ -143,6 +144,56 @@ describe("calls carried on one stream", () => {
     let n = 1;
     for (let next = await it.next(); !next.done; next = await it.next()) n++;
     expect(n).toBe(1000);
+  });
+
+  it("leave nothing behind per call on a long-lived stream: no pending call, listener, timer or retained frame grows with the calls (issue 37)", async () => {
+    const calls = open();
+    type Internals = {
+      pending: Map<number, unknown>;
+      stream: NodeJS.EventEmitter & { call?: { call?: { child?: { writeBuffer: unknown[] } } } };
+    };
+    const inside = calls as unknown as Internals;
+    // One signal for the whole run, as a server-wide signal would be: each call must take its listener off it.
+    const shared = new AbortController();
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const events = ["data", "error", "end", "close"] as const;
+    const round = async (n: number) => {
+      for (let i = 0; i < n; i += 8) {
+        await Promise.all([
+          calls.unary<SayResponse>("Say", { text: "a" }, { signal: shared.signal }),
+          calls.unary<SayResponse>("Say", { text: "b" }, { signal: new AbortController().signal }),
+          calls.unary("Say", { text: "x", fail_with: "conflict" }, { signal: shared.signal }).catch(() => undefined),
+          calls.unary("Say", { text: "slow", sleep_ms: 50 }, { deadlineMs: 1, signal: shared.signal }).catch(() => undefined),
+          (async () => {
+            for await (const m of calls.serverStream<SayResponse>("Count", { text: "3" }, { signal: shared.signal })) void m;
+          })(),
+          (async () => {
+            // A reader that stops after the first message cancels the rest.
+            for await (const m of calls.serverStream<SayResponse>("Count", { text: "50" })) if (m) break;
+          })(),
+          (async () => {
+            const cancel = new AbortController();
+            const call = calls.unary("Say", { text: "gone", sleep_ms: 50 }, { signal: cancel.signal });
+            cancel.abort();
+            await call.catch(() => undefined);
+          })(),
+          calls.unary<SayResponse>("Say", { text: "c" }),
+        ]);
+      }
+    };
+    await round(80);
+    const listeners = events.map((e) => inside.stream.listenerCount(e));
+    const baseTimers = timers();
+    await round(2_000);
+    expect(inside.pending.size).toBe(0);
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(0);
+    expect(events.map((e) => inside.stream.listenerCount(e))).toEqual(listeners);
+    expect(timers()).toBeLessThanOrEqual(baseTimers);
+    // grpc-js keeps a stream's sent frames for a retry until they are written: at most the last one.
+    const retained = inside.stream.call?.call?.child?.writeBuffer;
+    expect(Array.isArray(retained)).toBe(true);
+    expect(retained!.length).toBeLessThanOrEqual(1);
+    calls.close();
   });
 
   it("fail the calls in flight on a stream the service ends, and open another for the next call", async () => {
