@@ -24,7 +24,9 @@ function load(n) {
   const figures = JSON.parse(readFileSync(join(dir, `${n}.json`), "utf8"));
   const p = JSON.parse(readFileSync(join(dir, `${n}.cpuprofile`), "utf8"));
   const self = new Map();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
   const byNode = new Map(p.nodes.map((x) => [x.id, x]));
   // The probe's own work (stopping the profiler) is not the service's: its subtree is left out.
   const probe = new Set();

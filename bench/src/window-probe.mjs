@@ -26,7 +26,8 @@ if (dir) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const kind = GC_KINDS[e.detail?.kind] ?? "other";
-      const g = (gc[kind] ??= { count: 0, ms: 0 });
+      gc[kind] ??= { count: 0, ms: 0 };
+      const g = gc[kind];
       g.count++;
       g.ms += e.duration;
     }
@@ -39,7 +40,11 @@ if (dir) {
   session.post("Profiler.setSamplingInterval", { interval: 500 });
   let window;
   let n = 0;
-  const counts = (items) => items.reduce((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {});
+  const counts = (items) => {
+    const m = {};
+    for (const k of items) m[k] = (m[k] ?? 0) + 1;
+    return m;
+  };
   process.on("SIGUSR2", () => {
     if (!window) {
       window = { at: Date.now(), requests, cpu: process.cpuUsage(), gc: structuredClone(gc), elu: performance.eventLoopUtilization() };
