@@ -2,7 +2,7 @@
 // time, then a money audit. Reports per service RSS at start, after warm-up, middle and
 // end, p50/p99 per window, background backlog (outboxes, deliveries, relay lag) and errors.
 //   pnpm soak [--minutes=30] [--window=5] [--out=docs/benchmarks/soak.md]
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { call, newTenant, REPO_ROOT, signIn, startCallbackReceiver, startTronMock, uploadRaw } from "@gateway/testkit";
@@ -545,7 +545,14 @@ lines.push("");
 lines.push(`Verdict: ${pass ? "**pass**" : "**fail**"}.`);
 const report = lines.join("\n");
 console.log(report);
-if (out) writeFileSync(join(REPO_ROOT, out), `${report}\n`);
+// What follows KEEP_BELOW in the file (studies of earlier runs) stays when the report above it is rewritten.
+const KEEP_BELOW = "<!-- pnpm soak keeps what follows when it rewrites the report above. -->";
+if (out) {
+  const path = join(REPO_ROOT, out);
+  const previous = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const kept = previous.includes(KEEP_BELOW) ? previous.slice(previous.indexOf(KEEP_BELOW)) : "";
+  writeFileSync(path, kept ? `${report}\n\n${kept}` : `${report}\n`);
+}
 
 await gateway.stop();
 await mock.stop();
