@@ -10,7 +10,10 @@ import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join } from "node:path";
 import { constants, PerformanceObserver, performance } from "node:perf_hooks";
-import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from "node:v8";
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from "node:v8";
+
+// PROBE_V8_FLAGS: V8 flags NODE_OPTIONS does not take, e.g. "--trace-gc" (each collection and its reason on stdout).
+if (process.env.PROBE_V8_FLAGS) setFlagsFromString(process.env.PROBE_V8_FLAGS);
 
 const dir = process.env.PROBE_DIR;
 if (dir) {
