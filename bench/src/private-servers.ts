@@ -9,8 +9,8 @@ import { freePort } from "@gateway/testkit";
  * PostgreSQL, NATS and Redis of this benchmark's own, on free ports, so that what their
  * processes do in a window is this stack's alone (the machine's are shared with other
  * stacks and test runs). PostgreSQL gets the machine's non-default settings that matter
- * for counts (autovacuum off, 128 MB shared buffers); NATS runs JetStream in a temporary
- * directory; Redis keeps nothing on disk. Each is stopped by `stop`.
+ * for counts (autovacuum off, 128 MB shared buffers); NATS and Redis are configured as the
+ * deployment files run them (below), in a temporary directory. Each is stopped by `stop`.
  */
 export type PrivateServers = {
   databaseUrl: string;
@@ -57,17 +57,44 @@ export async function startPrivateServers(): Promise<PrivateServers> {
   const pgData = join(dir, "pg");
   const pgPort = await freePort();
   const run = (cmd: string, args: string[]) =>
-    asPostgres ? execFileSync("su", ["postgres", "-c", [cmd, ...args].map((a) => `'${a}'`).join(" ")], { stdio: "ignore" }) : execFileSync(cmd, args, { stdio: "ignore" });
+    asPostgres
+      ? execFileSync("su", ["postgres", "-c", [cmd, ...args].map((a) => `'${a}'`).join(" ")], { stdio: "ignore" })
+      : execFileSync(cmd, args, { stdio: "ignore" });
   if (asPostgres) execFileSync("chown", ["postgres", dir]);
   run(`${PG_BIN}/initdb`, ["-D", pgData, "-A", "trust", "-U", "postgres", "--no-sync"]);
-  const pgArgs = ["-D", pgData, "-p", String(pgPort), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "autovacuum=off", "-c", "shared_buffers=128MB", "-c", "max_connections=200"];
+  const pgArgs = [
+    "-D",
+    pgData,
+    "-p",
+    String(pgPort),
+    "-k",
+    dir,
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "autovacuum=off",
+    "-c",
+    "shared_buffers=128MB",
+    "-c",
+    "max_connections=200",
+  ];
   const postgres = asPostgres
     ? spawn("su", ["postgres", "-c", `exec ${PG_BIN}/postgres ${pgArgs.map((a) => `'${a}'`).join(" ")}`], { stdio: "ignore" })
     : spawn(`${PG_BIN}/postgres`, pgArgs, { stdio: "ignore" });
   const natsPort = await freePort();
-  const nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", join(dir, "nats")], { stdio: "ignore" });
+  // As docker-compose.yml and deploy/ run them: NATS on one Go thread at a time (GOMAXPROCS=1,
+  // docs/decisions/0307; PRIVATE_NATS_GOMAXPROCS to compare), Redis writing every command to
+  // its append-only file before answering, its timer at 1 Hz.
+  const nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", join(dir, "nats")], {
+    stdio: "ignore",
+    env: { ...process.env, GOMAXPROCS: process.env.PRIVATE_NATS_GOMAXPROCS ?? "1" },
+  });
   const redisPort = await freePort();
-  const redis = spawn("redis-server", ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  const redis = spawn(
+    "redis-server",
+    ["--port", String(redisPort), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--hz", "1"],
+    { stdio: "ignore" },
+  );
   await Promise.all([listening(pgPort), listening(natsPort), listening(redisPort)]);
   // With `su`, the child is su; the postmaster is the process that owns the data directory.
   const postgresPid = Number(readFileSync(join(pgData, "postmaster.pid"), "utf8").split("\n")[0]);

@@ -129,7 +129,10 @@ const add = (a: Counts, b: Counts): Counts => ({
 
 const children = (pid: number): number[] => {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -190,7 +193,10 @@ const groups: Group[] = [
     ? {
         name: "postgres (own processes)",
         // The postmaster and its children that are not client backends: WAL writer, checkpointer, background writer, ...
-        pids: () => [servers.postgresPid, ...children(servers.postgresPid).filter((pid) => !backends.some((b) => b.pid === pid && b.backend_type === "client backend"))],
+        pids: () => [
+          servers.postgresPid,
+          ...children(servers.postgresPid).filter((pid) => !backends.some((b) => b.pid === pid && b.backend_type === "client backend")),
+        ],
       }
     : { name: "postgres (own processes, shared)", pids: () => pidsOf("^postgres: .*(checkpointer|background writer|walwriter|launcher)"), outside: true },
   servers ? { name: "nats", pids: () => [servers.natsPid] } : { name: "nats (shared)", pids: () => pidsOf("nats-server"), outside: true },
@@ -199,7 +205,9 @@ const groups: Group[] = [
 ];
 
 const straceAll = async (dir: string) => {
-  const pids = (await Promise.all(groups.filter((g) => !g.name.startsWith("load")).map(async (g) => (await g.pids()).map((pid) => [g.name, pid] as const)))).flat();
+  const pids = (
+    await Promise.all(groups.filter((g) => !g.name.startsWith("load")).map(async (g) => (await g.pids()).map((pid) => [g.name, pid] as const)))
+  ).flat();
   const running = pids.map(([name, pid]) => ({
     name,
     file: join(dir, `${pid}.txt`),
@@ -235,7 +243,9 @@ const warm = async (connections: number) => {
   await new Promise((r) => setTimeout(r, 2_000)); // let the outboxes, batches and consumers settle
 };
 
-console.log(`# wake-ups and messages per metered ${mode} request (${shared ? "the machine's PostgreSQL, NATS and Redis" : "private PostgreSQL, NATS and Redis"})`);
+console.log(
+  `# wake-ups and messages per metered ${mode} request (${shared ? "the machine's PostgreSQL, NATS and Redis" : "private PostgreSQL, NATS and Redis"})`,
+);
 for (const connections of connectionCounts) {
   await warm(connections);
   await snapshotBackends();
@@ -280,11 +290,17 @@ for (const connections of connectionCounts) {
     if (byThread)
       for (const [kind, c] of [...kinds].sort((a, b) => b[1].wakeups - a[1].wakeups))
         if (c.wakeups / requests >= 0.01 || (c.reads + c.writes) / requests >= 0.01)
-          console.log(`| · ${kind} | ${per(c.wakeups, requests)} | ${per(c.reads + c.writes, requests)} | ${per(c.reads, requests)} | ${per(c.writes, requests)} | ${per(c.preempted, requests)} | ${per(c.cpuNs / 1e6, requests)} | |`);
+          console.log(
+            `| · ${kind} | ${per(c.wakeups, requests)} | ${per(c.reads + c.writes, requests)} | ${per(c.reads, requests)} | ${per(c.writes, requests)} | ${per(c.preempted, requests)} | ${per(c.cpuNs / 1e6, requests)} | |`,
+          );
   }
-  console.log(`| **total (stack)** | ${per(total.wakeups, requests)} | ${per(total.reads + total.writes, requests)} | ${per(total.reads, requests)} | ${per(total.writes, requests)} | ${per(total.preempted, requests)} | ${per(total.cpuNs / 1e6, requests)} | |`);
+  console.log(
+    `| **total (stack)** | ${per(total.wakeups, requests)} | ${per(total.reads + total.writes, requests)} | ${per(total.reads, requests)} | ${per(total.writes, requests)} | ${per(total.preempted, requests)} | ${per(total.cpuNs / 1e6, requests)} | |`,
+  );
   // Each line is a write to stdout (a pipe to this process here, to the log collector in production).
-  console.log(`\nlog lines per request (LOG_LEVEL ${process.env.BENCH_LOG_LEVEL ?? "warn"}): ${lines.map(([name, n]) => `${name} ${(n / requests).toFixed(2)}`).join(", ") || "none"}`);
+  console.log(
+    `\nlog lines per request (LOG_LEVEL ${process.env.BENCH_LOG_LEVEL ?? "warn"}): ${lines.map(([name, n]) => `${name} ${(n / requests).toFixed(2)}`).join(", ") || "none"}`,
+  );
   if (syscalls) {
     console.log(`\nsystem calls per request (strace -f -c, the window plus ${1.5} s before it):`);
     for (const [name, calls] of syscalls) {
