@@ -2,11 +2,17 @@ import type { ledger } from "@gateway/protos";
 import type { HoldView, TenantBalance } from "../domain/accounts.js";
 import type { LedgerEntry } from "../domain/entry/list.js";
 import type { TenantInvariant } from "../domain/invariant/check.js";
+import type { MovementResult } from "../domain/movement.js";
 
 /** Domain values → proto messages (int64 as decimal strings, times as ISO 8601). */
 
 export function toBalance(b: TenantBalance): ledger.Balance {
   return { tenant_id: b.tenantId, currency: "USD", available_units: b.available.toString(), reserved_units: b.held.toString() };
+}
+
+/** The fields every movement's answer shares (Credit, Reserve, and the settlements). */
+export function toMovement(r: MovementResult): { entry_id: string; balance: ledger.Balance; replayed: boolean } {
+  return { entry_id: r.entryId, balance: toBalance(r.balance), replayed: r.replayed };
 }
 
 export function toHold(h: HoldView): ledger.Hold {
