@@ -1,5 +1,5 @@
 import type { ledger } from "@gateway/protos";
-import type { HoldView, TenantBalance } from "../domain/accounts.js";
+import type { HoldView, TenantBalance, Transfer } from "../domain/accounts.js";
 import type { LedgerEntry } from "../domain/entry/list.js";
 import type { TenantInvariant } from "../domain/invariant/check.js";
 import type { MovementResult } from "../domain/movement.js";
@@ -28,6 +28,10 @@ export function toHold(h: HoldView): ledger.Hold {
     settled_at: h.settledAt?.toISOString() ?? "",
     allotment: h.allotment,
   };
+}
+
+export function toTransferOf(t: Transfer): ledger.TransferOf {
+  return { operation_id: t.operationId, kind: t.kind, tenant_id: t.tenantId, units: t.units.toString(), hold_id: t.holdId ?? "", entry_id: t.entryId };
 }
 
 export function toEntry(e: LedgerEntry): ledger.Entry {

@@ -16,7 +16,7 @@ import { reserveHold } from "../domain/hold/reserve.js";
 import type { SettleHoldResult } from "../domain/hold/settle.js";
 import { voidHold } from "../domain/hold/void.js";
 import { checkInvariant } from "../domain/invariant/check.js";
-import { toBalance, toEntry, toHold, toMovement, toTenantInvariant } from "./encode.js";
+import { toBalance, toEntry, toHold, toMovement, toTenantInvariant, toTransferOf } from "./encode.js";
 
 /** At most this many movements per ApplyBatch call. */
 export const MAX_BATCH_ITEMS = 500;
@@ -84,17 +84,7 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
       return toHold(await getHold({ ctx, input: req }));
     },
     async GetTransfers(req) {
-      const transfers = await getTransfers({ ctx, input: req });
-      return {
-        transfers: transfers.map((t) => ({
-          operation_id: t.operationId,
-          kind: t.kind,
-          tenant_id: t.tenantId,
-          units: t.units.toString(),
-          hold_id: t.holdId ?? "",
-          entry_id: t.entryId,
-        })),
-      };
+      return { transfers: (await getTransfers({ ctx, input: req })).map(toTransferOf) };
     },
     async GetHolds(req) {
       return { holds: (await getHolds({ ctx, input: req })).map(toHold) };
