@@ -128,8 +128,7 @@ export function Select({ options, ...select }: { options: readonly string[] } & 
 
 type Change = (e: { target: { value: string } }) => void;
 
-/** A spend budget's two inputs (`budget_units`, `budget_period`), as keys and instances take them. */
-/** A form's spend budget inputs, bound to its `budget_units` and `budget_period` (send them with `budgetBody`). */
+/** A spend budget's two inputs (`budget_units`, `budget_period`), bound to a form's fields of those names (sent with `budgetBody`). */
 export function BudgetFields({ form, set, hint }: { form: BudgetForm; set: (field: keyof BudgetForm) => Change; hint: string }) {
   return (
     <div className="row">
