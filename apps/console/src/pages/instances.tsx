@@ -200,9 +200,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             </Field>
           </div>
         ) : null}
-        {kind !== "socialops" ? (
-          <BudgetFields form={f} set={set} hint="Units of USD 0.0001 per period, all keys together. Empty: no budget." />
-        ) : null}
+        {kind !== "socialops" ? <BudgetFields form={f} set={set} hint="Units of USD 0.0001 per period, all keys together. Empty: no budget." /> : null}
         {kind === "push" ? (
           <div className="row">
             <Field label="Target id">

@@ -107,28 +107,28 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
         ["Published", (p) => when(p.created_at)],
       ]}
     >
-    {canWrite ? (
-      <ActionForm
-        submit="Publish new price"
-        onSubmit={async () => {
-          const model = await api.data<DataOf<"POST /ops/ai/models/{alias}/prices">>("POST", `/ops/ai/models/${encodeURIComponent(alias)}/prices`, {
-            body: { input_units_per_mtok: intOrUndefined(input) ?? Number.NaN, output_units_per_mtok: intOrUndefined(output) ?? Number.NaN },
-          });
-          prices.reload();
-          onPublished();
-          return `Published v${model.price?.version}; it applies to new requests. Earlier versions stay as they were.`;
-        }}
-      >
-        <div className="row">
-          <Field label="Input (units per M tokens)" hint="Units of USD 0.0001: 1500 = $0.15.">
-            <input name="input_units_per_mtok" inputMode="numeric" value={input} onChange={(e) => setInput(e.target.value)} required />
-          </Field>
-          <Field label="Output (units per M tokens)">
-            <input name="output_units_per_mtok" inputMode="numeric" value={output} onChange={(e) => setOutput(e.target.value)} required />
-          </Field>
-        </div>
-      </ActionForm>
-    ) : null}
+      {canWrite ? (
+        <ActionForm
+          submit="Publish new price"
+          onSubmit={async () => {
+            const model = await api.data<DataOf<"POST /ops/ai/models/{alias}/prices">>("POST", `/ops/ai/models/${encodeURIComponent(alias)}/prices`, {
+              body: { input_units_per_mtok: intOrUndefined(input) ?? Number.NaN, output_units_per_mtok: intOrUndefined(output) ?? Number.NaN },
+            });
+            prices.reload();
+            onPublished();
+            return `Published v${model.price?.version}; it applies to new requests. Earlier versions stay as they were.`;
+          }}
+        >
+          <div className="row">
+            <Field label="Input (units per M tokens)" hint="Units of USD 0.0001: 1500 = $0.15.">
+              <input name="input_units_per_mtok" inputMode="numeric" value={input} onChange={(e) => setInput(e.target.value)} required />
+            </Field>
+            <Field label="Output (units per M tokens)">
+              <input name="output_units_per_mtok" inputMode="numeric" value={output} onChange={(e) => setOutput(e.target.value)} required />
+            </Field>
+          </div>
+        </ActionForm>
+      ) : null}
     </LoadedTable>
   );
 }
