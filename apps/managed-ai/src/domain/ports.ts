@@ -1,7 +1,8 @@
 import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
-import type { ConnectedAccount, Prisma, ServiceInstance } from "../generated/prisma/client.js";
+import type { Prisma } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
+import type { ConnectedAccount, PlannedModel, ServiceInstance } from "./rows.js";
 
 /*
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
@@ -22,10 +23,7 @@ export type PoolClient = { query<R = Record<string, unknown>>(text: string, valu
 export type LockPool = { connect(): Promise<PoolClient> };
 export type RetentionPool = LockPool;
 
-/** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
-export type PlannedModel = Prisma.ModelGetPayload<{
-  include: { upstream: true; prices: true; offers: true };
-}>;
+export type { PlannedModel };
 
 /** Instances, models, prices and offers as invocations read them (cached). */
 export type CatalogReads = {

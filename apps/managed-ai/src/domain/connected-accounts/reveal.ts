@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { connectedAccountContext, CredentialError, openCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
-import type { ConnectedAccount } from "../../generated/prisma/client.js";
+import type { ConnectedAccount } from "../rows.js";
 import { ResourceId } from "../schemas.js";
 
 export const RevealConnectedAccountInput = z.object({ tenant_id: ResourceId, id: ResourceId });

@@ -1,4 +1,4 @@
-import type { Model, PriceVersion } from "../../generated/prisma/client.js";
+import type { Model, ModelWithPrice, PriceVersion } from "../rows.js";
 
 export type PriceView = {
   id: string;
@@ -38,7 +38,8 @@ export function priceView(row: PriceVersion): PriceView {
 /** Prisma `include` that brings a model's newest price version along. */
 export const WITH_LATEST_PRICE = { prices: { orderBy: { version: "desc" }, take: 1 } } as const;
 
-export function modelView(row: Model & { prices: PriceVersion[] }): ModelView {
+/** A model with its newest price version (the first of `prices`, none while none was published). */
+export function modelView(row: ModelWithPrice): ModelView {
   const latest = row.prices[0];
   return {
     alias: row.alias,

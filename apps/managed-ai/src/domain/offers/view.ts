@@ -1,4 +1,4 @@
-import type { Offer } from "../../generated/prisma/client.js";
+import type { Offer } from "../rows.js";
 
 export type OfferView = {
   id: string;

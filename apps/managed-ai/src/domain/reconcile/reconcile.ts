@@ -3,7 +3,7 @@ import { isAppError, parseInput } from "@gateway/errors";
 import { type HoldDecision, type HoldOutcome, postOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { ResourceId } from "../schemas.js";
 
 export const ListUsageInput = z

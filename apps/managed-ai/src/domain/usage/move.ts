@@ -1,6 +1,6 @@
 import type { ManagedAiContext } from "../context.js";
 import type { RecordMove } from "../ports.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { captureOperation } from "@gateway/ledger-client";
 import { carvedHold } from "../allotments/carve.js";
 

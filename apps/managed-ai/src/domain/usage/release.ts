@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "./hold.js";
 import { fenceForOperator, followLedger, moveRecord } from "./move.js";
