@@ -8,6 +8,7 @@ import { parseKeyring } from "./crypto/keyring.js";
 import { createPrisma } from "./db.js";
 import { reencryptUpstreamKeys } from "./domain/upstreams/reencrypt.js";
 import { reencryptCustomerSecrets } from "./domain/connected-accounts/reencrypt.js";
+import { upstreamRows } from "./storage/catalog.js";
 import { loadEnv } from "./env.js";
 
 await runCommand({
@@ -23,7 +24,7 @@ be opened because its key is missing from ENCRYPTION_KEYS.`,
   createPrisma,
   async run({ env, prisma, logger }) {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-    const upstreams = await reencryptUpstreamKeys({ ctx: { prisma, keyring, logger } });
+    const upstreams = await reencryptUpstreamKeys({ ctx: { store: { upstreams: upstreamRows(prisma) }, keyring, logger } });
     // Byok instance keys and connected account secrets (docs/decisions/0140, 0141).
     const customers = await reencryptCustomerSecrets({ ctx: { prisma, keyring, logger } });
     logger.info({ current_key_id: keyring.currentId, upstreams, customer_secrets: customers }, "re-encryption finished");

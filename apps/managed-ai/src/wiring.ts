@@ -87,7 +87,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
       concurrency: env.RECORD_COMMIT_CONCURRENCY,
       onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
     }),
-    store: sqlStore(sql),
+    store: sqlStore(sql, prisma),
     catalog,
     logger: logger.child({ component: "managed-ai" }),
     keyring: parseKeyring(env.ENCRYPTION_KEYS),

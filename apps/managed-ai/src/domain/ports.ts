@@ -2,7 +2,7 @@ import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
-import type { ConnectedAccount, PlannedModel, ServiceInstance } from "./rows.js";
+import type { ConnectedAccount, Model, ModelWithPrice, Offer, PlannedModel, PriceVersion, ServiceInstance, Upstream } from "./rows.js";
 
 /*
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
@@ -181,9 +181,92 @@ export type AllotmentRows = {
   markClosed(allotmentId: string): Promise<void>;
 };
 
-/** The statements the domain runs through its adapters, beside its own Prisma reads and writes. */
+/** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
+export type SealedKeyRow = { id: string; ciphertext: Uint8Array<ArrayBuffer>; keyId: string; updatedAt: Date };
+
+/**
+ * Writes a re-sealed credential back into its row by compare-and-set (still the key id and
+ * ciphertext that were read), `updated_at` kept: true when it was replaced.
+ */
+export type ReplaceSealed = (row: SealedKeyRow, sealed: { ciphertext: Uint8Array<ArrayBuffer>; keyId: string }) => Promise<boolean>;
+
+/** An upstream without its credential (what operators see and events carry), as most reads take it. */
+export type UpstreamRow = Omit<Upstream, "apiKeyCiphertext">;
+
+/** What a write of an upstream sets (the key only when one was sent). */
+export type UpstreamWrite = {
+  provider: string;
+  baseUrl: string;
+  enabled: boolean;
+  key?: { apiKeyCiphertext: Uint8Array<ArrayBuffer>; apiKeyKeyId: string };
+};
+
+/** The upstreams' reads and writes (storage/catalog.ts). A `tx` runs the statement in the caller's transaction. */
+export type UpstreamRows = {
+  /** Newest first. */
+  list(limit: number): Promise<UpstreamRow[]>;
+  get(tx: Tx, id: string): Promise<UpstreamRow | null>;
+  /** Where a test of the upstream goes: its base URL and sealed key. */
+  target(id: string): Promise<Pick<Upstream, "baseUrl" | "apiKeyCiphertext" | "apiKeyKeyId"> | null>;
+  exists(tx: Tx, id: string): Promise<boolean>;
+  /** Version 1; false when another writer created it first. */
+  create(tx: Tx, id: string, write: UpstreamWrite): Promise<boolean>;
+  /** The next version, if it is still at `version`: false when another writer moved it. */
+  update(tx: Tx, id: string, version: number, write: UpstreamWrite): Promise<boolean>;
+  /** Every upstream with a key, by id. */
+  sealedKeys(): Promise<SealedKeyRow[]>;
+  replaceKey: ReplaceSealed;
+};
+
+/** What a write of a model sets. */
+export type ModelWrite = Pick<Model, "upstreamId" | "upstreamModel" | "enabled" | "maxOutputTokens" | "maxTokensPerImage">;
+
+/** The models' reads and writes (storage/catalog.ts); `WithPrice`: with the newest price version. */
+export type ModelRows = {
+  /** Newest first. */
+  list(limit: number): Promise<ModelWithPrice[]>;
+  exists(alias: string, tx?: Tx): Promise<boolean>;
+  get(tx: Tx, alias: string): Promise<Model | null>;
+  withPrice(tx: Tx, alias: string): Promise<ModelWithPrice | null>;
+  create(tx: Tx, alias: string, write: ModelWrite): Promise<boolean>;
+  update(tx: Tx, alias: string, version: number, write: ModelWrite): Promise<boolean>;
+  /** Which of `aliases` are models. */
+  known(aliases: string[]): Promise<string[]>;
+  /** Models with a price, newest first (at most 200): the newest price and the tenant's offers with each. */
+  priced(tenantId: string): Promise<(ModelWithPrice & { offers: Offer[] })[]>;
+  /** The enabled, priced models (of `aliases` when given), newest first, at most 200. */
+  servable(aliases: string[] | null): Promise<{ alias: string; createdAt: Date }[]>;
+};
+
+/** A new price version. */
+export type PriceWrite = Pick<PriceVersion, "id" | "modelAlias" | "version" | "inputUnitsPerMtok" | "outputUnitsPerMtok" | "createdBy">;
+
+/** Price versions (storage/catalog.ts): immutable, numbered per model. */
+export type PriceRows = {
+  /** A model's versions, newest first. */
+  list(modelAlias: string, limit: number): Promise<PriceVersion[]>;
+  get(id: string): Promise<PriceVersion | null>;
+  latest(tx: Tx, modelAlias: string): Promise<PriceVersion | null>;
+  create(tx: Tx, price: PriceWrite): Promise<PriceVersion>;
+};
+
+/** Offers (storage/catalog.ts): one per (tenant, model). */
+export type OfferRows = {
+  /** Newest first, of one tenant and/or model when given. */
+  list(filter: { tenantId: string | null; modelAlias: string | null; limit: number }): Promise<Offer[]>;
+  get(tx: Tx, tenantId: string, modelAlias: string): Promise<Offer | null>;
+  create(tx: Tx, offer: Pick<Offer, "id" | "tenantId" | "modelAlias" | "discountBps" | "expiresAt">): Promise<boolean>;
+  /** `expiresAt` undefined: kept. */
+  update(tx: Tx, id: string, version: number, write: { discountBps: number; expiresAt?: Date | null }): Promise<boolean>;
+};
+
+/** The statements and reads the domain runs through its adapters (storage/store.ts). */
 export type Store = {
   locks: CatalogLocks;
+  upstreams: UpstreamRows;
+  models: ModelRows;
+  prices: PriceRows;
+  offers: OfferRows;
   records: RecordRows;
   budgets: BudgetRows;
   reconciler: ReconcilerRows;

@@ -82,7 +82,7 @@ export async function createTestContext(
     catalog,
     sql,
     records: new UsageRecordWriter(sql, logger, undefined),
-    store: sqlStore(overrides.sql ?? sql),
+    store: sqlStore(overrides.sql ?? sql, prisma),
     ...overrides,
   };
   // Off unless a test asks: a hold per request, as the tests of holds expect.

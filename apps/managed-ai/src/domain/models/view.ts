@@ -35,9 +35,6 @@ export function priceView(row: PriceVersion): PriceView {
   };
 }
 
-/** Prisma `include` that brings a model's newest price version along. */
-export const WITH_LATEST_PRICE = { prices: { orderBy: { version: "desc" }, take: 1 } } as const;
-
 /** A model with its newest price version (the first of `prices`, none while none was published). */
 export function modelView(row: ModelWithPrice): ModelView {
   const latest = row.prices[0];

@@ -1,6 +1,7 @@
 import type { ManagedAiContext } from "../context.js";
 import { resealRows, type ResealResult, type SealedCredential } from "@gateway/secrets";
 import { upstreamKeyContext } from "../credentials.js";
+import type { Store } from "../ports.js";
 
 /** Re-sealed now, already current, and the ids whose credential could not be opened (key missing or data damaged). */
 export type ReencryptResult = ResealResult;
@@ -12,23 +13,13 @@ export type ReencryptResult = ResealResult;
  * to run again: each row is replaced only if it still holds what was read, and
  * neither its version nor its updated_at changes (the credential is the same).
  */
-export async function reencryptUpstreamKeys({ ctx }: { ctx: Pick<ManagedAiContext, "prisma" | "keyring" | "logger"> }): Promise<ReencryptResult> {
-  const rows = await ctx.prisma.upstream.findMany({
-    where: { apiKeyKeyId: { not: null } },
-    select: { id: true, apiKeyCiphertext: true, apiKeyKeyId: true, updatedAt: true },
-    orderBy: { id: "asc" },
-  });
-  const sealedRows = rows.flatMap((r) =>
-    r.apiKeyCiphertext && r.apiKeyKeyId ? [{ id: r.id, ciphertext: r.apiKeyCiphertext, keyId: r.apiKeyKeyId, updatedAt: r.updatedAt }] : [],
-  );
-  return resealRows(
-    ctx.keyring,
-    ctx.logger,
-    "upstream",
-    sealedRows,
-    (row) => upstreamKeyContext(row.id),
-    replaceApiKey((args) => ctx.prisma.upstream.updateMany(args)),
-  );
+export async function reencryptUpstreamKeys({
+  ctx,
+}: {
+  ctx: Pick<ManagedAiContext, "keyring" | "logger"> & { store: Pick<Store, "upstreams"> };
+}): Promise<ReencryptResult> {
+  const { upstreams } = ctx.store;
+  return resealRows(ctx.keyring, ctx.logger, "upstream", await upstreams.sealedKeys(), (row) => upstreamKeyContext(row.id), upstreams.replaceKey);
 }
 
 /** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
