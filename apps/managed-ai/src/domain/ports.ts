@@ -2,7 +2,7 @@ import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
-import type { ConnectedAccount, Model, ModelWithPrice, Offer, PlannedModel, PriceVersion, ServiceInstance, Upstream } from "./rows.js";
+import type { ConnectedAccount, ConnectedAccountView, Model, ModelWithPrice, Offer, PlannedModel, PriceVersion, ServiceInstance, Upstream } from "./rows.js";
 
 /*
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
@@ -260,6 +260,38 @@ export type OfferRows = {
   update(tx: Tx, id: string, version: number, write: { discountBps: number; expiresAt?: Date | null }): Promise<boolean>;
 };
 
+/** What a write of an instance sets. */
+export type InstanceWrite = Pick<ServiceInstance, "status" | "mode" | "apiKeyCiphertext" | "apiKeyKeyId" | "connectedAccountId"> & { config: object };
+
+/** Tenants' ai-model instances (storage/instances.ts). */
+export type InstanceRows = {
+  /** The tenant's, newest first (at most 200). */
+  list(tenantId: string): Promise<ServiceInstance[]>;
+  get(tenantId: string, alias: string): Promise<ServiceInstance | null>;
+  create(tx: Tx, instance: Pick<ServiceInstance, "id" | "tenantId" | "alias"> & InstanceWrite): Promise<ServiceInstance>;
+  /** The next version. */
+  update(tx: Tx, id: string, write: InstanceWrite): Promise<ServiceInstance>;
+  /** One of the tenant's instances that uses the connected account, or null. */
+  usingAccount(tx: Tx, tenantId: string, accountId: string): Promise<{ serviceId: string; alias: string } | null>;
+  /** Every instance with an inline key, by id. */
+  sealedKeys(): Promise<SealedKeyRow[]>;
+  replaceKey: ReplaceSealed;
+};
+
+/** Tenants' connected accounts (storage/connected-accounts.ts). */
+export type ConnectedAccountRows = {
+  /** The tenant's, newest first (at most 200), without secrets. */
+  list(tenantId: string): Promise<ConnectedAccountView[]>;
+  get(tenantId: string, id: string): Promise<ConnectedAccount | null>;
+  /** The account's provider, or null when the tenant has no such account. */
+  provider(tx: Tx, tenantId: string, id: string): Promise<string | null>;
+  create(tx: Tx, account: Omit<ConnectedAccount, "createdAt">): Promise<ConnectedAccountView>;
+  delete(tx: Tx, id: string): Promise<void>;
+  /** Every account's sealed secret, by id. */
+  sealedSecrets(): Promise<Omit<SealedKeyRow, "updatedAt">[]>;
+  replaceSecret(row: Omit<SealedKeyRow, "updatedAt">, sealed: { ciphertext: Uint8Array<ArrayBuffer>; keyId: string }): Promise<boolean>;
+};
+
 /** The statements and reads the domain runs through its adapters (storage/store.ts). */
 export type Store = {
   locks: CatalogLocks;
@@ -267,6 +299,8 @@ export type Store = {
   models: ModelRows;
   prices: PriceRows;
   offers: OfferRows;
+  instances: InstanceRows;
+  accounts: ConnectedAccountRows;
   records: RecordRows;
   budgets: BudgetRows;
   reconciler: ReconcilerRows;

@@ -5,6 +5,8 @@ import { allotmentReserve, chargesOf, checkAgain, closeIdle, markClosed, opening
 import { budgetReservations, markCrossing, openClaimRequests, readCounters, settlePushClaims, settleRecordClaims } from "./budgets.js";
 import { modelRows, offerRows, priceRows, upstreamRows } from "./catalog.js";
 import { lockConnectedAccount, lockInstance, lockModel, lockOffer, lockUpstream } from "./catalog-locks.js";
+import { connectedAccountRows } from "./connected-accounts.js";
+import { instanceRows } from "./instances.js";
 import { advanceCapturesCheckpoint, candidateIds, capturesAfter, exclusively, recheckAt, workPending } from "./reconciler.js";
 import { exportAndDeleteMonth, monthsBefore } from "./retention.js";
 import { deleteRefused, moveRow, recountIn, toSettlementFailed } from "./usage-records.js";
@@ -23,6 +25,8 @@ export function sqlStore(sql: Statements, prisma: PrismaClient): Store {
     models: modelRows(prisma),
     prices: priceRows(prisma),
     offers: offerRows(prisma),
+    instances: instanceRows(prisma),
+    accounts: connectedAccountRows(prisma),
     records: { move: moveRow, toSettlementFailed, deleteRefused, recount: recountIn },
     budgets: {
       reserve: (reservation) => reservations.reserve(reservation),

@@ -34,7 +34,7 @@ export async function revealConnectedAccount({
   input: z.input<typeof RevealConnectedAccountInput>;
 }): Promise<RevealedAccount> {
   const q = parseInput(RevealConnectedAccountInput, input);
-  const row = await ctx.prisma.connectedAccount.findFirst({ where: { id: q.id, tenantId: q.tenant_id } });
+  const row = await ctx.store.accounts.get(q.tenant_id, q.id);
   if (!row) throw new AppError("not_found", `No connected account ${q.id}.`);
   return openAccount(ctx, row);
 }

@@ -1,5 +1,5 @@
 import type { ManagedAiContext } from "../context.js";
-import { resealRows, type ResealResult, type SealedCredential } from "@gateway/secrets";
+import { resealRows, type ResealResult } from "@gateway/secrets";
 import { upstreamKeyContext } from "../credentials.js";
 import type { Store } from "../ports.js";
 
@@ -20,26 +20,4 @@ export async function reencryptUpstreamKeys({
 }): Promise<ReencryptResult> {
   const { upstreams } = ctx.store;
   return resealRows(ctx.keyring, ctx.logger, "upstream", await upstreams.sealedKeys(), (row) => upstreamKeyContext(row.id), upstreams.replaceKey);
-}
-
-/** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
-type ApiKeyRow = { id: string; ciphertext: Uint8Array<ArrayBuffer>; keyId: string; updatedAt: Date };
-
-/**
- * Writes a re-sealed API key back into its row (`apiKeyCiphertext`, `apiKeyKeyId`) by
- * compare-and-set, `updated_at` kept: a rotation through the API in the meantime wins.
- */
-export function replaceApiKey(
-  updateMany: (args: {
-    where: { id: string; apiKeyKeyId: string; apiKeyCiphertext: Uint8Array<ArrayBuffer> };
-    data: { apiKeyCiphertext: Uint8Array<ArrayBuffer>; apiKeyKeyId: string; updatedAt: Date };
-  }) => Promise<{ count: number }>,
-): (row: ApiKeyRow, sealed: SealedCredential) => Promise<boolean> {
-  return async (row, sealed) =>
-    (
-      await updateMany({
-        where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
-        data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
-      })
-    ).count === 1;
 }
