@@ -2,7 +2,19 @@ import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
-import type { ConnectedAccount, ConnectedAccountView, Model, ModelWithPrice, Offer, PlannedModel, PriceVersion, ServiceInstance, Upstream } from "./rows.js";
+import type {
+  Allotment,
+  ConnectedAccount,
+  ConnectedAccountView,
+  Model,
+  ModelWithPrice,
+  Offer,
+  PlannedModel,
+  PriceVersion,
+  ServiceInstance,
+  Upstream,
+  UsageRecord,
+} from "./rows.js";
 
 /*
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
@@ -179,6 +191,11 @@ export type AllotmentRows = {
   openingFound(allotmentId: string, holdId: string): Promise<void>;
   openingAbandoned(allotmentId: string): Promise<void>;
   markClosed(allotmentId: string): Promise<void>;
+  get(allotmentId: string): Promise<Allotment | null>;
+  /** Openings older than a minute that are due: their hold may be in the ledger without them knowing. */
+  staleOpenings(limit: number): Promise<Allotment[]>;
+  /** Closing allotments that are due, the longest waiting first. */
+  dueClosings(limit: number): Promise<Allotment[]>;
 };
 
 /** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
@@ -292,6 +309,35 @@ export type ConnectedAccountRows = {
   replaceSecret(row: Omit<SealedKeyRow, "updatedAt">, sealed: { ciphertext: Uint8Array<ArrayBuffer>; keyId: string }): Promise<boolean>;
 };
 
+/** An operator's decision written into a record (release or capture). */
+export type RecordDecision = {
+  status: "completed" | "failed";
+  holdId: string | null;
+  finalUnits: bigint;
+  refundedUnits: bigint;
+  errorCode: string;
+  releasedBy: string;
+  releaseReason: string;
+  settledAt: Date;
+};
+
+/** The usage records' reads, and the operator's decision (storage/usage.ts). */
+export type UsageRows = {
+  get(id: string): Promise<UsageRecord | null>;
+  /** The records of `ids` that exist, in no order. */
+  byIds(ids: string[]): Promise<UsageRecord[]>;
+  /** A record's position (`seq`), of the tenant when given; null when there is none. */
+  seqOf(id: string, tenantId: string | null): Promise<bigint | null>;
+  /** Newest first (by `seq`), below `before` when given. `mode` null: both modes. */
+  page(q: { tenantId: string | null; mode: "managed" | "byok" | null; before: bigint | null; take: number }): Promise<UsageRecord[]>;
+  /** Of `ids`, the completed records without a hold of their own (charged from an allotment). */
+  completedWithoutHold(ids: string[]): Promise<UsageRecord[]>;
+  /** Writes the decision if the record is still in `status`: false when it changed. */
+  decide(tx: Tx, id: string, status: string, decision: RecordDecision): Promise<boolean>;
+  /** The reconciler's check of settled records: how far it got (written by the migration that brought it). */
+  capturesCheckpoint(): Promise<{ settledAt: Date; recordId: string } | null>;
+};
+
 /** The statements and reads the domain runs through its adapters (storage/store.ts). */
 export type Store = {
   locks: CatalogLocks;
@@ -301,6 +347,7 @@ export type Store = {
   offers: OfferRows;
   instances: InstanceRows;
   accounts: ConnectedAccountRows;
+  usage: UsageRows;
   records: RecordRows;
   budgets: BudgetRows;
   reconciler: ReconcilerRows;

@@ -1,6 +1,7 @@
 import type { Statements } from "@gateway/events-runtime";
 import type { Store } from "../domain/ports.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
+import { allotmentReads } from "./allotment-reads.js";
 import { allotmentReserve, chargesOf, checkAgain, closeIdle, markClosed, openingAbandoned, openingFound, recordsInFlight } from "./allotments.js";
 import { budgetReservations, markCrossing, openClaimRequests, readCounters, settlePushClaims, settleRecordClaims } from "./budgets.js";
 import { modelRows, offerRows, priceRows, upstreamRows } from "./catalog.js";
@@ -9,6 +10,7 @@ import { connectedAccountRows } from "./connected-accounts.js";
 import { instanceRows } from "./instances.js";
 import { advanceCapturesCheckpoint, candidateIds, capturesAfter, exclusively, recheckAt, workPending } from "./reconciler.js";
 import { exportAndDeleteMonth, monthsBefore } from "./retention.js";
+import { usageRows } from "./usage.js";
 import { deleteRefused, moveRow, recountIn, toSettlementFailed } from "./usage-records.js";
 
 /**
@@ -27,6 +29,7 @@ export function sqlStore(sql: Statements, prisma: PrismaClient): Store {
     offers: offerRows(prisma),
     instances: instanceRows(prisma),
     accounts: connectedAccountRows(prisma),
+    usage: usageRows(prisma),
     records: { move: moveRow, toSettlementFailed, deleteRefused, recount: recountIn },
     budgets: {
       reserve: (reservation) => reservations.reserve(reservation),
@@ -54,6 +57,7 @@ export function sqlStore(sql: Statements, prisma: PrismaClient): Store {
       openingFound: (id, holdId) => openingFound(sql, id, holdId),
       openingAbandoned: (id) => openingAbandoned(sql, id),
       markClosed: (id) => markClosed(sql, id),
+      ...allotmentReads(prisma),
     },
   };
 }
