@@ -1,6 +1,6 @@
+import type { SqlExecutor } from "@gateway/events-runtime";
 import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
-import type { Prisma } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
 import type {
   Allotment,
@@ -20,15 +20,22 @@ import type {
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
  * adapters (storage/, providers/, metrics/) implement them, wiring.ts puts them into the
  * context; a domain file reaches storage, providers and metrics only through these.
- * The generated Prisma client's types are the one thing from outside domain/ the domain
- * still names (the rows it reads and the transaction it writes in).
+ * The rows they answer are the domain's own types (rows.ts); nothing from outside
+ * domain/ is named here but packages (addendum of issue 39).
  */
 
-/** A Prisma transaction: the catalog's and the records' statements run in the caller's. */
-export type Tx = Prisma.TransactionClient;
+declare const transaction: unique symbol;
 
-/** Enough of a transaction for a raw statement (a Prisma transaction is one). */
-export type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
+/**
+ * A transaction of the domain's (`ctx.transact`, `ctx.writeCatalog`), opaque to it: the
+ * domain hands it to its ports' statements (they run in it) and its `emit` writes the
+ * outbox into it. Storage made it and knows what it is (storage/prisma-tx.ts: a Prisma
+ * transaction); the brand keeps anything else from passing for one.
+ */
+export type Tx = SqlExecutor & { readonly [transaction]: true };
+
+/** Enough of a transaction for a raw statement (the domain's `Tx` is one). */
+export type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number> };
 
 /** A pool's client, as pg gives it: enough for a session lock, or a transaction with a cursor. */
 export type PoolClient = { query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>; release(): void };
