@@ -70,22 +70,24 @@ export type CatalogLocks = {
  * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
  * `request_reserved` event is the row itself (docs/decisions/0205).
  */
-export type RecordToOpen = {
-  id: string;
+export type RecordToOpen = Pick<
+  UsageRecord,
+  | "id"
+  | "tenantId"
+  | "apiKeyId"
+  | "serviceAlias"
+  | "modelAlias"
+  | "priceId"
+  | "upstreamId"
+  | "discountBps"
+  | "stream"
+  | "inputTokensBound"
+  | "outputTokensCap"
+  | "reservedUnits"
+  | "holdExpiresAt"
+> & {
   /** managed (held and charged) | byok (recorded only); absent: managed. */
   mode?: "managed" | "byok";
-  tenantId: string;
-  apiKeyId: string | null;
-  serviceAlias: string;
-  modelAlias: string;
-  priceId: string;
-  upstreamId: string;
-  discountBps: number;
-  stream: boolean;
-  inputTokensBound: number;
-  outputTokensCap: number;
-  reservedUnits: bigint;
-  holdExpiresAt: Date;
   /** Claimed together with the record (only with an API key); null: no claim. */
   idempotencyKey: string | null;
   /** The API the request came through (chat_completions | messages | embeddings); absent: not recorded. */
