@@ -6,8 +6,8 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 /*
  * The domain's transaction (`Tx`, opaque in domain/ports.ts) is a Prisma transaction:
  * the context's `transact` and `writeCatalog` are made here from Prisma's, and storage's
- * statements take it back (docs/decisions/0290, addendum of issue 39). Only these two
- * functions cross between the two names.
+ * statements take it back (docs/decisions/0290, addendum of issue 39). Only
+ * `domainTransact` and `prismaTx` cross between the two names.
  */
 
 export type { PrismaTx };
