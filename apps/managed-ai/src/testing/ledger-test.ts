@@ -1,11 +1,10 @@
-import type { ManagedAiContext } from "../domain/context.js";
 import type { AllotmentOptions } from "../storage/allotments.js";
-import { createTestContext, type TestContext } from "./context.js";
+import { createTestContext, type TestContext, type TestManagedAiContext } from "./context.js";
 import { switchableLedger, type SwitchableLedger } from "./interleave.js";
 import { startTestLedger, type TestLedger } from "./ledger.js";
 
 /** A test file's managed-ai against the real ledger: what `openLedgerTest` started, and how to stop it. */
-export type LedgerTest = { L: TestLedger; door: SwitchableLedger; t: TestContext; ctx: ManagedAiContext; close(): Promise<void> };
+export type LedgerTest = { L: TestLedger; door: SwitchableLedger; t: TestContext; ctx: TestManagedAiContext; close(): Promise<void> };
 
 /**
  * The set-up of a managed-ai test against the real ledger (a process of its own): the ledger,

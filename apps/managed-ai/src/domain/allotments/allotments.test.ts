@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
-import type { ManagedAiContext } from "../context.js";
+import type { TestManagedAiContext } from "../../testing/context.js";
 import type { TestLedger } from "../../testing/ledger.js";
 import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
@@ -22,7 +22,7 @@ import { closeAllotments } from "./close.js";
  */
 let lt: LedgerTest;
 let L: TestLedger;
-let ctx: ManagedAiContext;
+let ctx: TestManagedAiContext;
 beforeAll(async () => {
   lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
   ({ L, ctx } = lt);

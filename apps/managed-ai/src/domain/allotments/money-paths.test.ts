@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, databaseUrl } from "@gateway/db-kit";
 import type { ManagedAiContext } from "../context.js";
-import { replicaOf, type TestContext } from "../../testing/context.js";
+import { replicaOf, type TestContext, type TestManagedAiContext } from "../../testing/context.js";
 import { gate, pausingLedger } from "../../testing/interleave.js";
 import type { TestLedger } from "../../testing/ledger.js";
 import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
@@ -24,7 +24,7 @@ import { closeAllotments } from "./close.js";
 let lt: LedgerTest;
 let L: TestLedger;
 let t: TestContext;
-let ctx: ManagedAiContext;
+let ctx: TestManagedAiContext;
 beforeAll(async () => {
   lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
   ({ L, t, ctx } = lt);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ManagedAiContext } from "../context.js";
-import type { TestContext } from "../../testing/context.js";
+import type { TestContext, TestManagedAiContext } from "../../testing/context.js";
 import type { SwitchableLedger } from "../../testing/interleave.js";
 import type { TestLedger } from "../../testing/ledger.js";
 import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
@@ -19,7 +18,7 @@ let lt: LedgerTest;
 let L: TestLedger;
 let door: SwitchableLedger;
 let t: TestContext;
-let ctx: ManagedAiContext;
+let ctx: TestManagedAiContext;
 beforeAll(async () => {
   lt = await openLedgerTest({ door: true, fund: { tenant: TENANT, units: 10_000_000n } });
   ({ L, door, t, ctx } = lt);
