@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import type { AllotmentOptions } from "../storage/allotments.js";
 import { createTestContext, type TestContext, type TestManagedAiContext } from "./context.js";
 import { switchableLedger, type SwitchableLedger } from "./interleave.js";
@@ -25,4 +26,17 @@ export async function openLedgerTest(
     await L.close();
   };
   return { L, door, t, ctx: t.ctx, close };
+}
+
+/**
+ * `openLedgerTest` for a whole test file: opened before its first test (given to `use`, which
+ * keeps what the file needs), closed after its last.
+ */
+export function ledgerTestPerFile(options: Parameters<typeof openLedgerTest>[0], use: (lt: LedgerTest) => void): void {
+  let lt: LedgerTest | undefined;
+  beforeAll(async () => {
+    lt = await openLedgerTest(options);
+    use(lt);
+  }, 120_000);
+  afterAll(() => lt?.close());
 }
