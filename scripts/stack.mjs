@@ -61,10 +61,7 @@ const mockKey = process.env.MOCK_PROVIDER_API_KEY ?? "sk-local-demo";
 // As in the Dockerfile: V8's memory reducer wakes an idle process every 8 s (docs/decisions/0200).
 const entries = {
   ...Object.fromEntries(
-    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [
-      s,
-      ["--no-memory-reducer", join(root, "apps", s, "dist", "main.js")],
-    ]),
+    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [s, ["--no-memory-reducer", join(root, "apps", s, "dist", "main.js")]]),
   ),
   "mock-provider": [join(root, "packages", "mock-provider", "dist", "bin.js"), "--port", mockPort, "--api-key", mockKey],
 };
