@@ -18,7 +18,7 @@ relative imports and fails, listing each cycle, when any modules import each oth
 cycle. ALLOWED below lists the cycles known and being removed; a listed cycle that is gone
 is reported so the entry can be deleted. Also fails on an import that goes up a service's
 layers (see LAYERS), and on a managed-ai domain file importing by a relative path anything
-outside its domain/ but generated/ (docs/decisions/0290). Needs the workspace's dependencies installed.`);
+outside its domain/ (docs/decisions/0290). Needs the workspace's dependencies installed.`);
   process.exit(0);
 }
 
@@ -62,7 +62,7 @@ function resolveImport(from, specifier) {
 }
 
 const graph = new Map();
-/** Every file's import specifiers as written (the domain rule below reads those that resolve to no source file too: generated/). */
+/** Every file's import specifiers as written (the domain rule below reads those that resolve to no source file too, e.g. generated/). */
 const specifiers = new Map();
 for (const file of files) {
   const info = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
@@ -167,7 +167,9 @@ console.log(`no import cycles in ${files.length} files of ${roots.length} source
  * them), transport → domain ← adapters, wiring composing both:
  *   0 wiring, 1 transport, 2 adapters, 3 domain, 4 base.
  * And there a domain file (tests aside) imports nothing outside its domain/ by a relative
- * path but DOMAIN_EXCEPTIONS; workspace and third-party packages (`@gateway/...`, `zod`) it may.
+ * path but DOMAIN_EXCEPTIONS (none now); workspace and third-party packages (`@gateway/...`,
+ * `zod`) it may. Its rows are its own types (domain/rows.ts), its transaction an opaque `Tx`
+ * (domain/ports.ts); storage/ maps the tables onto them (docs/decisions/0290, addendum of issue 39).
  */
 const LAYERS = [
   ["main.ts", "app-wiring.ts", "hub.ts", "reencrypt-keys.ts", "sweeper.ts", "app.ts", "wiring.ts", "console-api-types.ts"],
@@ -185,11 +187,12 @@ const SERVICE_LAYERS = {
 /** Services laid out as ports and adapters: their adapters (LAYERS[3]) sit above their domain. */
 const PORTS_AND_ADAPTERS = new Set(["managed-ai"]);
 /**
- * What such a domain may still import from outside domain/ (paths under src/): the generated
- * Prisma client, whose row types and transaction client the domain names (its reads and
- * writes are Prisma's); a domain of its own row types is the remaining step (decision 0290).
+ * What such a domain may still import from outside domain/ (paths under src/, e.g. "generated/"):
+ * nothing. The generated Prisma client was the last exception; since the domain has row types
+ * of its own and reaches the tables only through its ports (decision 0290's addendum), an
+ * entry here is a step back and needs a decision of its own.
  */
-const DOMAIN_EXCEPTIONS = ["generated/"];
+const DOMAIN_EXCEPTIONS = [];
 function layerOf(service, file) {
   const path = relative(join(ROOT, "apps", service, "src"), file);
   const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
@@ -233,5 +236,5 @@ if (unplaced.size > 0 || upward.length > 0 || outside.length > 0) {
 }
 console.log(
   `no upward imports inside the services (wiring → transport → domain → adapters → base; in ${[...PORTS_AND_ADAPTERS].join(", ")} ` +
-    `transport → domain ← adapters, its domain importing only domain/ and ${DOMAIN_EXCEPTIONS.join(", ")})`,
+    `transport → domain ← adapters, its domain importing only ${["domain/", ...DOMAIN_EXCEPTIONS].join(", ")})`,
 );

@@ -59,14 +59,9 @@ const serviceEnv = (name) => {
 const mockPort = process.env.MOCK_PROVIDER_PORT ?? "8090";
 const mockKey = process.env.MOCK_PROVIDER_API_KEY ?? "sk-local-demo";
 // As in the Dockerfile: V8's memory reducer wakes an idle process every 8 s (docs/decisions/0200).
-// DEP0123: grpc-js names the TLS server by the address it dials, here 127.0.0.1, and Node warns
-// once per process that an IP is no server name; the certificate is still checked against the IP.
 const entries = {
   ...Object.fromEntries(
-    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [
-      s,
-      ["--no-memory-reducer", "--disable-warning=DEP0123", join(root, "apps", s, "dist", "main.js")],
-    ]),
+    ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"].map((s) => [s, ["--no-memory-reducer", join(root, "apps", s, "dist", "main.js")]]),
   ),
   "mock-provider": [join(root, "packages", "mock-provider", "dist", "bin.js"), "--port", mockPort, "--api-key", mockKey],
 };

@@ -307,8 +307,10 @@ equal the 200 answers, the sum of their final units must equal the tenant's bala
 nothing may stay reserved, no other record may appear, and the ledger's invariant must hold.
 The balance drop is read from the ledger's balance view once the run's charges were posted
 (decision 0028): the views are read every 100 ms after the last answer until they agree
-with the records, for at most 5 s (a real drift never agrees); "views caught up after" is
-how long that took (CONTRACT.md section 4 allows 1 s). Ledger calls are every call the
+with the run's records, for at most 5 s (a real drift never agrees); "views caught up after" is
+how long that took (CONTRACT.md section 4 allows 1 s). A reading is the run's records (by
+seq) and the balance, whose cost does not grow with the tenant's history; the invariant,
+which sums the whole journal, is checked once afterwards, outside the timing. Ledger calls are every call the
 ledger answered during the run (its gRPC server histogram, less the readings' own), per
 answered request.
 

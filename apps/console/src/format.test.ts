@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetText, bytes, intOrUndefined, listOrUndefined, usd } from "./format.js";
+import { budgetBody, budgetText, bytes, intOrUndefined, listOrUndefined, usd } from "./format.js";
 
 describe("formatting", () => {
   it("shows units of USD 0.0001 exactly, with four decimals", () => {
@@ -20,6 +20,12 @@ describe("formatting", () => {
     expect(intOrUndefined("4.2")).toBeNaN();
     expect(listOrUndefined("ai-model:a, ai-model:b  socialops:c")).toEqual(["ai-model:a", "ai-model:b", "socialops:c"]);
     expect(listOrUndefined("")).toBeUndefined();
+  });
+
+  it("sends a budget's amount with its period, and neither when the amount is empty", () => {
+    expect(budgetBody({ budget_units: " 5000 ", budget_period: "month" })).toEqual({ budget_units: 5000, budget_period: "month" });
+    expect(budgetBody({ budget_units: "", budget_period: "month" })).toEqual({});
+    expect(budgetBody({ budget_units: "1.5", budget_period: "day" }).budget_units).toBeNaN();
   });
 
   it("shows sizes in bytes below 1 KiB, else in binary units with one decimal at most", () => {

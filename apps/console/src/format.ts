@@ -28,6 +28,15 @@ export function intOrUndefined(text: string): number | undefined {
   return /^-?\d+$/.test(t) ? Number(t) : Number.NaN;
 }
 
+/** A form's spend budget: the amount as typed, and its period. */
+export type BudgetForm = { budget_units: string; budget_period: string };
+
+/** A budget's part of a request body: the amount with its period, or nothing when the amount is empty (no budget). */
+export function budgetBody(form: BudgetForm): { budget_units?: number; budget_period?: string } {
+  const units = intOrUndefined(form.budget_units);
+  return units === undefined ? {} : { budget_units: units, budget_period: form.budget_period };
+}
+
 /** "a, b  c" → ["a","b","c"]; empty → undefined. */
 export function listOrUndefined(text: string): string[] | undefined {
   const items = text

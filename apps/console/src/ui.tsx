@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useState, type FormEvent, type ReactNode, type SelectHTMLAttributes } from "react";
 import { ApiError, describeError } from "./api.js";
 import type { Bucket } from "./charts.js";
-import { usd } from "./format.js";
+import { usd, type BudgetForm } from "./format.js";
 
 export function Card({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
   return (
@@ -128,15 +128,15 @@ export function Select({ options, ...select }: { options: readonly string[] } & 
 
 type Change = (e: { target: { value: string } }) => void;
 
-/** A spend budget's two inputs (`budget_units`, `budget_period`), as keys and instances take them. */
-export function BudgetFields({ units, period, onUnits, onPeriod, hint }: { units: string; period: string; onUnits: Change; onPeriod: Change; hint: string }) {
+/** A spend budget's two inputs (`budget_units`, `budget_period`), bound to a form's fields of those names (sent with `budgetBody`). */
+export function BudgetFields({ form, set, hint }: { form: BudgetForm; set: (field: keyof BudgetForm) => Change; hint: string }) {
   return (
     <div className="row">
       <Field label="Spend budget" hint={hint}>
-        <input name="budget_units" inputMode="numeric" value={units} onChange={onUnits} />
+        <input name="budget_units" inputMode="numeric" value={form.budget_units} onChange={set("budget_units")} />
       </Field>
       <Field label="Budget period" hint="UTC.">
-        <select name="budget_period" value={period} onChange={onPeriod}>
+        <select name="budget_period" value={form.budget_period} onChange={set("budget_period")}>
           <option value="day">day</option>
           <option value="month">month</option>
         </select>
@@ -145,17 +145,25 @@ export function BudgetFields({ units, period, onUnits, onPeriod, hint }: { units
   );
 }
 
-export function Table<T>({
-  rows,
-  columns,
-  empty = "Nothing yet.",
-  rowKey,
-}: {
+/** A card of what `load` loaded: a refresh button, the load's error, and its rows in a table, then any children (a form, say). */
+export function LoadedTable<T>({ title, load, children, ...table }: { title: string; load: Loaded<T[]>; children?: ReactNode } & Omit<TableProps<T>, "rows">) {
+  return (
+    <Card title={title} actions={<Refresh load={load} />}>
+      <ErrorBox error={load.error} />
+      <Table rows={load.data ?? []} {...table} />
+      {children}
+    </Card>
+  );
+}
+
+type TableProps<T> = {
   rows: T[];
   columns: [string, (row: T) => ReactNode][];
   empty?: string;
   rowKey: (row: T) => string;
-}) {
+};
+
+export function Table<T>({ rows, columns, empty = "Nothing yet.", rowKey }: TableProps<T>) {
   if (rows.length === 0) return <p className="muted">{empty}</p>;
   return (
     <div className="table-wrap">

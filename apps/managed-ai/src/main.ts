@@ -1,7 +1,6 @@
 import { managedAiV1 } from "@gateway/protos";
 import { serviceBasics, startGrpcService } from "@gateway/runtime";
-import { createPrisma } from "./db.js";
-import type { Tx } from "./domain/context.js";
+import { createPrisma, type PrismaTx } from "./db.js";
 import { startReconciler } from "./domain/reconcile/schedule.js";
 import { startRetention } from "./domain/usage/retain.js";
 import { ManagedAiEnv, loadEnv } from "./env.js";
@@ -11,7 +10,7 @@ import { startSettlementLogPruning } from "./storage/settlement-log.js";
 import { createContext } from "./wiring.js";
 
 const env = loadEnv(process.env);
-await startGrpcService<Tx, ReturnType<typeof createPrisma>>({
+await startGrpcService<PrismaTx, ReturnType<typeof createPrisma>>({
   ...serviceBasics("managed-ai", ManagedAiEnv, env, import.meta.url),
   createPrisma,
   serviceNames: [managedAiV1.serviceName],

@@ -8,6 +8,9 @@ import { parseKeyring } from "./crypto/keyring.js";
 import { createPrisma } from "./db.js";
 import { reencryptUpstreamKeys } from "./domain/upstreams/reencrypt.js";
 import { reencryptCustomerSecrets } from "./domain/connected-accounts/reencrypt.js";
+import { upstreamRows } from "./storage/catalog.js";
+import { connectedAccountRows } from "./storage/connected-accounts.js";
+import { instanceRows } from "./storage/instances.js";
 import { loadEnv } from "./env.js";
 
 await runCommand({
@@ -23,9 +26,10 @@ be opened because its key is missing from ENCRYPTION_KEYS.`,
   createPrisma,
   async run({ env, prisma, logger }) {
     const keyring = parseKeyring(env.ENCRYPTION_KEYS);
-    const upstreams = await reencryptUpstreamKeys({ ctx: { prisma, keyring, logger } });
+    const store = { upstreams: upstreamRows(prisma), instances: instanceRows(prisma), accounts: connectedAccountRows(prisma) };
+    const upstreams = await reencryptUpstreamKeys({ ctx: { store, keyring, logger } });
     // Byok instance keys and connected account secrets (docs/decisions/0140, 0141).
-    const customers = await reencryptCustomerSecrets({ ctx: { prisma, keyring, logger } });
+    const customers = await reencryptCustomerSecrets({ ctx: { store, keyring, logger } });
     logger.info({ current_key_id: keyring.currentId, upstreams, customer_secrets: customers }, "re-encryption finished");
     return upstreams.failed.length + customers.failed.length === 0;
   },

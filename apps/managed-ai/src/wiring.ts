@@ -5,14 +5,15 @@ import { egressPolicy } from "@gateway/outbound";
 import { ledgerV1 } from "@gateway/protos";
 import { peerClient, relayTiming, type Infrastructure } from "@gateway/runtime";
 import { parseKeyring } from "./crypto/keyring.js";
-import type { createPrisma } from "./db.js";
-import type { ManagedAiContext, Tx } from "./domain/context.js";
+import type { createPrisma, PrismaTx } from "./db.js";
+import type { ManagedAiContext } from "./domain/context.js";
 import { chargesRefused } from "./domain/usage/move.js";
 import type { ManagedAiEnv } from "./env.js";
 import { AiMetrics } from "./metrics/ai-metrics.js";
 import { ProviderClient } from "./providers/openai.js";
 import { Allotments } from "./storage/allotments.js";
 import { CatalogCache, invalidating } from "./storage/catalog-cache.js";
+import { domainTransact } from "./storage/prisma-tx.js";
 import { sqlStore } from "./storage/store.js";
 import { UsageRecordWriter } from "./storage/usage-records.js";
 
@@ -22,7 +23,7 @@ import { UsageRecordWriter } from "./storage/usage-records.js";
  * usage records' writer and the relay that tails their events, the metrics. Each
  * collaborator's shutdown step is registered here, in the order the service stops.
  */
-export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnType<typeof createPrisma>, Tx>): ManagedAiContext {
+export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnType<typeof createPrisma>, PrismaTx>): ManagedAiContext {
   const { prisma, pool, transact, relay, publisher, nats, subjects, logger, registry, shutdown } = infra;
   const catalog = new CatalogCache(prisma, env.CATALOG_CACHE_TTL_MS, new Broadcast(nats, subjects.broadcast("managed-ai-catalog"), logger));
   catalog.listen();
@@ -77,17 +78,18 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
       holdTtlSeconds: env.ALLOTMENT_MAX_AGE_SECONDS + 3_600,
     },
   );
+  // The domain's transactions are Prisma's, opaque to it (storage/prisma-tx.ts).
+  const domainTx = domainTransact(transact);
   const ctx: ManagedAiContext = {
-    prisma,
     allotments,
-    transact,
-    writeCatalog: invalidating(transact, catalog),
+    transact: domainTx,
+    writeCatalog: invalidating(domainTx, catalog),
     sql,
     records: new UsageRecordWriter(sql, logger, recordEvents, {
       concurrency: env.RECORD_COMMIT_CONCURRENCY,
       onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
     }),
-    store: sqlStore(sql),
+    store: sqlStore(sql, prisma),
     catalog,
     logger: logger.child({ component: "managed-ai" }),
     keyring: parseKeyring(env.ENCRYPTION_KEYS),

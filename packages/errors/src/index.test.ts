@@ -3,20 +3,13 @@ import { AppError, ERROR_CODES, HTTP_STATUS, isErrorCode, toErrorBody } from "./
 
 describe("HTTP_STATUS", () => {
   it("gives each contract code its contract status", () => {
-    expect(HTTP_STATUS).toEqual({
-      invalid_request: 400,
-      unauthorized: 401,
-      insufficient_balance: 402,
-      forbidden: 403,
-      not_found: 404,
-      conflict: 409,
-      payload_too_large: 413,
-      validation_failed: 422,
-      rate_limited: 429,
-      internal_error: 500,
-      upstream_error: 502,
-      unavailable: 503,
-    });
+    // CONTRACT.md section 1 ("Errors"), as written there: the code for each status.
+    const contract =
+      "400 `invalid_request`, 401 `unauthorized`, 402 `insufficient_balance`, 403 `forbidden`, 404 `not_found`, 409 `conflict`, " +
+      "413 `payload_too_large`, 422 `validation_failed`, 429 `rate_limited`, 500 `internal_error`, 502 `upstream_error`, 503 `unavailable`";
+    const statusOf = Object.fromEntries([...contract.matchAll(/(\d{3}) `(\w+)`/g)].map(([, status, code]) => [code, Number(status)]));
+    expect(Object.keys(statusOf)).toHaveLength(12);
+    expect(HTTP_STATUS).toEqual(statusOf);
   });
 
   it("maps statuses one to one", () => {

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { budgetText, intOrUndefined, when } from "../format.js";
-import { ActionForm, Badge, BudgetFields, Card, ErrorBox, Field, Refresh, Select, Table, useLoad } from "../ui.js";
+import { budgetBody, budgetText, intOrUndefined, when } from "../format.js";
+import { ActionForm, Badge, BudgetFields, Card, ErrorBox, Field, LoadedTable, Refresh, Select, Table, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Instance = ItemOf<"GET /console/services">;
@@ -20,21 +20,19 @@ export function Instances() {
   const instances = useLoad(() => api.data<Instance[]>("GET", "/console/services"));
   return (
     <>
-      <Card title="Instances" actions={<Refresh load={instances} />}>
-        <ErrorBox error={instances.error} />
-        <Table
-          rows={instances.data ?? []}
-          rowKey={(i) => i.id}
-          empty="No instances yet."
-          columns={[
-            ["Instance", (i) => <code>{`${i.service_id}:${i.alias}`}</code>],
-            ["Status", (i) => <Badge value={i.status} />],
-            ["Configuration", (i) => <span className="small">{summary(i.config)}</span>],
-            ["Budget", (i) => (i.service_id === "socialops" ? "—" : <span className="small">{budgetText(i.budget)}</span>)],
-            ["Created", (i) => when(i.created_at)],
-          ]}
-        />
-      </Card>
+      <LoadedTable
+        title="Instances"
+        load={instances}
+        rowKey={(i) => i.id}
+        empty="No instances yet."
+        columns={[
+          ["Instance", (i) => <code>{`${i.service_id}:${i.alias}`}</code>],
+          ["Status", (i) => <Badge value={i.status} />],
+          ["Configuration", (i) => <span className="small">{summary(i.config)}</span>],
+          ["Budget", (i) => (i.service_id === "socialops" ? "—" : <span className="small">{budgetText(i.budget)}</span>)],
+          ["Created", (i) => when(i.created_at)],
+        ]}
+      />
       <CreateInstance onCreated={instances.reload} />
       <ConnectedAccounts />
     </>
@@ -56,7 +54,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
     account: "",
     price_in: "",
     price_out: "",
-    budget: "",
+    budget_units: "",
     budget_period: "day",
     target_id: "main",
     target_type: "webhook",
@@ -72,7 +70,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
       ...(intOrUndefined(f.max_tokens) !== undefined ? { max_tokens_per_request: intOrUndefined(f.max_tokens) } : {}),
       ...(f.max_cost.trim() ? { max_cost_per_request: Number(f.max_cost) } : {}),
     };
-    const budget = intOrUndefined(f.budget) !== undefined ? { budget_units: intOrUndefined(f.budget), budget_period: f.budget_period } : {};
+    const budget = budgetBody(f);
     switch (kind) {
       case "managed":
         return {
@@ -202,15 +200,7 @@ function CreateInstance({ onCreated }: { onCreated: () => void }) {
             </Field>
           </div>
         ) : null}
-        {kind !== "socialops" ? (
-          <BudgetFields
-            units={f.budget}
-            period={f.budget_period}
-            onUnits={set("budget")}
-            onPeriod={set("budget_period")}
-            hint="Units of USD 0.0001 per period, all keys together. Empty: no budget."
-          />
-        ) : null}
+        {kind !== "socialops" ? <BudgetFields form={f} set={set} hint="Units of USD 0.0001 per period, all keys together. Empty: no budget." /> : null}
         {kind === "push" ? (
           <div className="row">
             <Field label="Target id">

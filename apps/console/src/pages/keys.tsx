@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api } from "../client.js";
-import { budgetText, intOrUndefined, listOrUndefined, when } from "../format.js";
+import { budgetBody, budgetText, intOrUndefined, listOrUndefined, when } from "../format.js";
 import { MoreButton, usePages } from "../list-pages.js";
 import { ActionForm, BudgetFields, Card, ErrorBox, Field, Refresh, SecretOnce, Table } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
@@ -27,6 +27,13 @@ export const SCOPES = [
   "*",
 ];
 
+/** A key's numeric limits, each a field of the key and of its create request (null or empty: unlimited). */
+const LIMITS = [
+  { field: "daily_quota", label: "Daily quota", hint: "Requests per UTC day. Empty: unlimited." },
+  { field: "rate_limit_per_minute", label: "Rate per minute", hint: "Empty: unlimited." },
+  { field: "concurrency_limit", label: "Concurrency", hint: "Requests in flight at once. Empty: unlimited." },
+] as const;
+
 const limit = (n: number | null) => (n === null ? "unlimited" : String(n));
 
 export function Keys() {
@@ -38,12 +45,12 @@ export function Keys() {
     scopes: ["ai:invoke"] as string[],
     aliases: "",
     ips: "",
-    daily: "",
-    rate: "",
-    concurrency: "",
+    daily_quota: "",
+    rate_limit_per_minute: "",
+    concurrency_limit: "",
     expires: "",
-    budget: "",
-    period: "day",
+    budget_units: "",
+    budget_period: "day",
   });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const toggleScope = (scope: string) =>
@@ -103,7 +110,7 @@ export function Keys() {
             ["Scopes", (k) => (k.scopes.length ? k.scopes.join(" ") : <em>none (denied everywhere)</em>)],
             ["Instances", (k) => k.service_aliases?.join(" ") ?? "any"],
             ["Addresses", (k) => k.allowed_ips?.join(" ") ?? "any"],
-            ["Per day / minute / at once", (k) => `${limit(k.daily_quota)} / ${limit(k.rate_limit_per_minute)} / ${limit(k.concurrency_limit)}`],
+            ["Per day / minute / at once", (k) => LIMITS.map(({ field }) => limit(k[field])).join(" / ")],
             ["Budget", (k) => <span className="small">{budgetText(k.budget)}</span>],
             ["Expires", (k) => when(k.expires_at)],
             ["Created", (k) => when(k.created_at)],
@@ -136,11 +143,14 @@ export function Keys() {
               scopes: form.scopes,
               ...(listOrUndefined(form.aliases) ? { service_aliases: listOrUndefined(form.aliases) } : {}),
               ...(listOrUndefined(form.ips) ? { allowed_ips: listOrUndefined(form.ips) } : {}),
-              ...(intOrUndefined(form.daily) !== undefined ? { daily_quota: intOrUndefined(form.daily) } : {}),
-              ...(intOrUndefined(form.rate) !== undefined ? { rate_limit_per_minute: intOrUndefined(form.rate) } : {}),
-              ...(intOrUndefined(form.concurrency) !== undefined ? { concurrency_limit: intOrUndefined(form.concurrency) } : {}),
+              ...Object.fromEntries(
+                LIMITS.flatMap(({ field }) => {
+                  const n = intOrUndefined(form[field]);
+                  return n === undefined ? [] : [[field, n]];
+                }),
+              ),
               ...(form.expires ? { expires_at: new Date(form.expires).toISOString() } : {}),
-              ...(intOrUndefined(form.budget) !== undefined ? { budget_units: intOrUndefined(form.budget), budget_period: form.period } : {}),
+              ...budgetBody(form),
             };
             const created = await api.data<KeyWithSecret>("POST", "/console/keys", { body });
             setSecret({ label: `Key "${created.name}" created.`, key: created.key });
@@ -166,26 +176,16 @@ export function Keys() {
             <input name="allowed_ips" value={form.ips} onChange={set("ips")} />
           </Field>
           <div className="row">
-            <Field label="Daily quota" hint="Requests per UTC day. Empty: unlimited.">
-              <input name="daily_quota" inputMode="numeric" value={form.daily} onChange={set("daily")} />
-            </Field>
-            <Field label="Rate per minute" hint="Empty: unlimited.">
-              <input name="rate_limit_per_minute" inputMode="numeric" value={form.rate} onChange={set("rate")} />
-            </Field>
-            <Field label="Concurrency" hint="Requests in flight at once. Empty: unlimited.">
-              <input name="concurrency_limit" inputMode="numeric" value={form.concurrency} onChange={set("concurrency")} />
-            </Field>
+            {LIMITS.map(({ field, label, hint }) => (
+              <Field key={field} label={label} hint={hint}>
+                <input name={field} inputMode="numeric" value={form[field]} onChange={set(field)} />
+              </Field>
+            ))}
             <Field label="Expires" hint="Your local time. Empty: never.">
               <input name="expires_at" type="datetime-local" value={form.expires} onChange={set("expires")} />
             </Field>
           </div>
-          <BudgetFields
-            units={form.budget}
-            period={form.period}
-            onUnits={set("budget")}
-            onPeriod={set("period")}
-            hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget."
-          />
+          <BudgetFields form={form} set={set} hint="Units of USD 0.0001 per period; metered calls past it get 409. Empty: no budget." />
         </ActionForm>
       </Card>
     </>

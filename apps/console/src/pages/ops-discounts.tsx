@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, Field, LoadedTable, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Offer = ItemOf<"GET /ops/ai/discounts">;
@@ -11,22 +11,20 @@ export function Discounts({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ tenant_id: "", model_alias: "", bps: "", expires: "" });
   return (
     <>
-      <Card title="Discounts" actions={<Refresh load={offers} />}>
-        <ErrorBox error={offers.error} />
-        <Table
-          rows={offers.data ?? []}
-          rowKey={(o) => o.id}
-          empty="No discounts."
-          columns={[
-            ["Tenant", (o) => <code className="small">{o.tenant_id}</code>],
-            ["Model", (o) => o.model_alias],
-            ["Discount", (o) => `${(o.discount_bps / 100).toFixed(2)} % (${o.discount_bps} bps)`],
-            ["Expires", (o) => when(o.expires_at)],
-            ["Version", (o) => o.version],
-            ["Updated", (o) => when(o.updated_at)],
-          ]}
-        />
-      </Card>
+      <LoadedTable
+        title="Discounts"
+        load={offers}
+        rowKey={(o) => o.id}
+        empty="No discounts."
+        columns={[
+          ["Tenant", (o) => <code className="small">{o.tenant_id}</code>],
+          ["Model", (o) => o.model_alias],
+          ["Discount", (o) => `${(o.discount_bps / 100).toFixed(2)} % (${o.discount_bps} bps)`],
+          ["Expires", (o) => when(o.expires_at)],
+          ["Version", (o) => o.version],
+          ["Updated", (o) => when(o.updated_at)],
+        ]}
+      />
       {canWrite ? (
         <Card title="Set a discount (one per tenant and model, replaced in place)">
           <ActionForm

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { intOrUndefined, usd, when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, Field, LoadedTable, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Price = ItemOf<"GET /ops/ai/models/{alias}/prices">;
@@ -13,35 +13,33 @@ export function Models({ canWrite }: { canWrite: boolean }) {
   const [f, setF] = useState({ alias: "", upstream_id: "", upstream_model: "", max_output: "", per_image: "", enabled: true });
   return (
     <>
-      <Card title="Models" actions={<Refresh load={models} />}>
-        <ErrorBox error={models.error} />
-        <Table
-          rows={models.data ?? []}
-          rowKey={(m) => m.alias}
-          empty="No models yet."
-          columns={[
-            ["Alias", (m) => <code>{m.alias}</code>],
-            ["Upstream", (m) => `${m.upstream_id} / ${m.upstream_model}`],
-            ["Max output", (m) => m.max_output_tokens],
-            ["Per image", (m) => m.max_tokens_per_image ?? <em>images refused</em>],
-            ["Enabled", (m) => (m.enabled ? "yes" : "no")],
-            [
-              "Price (per M tokens in / out)",
-              (m) =>
-                m.price ? `v${m.price.version}: ${usd(m.price.input_units_per_mtok)} / ${usd(m.price.output_units_per_mtok)}` : <em>no price: not offered</em>,
-            ],
-            ["Version", (m) => m.version],
-            [
-              "",
-              (m) => (
-                <button className="secondary" onClick={() => setSelected(m.alias)}>
-                  Prices
-                </button>
-              ),
-            ],
-          ]}
-        />
-      </Card>
+      <LoadedTable
+        title="Models"
+        load={models}
+        rowKey={(m) => m.alias}
+        empty="No models yet."
+        columns={[
+          ["Alias", (m) => <code>{m.alias}</code>],
+          ["Upstream", (m) => `${m.upstream_id} / ${m.upstream_model}`],
+          ["Max output", (m) => m.max_output_tokens],
+          ["Per image", (m) => m.max_tokens_per_image ?? <em>images refused</em>],
+          ["Enabled", (m) => (m.enabled ? "yes" : "no")],
+          [
+            "Price (per M tokens in / out)",
+            (m) =>
+              m.price ? `v${m.price.version}: ${usd(m.price.input_units_per_mtok)} / ${usd(m.price.output_units_per_mtok)}` : <em>no price: not offered</em>,
+          ],
+          ["Version", (m) => m.version],
+          [
+            "",
+            (m) => (
+              <button className="secondary" onClick={() => setSelected(m.alias)}>
+                Prices
+              </button>
+            ),
+          ],
+        ]}
+      />
       {selected ? <PriceHistory alias={selected} canWrite={canWrite} onPublished={models.reload} key={selected} /> : null}
       {canWrite ? (
         <Card title="Create or update a model">
@@ -96,20 +94,19 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
   const [input, setInput] = useState("");
   const [output, setOutput] = useState("");
   return (
-    <Card title={`Price versions of ${alias}`} actions={<Refresh load={prices} />}>
-      <ErrorBox error={prices.error} />
-      <Table
-        rows={prices.data ?? []}
-        rowKey={(p) => p.id}
-        empty="No price yet: the model is not offered until one is published."
-        columns={[
-          ["Version", (p) => `v${p.version}`],
-          ["Input per M tokens", (p) => usd(p.input_units_per_mtok)],
-          ["Output per M tokens", (p) => usd(p.output_units_per_mtok)],
-          ["Id", (p) => <code className="small">{p.id}</code>],
-          ["Published", (p) => when(p.created_at)],
-        ]}
-      />
+    <LoadedTable
+      title={`Price versions of ${alias}`}
+      load={prices}
+      rowKey={(p) => p.id}
+      empty="No price yet: the model is not offered until one is published."
+      columns={[
+        ["Version", (p) => `v${p.version}`],
+        ["Input per M tokens", (p) => usd(p.input_units_per_mtok)],
+        ["Output per M tokens", (p) => usd(p.output_units_per_mtok)],
+        ["Id", (p) => <code className="small">{p.id}</code>],
+        ["Published", (p) => when(p.created_at)],
+      ]}
+    >
       {canWrite ? (
         <ActionForm
           submit="Publish new price"
@@ -132,6 +129,6 @@ function PriceHistory({ alias, canWrite, onPublished }: { alias: string; canWrit
           </div>
         </ActionForm>
       ) : null}
-    </Card>
+    </LoadedTable>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { api } from "../client.js";
 import { when } from "../format.js";
-import { ActionForm, Card, ErrorBox, Field, Refresh, Table, useLoad } from "../ui.js";
+import { ActionForm, Card, Field, LoadedTable, useLoad } from "../ui.js";
 import type { DataOf, ItemOf } from "../api-types.js";
 
 type Upstream = ItemOf<"GET /ops/ai/upstreams">;
@@ -28,31 +28,29 @@ export function Upstreams({ canWrite }: { canWrite: boolean }) {
   };
   return (
     <>
-      <Card title="Upstreams" actions={<Refresh load={upstreams} />}>
-        <ErrorBox error={upstreams.error} />
-        <Table
-          rows={upstreams.data ?? []}
-          rowKey={(u) => u.id}
-          empty="No upstreams yet."
-          columns={[
-            ["Id", (u) => <code>{u.id}</code>],
-            ["Base URL", (u) => <span className="mono small">{u.base_url}</span>],
-            ["Key", (u) => (u.key_configured ? "configured" : "none")],
-            ["Enabled", (u) => (u.enabled ? "yes" : "no")],
-            ["Version", (u) => u.version],
-            ["Updated", (u) => when(u.updated_at)],
-            ["Connection", (u) => <span data-testid={`test-${u.id}`}>{show(tests[u.id])}</span>],
-            [
-              "",
-              (u) => (
-                <button className="secondary" onClick={() => test(u)}>
-                  Test connection
-                </button>
-              ),
-            ],
-          ]}
-        />
-      </Card>
+      <LoadedTable
+        title="Upstreams"
+        load={upstreams}
+        rowKey={(u) => u.id}
+        empty="No upstreams yet."
+        columns={[
+          ["Id", (u) => <code>{u.id}</code>],
+          ["Base URL", (u) => <span className="mono small">{u.base_url}</span>],
+          ["Key", (u) => (u.key_configured ? "configured" : "none")],
+          ["Enabled", (u) => (u.enabled ? "yes" : "no")],
+          ["Version", (u) => u.version],
+          ["Updated", (u) => when(u.updated_at)],
+          ["Connection", (u) => <span data-testid={`test-${u.id}`}>{show(tests[u.id])}</span>],
+          [
+            "",
+            (u) => (
+              <button className="secondary" onClick={() => test(u)}>
+                Test connection
+              </button>
+            ),
+          ],
+        ]}
+      />
       {canWrite ? (
         <Card title="Create or update an upstream">
           <ActionForm

@@ -2,6 +2,7 @@ import type { Logger } from "@gateway/logger";
 import type { Counter } from "@gateway/metrics";
 import { DELIVERY_DUE, type AttemptRecord, type DeliveryClaim, type DeliveryLoop, type DeliveryStore, type Outgoing, type Skip } from "@gateway/outbound";
 import { type DispatcherOptions, signedDeliveries } from "../callbacks/signed-deliveries.js";
+import { sealedIn } from "../callbacks/target.js";
 import { openWebhookSecret } from "../domain/account-webhooks/secret.js";
 
 /** A claimed `account_webhook_deliveries` row (`id` is its seq); `attempt` already counted by the claim. */
@@ -40,7 +41,7 @@ function webhookStore(options: AccountWebhookDispatcherOptions, log: Logger, att
     async prepare(c): Promise<Outgoing | Skip> {
       const webhook = await prisma.accountWebhook.findUnique({ where: { id: c.webhookId } });
       if (!webhook) return { skip: "canceled", error: "webhook deleted" };
-      const secret = openWebhookSecret(keyring, webhook.id, { ciphertext: webhook.secretCiphertext, keyId: webhook.secretKeyId });
+      const secret = openWebhookSecret(keyring, webhook.id, sealedIn(webhook));
       const body = JSON.stringify({ event: c.event, event_id: c.eventId, sent_at: new Date().toISOString(), data: c.data });
       return { url: webhook.url, body, secret, eventId: c.eventId, headers: { "user-agent": "gateway-webhooks/1" } };
     },

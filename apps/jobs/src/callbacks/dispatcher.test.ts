@@ -5,7 +5,7 @@ import { newId } from "@gateway/contract/ids";
 import { contextPerFile } from "../testing/context-per-file.js";
 import { MAX_DELIVERY_ATTEMPTS as MAX_ATTEMPTS } from "@gateway/outbound";
 import { createCallbackDispatcher } from "./dispatcher.js";
-import { sealCallbackSecret } from "./target.js";
+import { sealCallbackSecret, secretColumns } from "./target.js";
 
 const SECRET = "receiver-secret-0123456789";
 const t = contextPerFile();
@@ -25,7 +25,7 @@ async function jobWithDeliveries(events: number): Promise<{ jobId: string; event
   const jobId = newId("job");
   await t.ctx.prisma.job.create({ data: { id: jobId, tenantId: "ten_1", type: "tron.energy_lease", status: "running", input: {}, callbackState: "pending" } });
   const sealed = sealCallbackSecret(t.ctx.keyring, jobId, SECRET);
-  await t.ctx.prisma.jobCallbackTarget.create({ data: { jobId, url: receiver.url, secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId } });
+  await t.ctx.prisma.jobCallbackTarget.create({ data: { jobId, url: receiver.url, ...secretColumns(sealed) } });
   const eventIds: string[] = [];
   for (let i = 0; i < events; i++) {
     const eventId = newId("evt");

@@ -1,7 +1,7 @@
 import type { Logger } from "@gateway/logger";
 import type { Counter } from "@gateway/metrics";
 import { DELIVERY_DUE, type AttemptRecord, type DeliveryClaim, type DeliveryLoop, type DeliveryStore, type Outgoing, type Skip } from "@gateway/outbound";
-import { openCallbackSecret } from "./target.js";
+import { openCallbackSecret, sealedIn } from "./target.js";
 import { type DispatcherOptions, signedDeliveries } from "./signed-deliveries.js";
 
 export type { DispatcherOptions };
@@ -47,7 +47,7 @@ function callbackStore(options: DispatcherOptions, log: Logger, attempts?: Count
     async prepare(c): Promise<Outgoing | Skip> {
       const target = await prisma.jobCallbackTarget.findUnique({ where: { jobId: c.jobId } });
       if (!target) return { skip: "exhausted", error: "no callback target" };
-      const secret = openCallbackSecret(keyring, c.jobId, { ciphertext: target.secretCiphertext, keyId: target.secretKeyId });
+      const secret = openCallbackSecret(keyring, c.jobId, sealedIn(target));
       const body = JSON.stringify({ event: "job.updated", event_id: c.id, job: c.job, sent_at: new Date().toISOString() });
       return { url: target.url, body, secret, eventId: c.id, headers: { "user-agent": "gateway-callbacks/1" } };
     },

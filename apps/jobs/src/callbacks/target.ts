@@ -56,6 +56,16 @@ export async function checkCallback(settings: CallbackSettings, url: string, sec
   return { url, secret };
 }
 
+/** A sealed secret as jobs stores it (callback targets and account webhooks alike): two columns. */
+export function secretColumns<C extends Uint8Array>(sealed: { ciphertext: C; keyId: string }): { secretCiphertext: C; secretKeyId: string } {
+  return { secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId };
+}
+
+/** The sealed secret a row's two columns hold (for opening or sealing again). */
+export function sealedIn<C extends Uint8Array>(row: { secretCiphertext: C; secretKeyId: string }): { ciphertext: C; keyId: string } {
+  return { ciphertext: row.secretCiphertext, keyId: row.secretKeyId };
+}
+
 export function sealCallbackSecret(keyring: Keyring, jobId: string, secret: string): SealedCredential {
   return sealCredential(keyring, secret, callbackSecretContext(jobId));
 }

@@ -13,6 +13,16 @@ export type TenantBalance = { tenantId: string; available: bigint; held: bigint 
 
 export type TransferKind = "credit" | "reserve" | "capture" | "void" | "post" | "release";
 
+/** A transfer (the one row a movement writes: its entry) as the ledger answers it. */
+export type Transfer = { entryId: string; operationId: string; kind: TransferKind; tenantId: string; units: bigint; holdId: string | null };
+
+/** A transfer row as the ledger's SQL returns it. */
+export type TransferRow = { id: string; operation_id: string; kind: TransferKind; tenant_id: string; units: bigint; hold_id: string | null };
+
+export function toTransfer(row: TransferRow): Transfer {
+  return { entryId: row.id, operationId: row.operation_id, kind: row.kind, tenantId: row.tenant_id, units: row.units, holdId: row.hold_id };
+}
+
 /** One signed leg of a transfer. */
 export type Leg = { account: AccountName; units: bigint };
 

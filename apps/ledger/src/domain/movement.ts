@@ -2,6 +2,7 @@ import { AppError } from "@gateway/errors";
 import { newId } from "@gateway/contract/ids";
 import { currentRequestId } from "@gateway/logger";
 import type pg from "pg";
+import type { TenantBalance } from "./accounts.js";
 import type { LedgerContext } from "./context.js";
 import type { Outcome } from "./outcome.js";
 
@@ -12,6 +13,12 @@ import type { Outcome } from "./outcome.js";
  * anything. One round trip per operation, through the shared pg pool (int64 as
  * bigint, timestamps as Date).
  */
+
+/**
+ * What every movement answers: its transfer (the entry), the tenant's balance right
+ * after it, and whether it is the stored answer to an earlier call with the same operation id.
+ */
+export type MovementResult = { entryId: string; balance: TenantBalance; replayed: boolean };
 
 /** Fresh ids for what a movement may create, and the request it belongs to. */
 export function movementIds(): { transferId: string; eventId: string; requestId: string | null } {

@@ -1,12 +1,18 @@
 import type { ledger } from "@gateway/protos";
-import type { HoldView, TenantBalance } from "../domain/accounts.js";
+import type { HoldView, TenantBalance, Transfer } from "../domain/accounts.js";
 import type { LedgerEntry } from "../domain/entry/list.js";
 import type { TenantInvariant } from "../domain/invariant/check.js";
+import type { MovementResult } from "../domain/movement.js";
 
 /** Domain values → proto messages (int64 as decimal strings, times as ISO 8601). */
 
 export function toBalance(b: TenantBalance): ledger.Balance {
   return { tenant_id: b.tenantId, currency: "USD", available_units: b.available.toString(), reserved_units: b.held.toString() };
+}
+
+/** The fields every movement's answer shares (Credit, Reserve, and the settlements). */
+export function toMovement(r: MovementResult): { entry_id: string; balance: ledger.Balance; replayed: boolean } {
+  return { entry_id: r.entryId, balance: toBalance(r.balance), replayed: r.replayed };
 }
 
 export function toHold(h: HoldView): ledger.Hold {
@@ -22,6 +28,10 @@ export function toHold(h: HoldView): ledger.Hold {
     settled_at: h.settledAt?.toISOString() ?? "",
     allotment: h.allotment,
   };
+}
+
+export function toTransferOf(t: Transfer): ledger.TransferOf {
+  return { operation_id: t.operationId, kind: t.kind, tenant_id: t.tenantId, units: t.units.toString(), hold_id: t.holdId ?? "", entry_id: t.entryId };
 }
 
 export function toEntry(e: LedgerEntry): ledger.Entry {

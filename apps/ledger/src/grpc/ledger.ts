@@ -16,7 +16,7 @@ import { reserveHold } from "../domain/hold/reserve.js";
 import type { SettleHoldResult } from "../domain/hold/settle.js";
 import { voidHold } from "../domain/hold/void.js";
 import { checkInvariant } from "../domain/invariant/check.js";
-import { toBalance, toEntry, toHold, toTenantInvariant } from "./encode.js";
+import { toBalance, toEntry, toHold, toMovement, toTenantInvariant, toTransferOf } from "./encode.js";
 
 /** At most this many movements per ApplyBatch call. */
 export const MAX_BATCH_ITEMS = 500;
@@ -25,19 +25,12 @@ export const MAX_BATCH_ITEMS = 500;
 export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledgerV1> {
   const reserve = async (req: ledger.ReserveRequest__Output): Promise<ledger.ReserveResponse> => {
     const r = await reserveHold({ ctx, input: req });
-    return {
-      hold_id: r.holdId,
-      balance: toBalance(r.balance),
-      replayed: r.replayed,
-      entry_id: r.entryId,
-      units: r.units.toString(),
-      expires_at: r.expiresAt.toISOString(),
-    };
+    return { ...toMovement(r), hold_id: r.holdId, units: r.units.toString(), expires_at: r.expiresAt.toISOString() };
   };
   const capture = async (req: ledger.CaptureRequest__Output): Promise<ledger.CaptureResponse> => {
     return settled(await captureHold({ ctx, input: req }));
   };
-  const settled = (r: SettleHoldResult) => ({ hold: toHold(r.hold), balance: toBalance(r.balance), replayed: r.replayed, entry_id: r.entryId });
+  const settled = (r: SettleHoldResult) => ({ ...toMovement(r), hold: toHold(r.hold) });
   const release = async (req: ledger.VoidRequest__Output): Promise<ledger.VoidResponse> => settled(await voidHold({ ctx, input: req }));
 
   /** One item of a batch, as its single call would answer it, in its own request's context. */
@@ -61,8 +54,7 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
 
   return {
     async Credit(req) {
-      const result = await createCredit({ ctx, input: req });
-      return { entry_id: result.entryId, balance: toBalance(result.balance), replayed: result.replayed };
+      return toMovement(await createCredit({ ctx, input: req }));
     },
     async GetBalance(req) {
       return toBalance(await getBalance({ ctx, input: req }));
@@ -92,17 +84,7 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
       return toHold(await getHold({ ctx, input: req }));
     },
     async GetTransfers(req) {
-      const transfers = await getTransfers({ ctx, input: req });
-      return {
-        transfers: transfers.map((t) => ({
-          operation_id: t.operationId,
-          kind: t.kind,
-          tenant_id: t.tenantId,
-          units: t.units.toString(),
-          hold_id: t.holdId ?? "",
-          entry_id: t.entryId,
-        })),
-      };
+      return { transfers: (await getTransfers({ ctx, input: req })).map(toTransferOf) };
     },
     async GetHolds(req) {
       return { holds: (await getHolds({ ctx, input: req })).map(toHold) };

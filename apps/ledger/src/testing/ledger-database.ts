@@ -16,6 +16,8 @@ export type TestLedger = {
   kicks(): number;
   /** SQL against the test database. */
   sql<T = Record<string, unknown>>(text: string, ...values: unknown[]): Promise<T[]>;
+  /** A movement's journal legs (view entries), in leg order. */
+  legs(entryId: string): Promise<{ account: string; units: bigint }[]>;
   /** The ledger's events (its transfers, view ledger_events; no relay runs here), each checked against the event catalog. */
   events(type?: string): Promise<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }[]>;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export async function openTestLedger(options: { poolSize?: number } = {}): Promi
     ctx: { prisma, pool, relay, movements: poolMovements(pool, relay), logger: createLogger({ service: "ledger-test", level: "silent" }) },
     kicks: () => kicks,
     sql,
+    legs: (entryId) => sql<{ account: string; units: bigint }>("SELECT account, units FROM entries WHERE transfer_id = $1 ORDER BY leg", entryId),
     async events(type) {
       return catalogChecked(
         await sql<{ id: string; type: string; payload: Record<string, unknown>; request_id: string | null }>(

@@ -1,5 +1,6 @@
 import { createCredit } from "../domain/credit/create.js";
 import { reserveHold, type ReserveHoldInput } from "../domain/hold/reserve.js";
+import type { MovementResult } from "../domain/movement.js";
 import type { TestLedger } from "./ledger-database.js";
 
 /**
@@ -15,4 +16,12 @@ export function testMoves(ledger: TestLedger) {
     reserve: (input: Partial<ReserveHoldInput> & { tenant_id: string }) =>
       reserveHold({ ctx: ledger.ctx, input: { operation_id: `res-${++n}`, units: "100", ttl_seconds: 900, ...input } }),
   };
+}
+
+/**
+ * What the event of a hold's movement says that its result says too: the tenant, the
+ * entry and the balance right after it, as decimal strings.
+ */
+export function movedFields(r: MovementResult) {
+  return { tenant_id: r.balance.tenantId, entry_id: r.entryId, available_units: r.balance.available.toString(), reserved_units: r.balance.held.toString() };
 }

@@ -2,7 +2,6 @@ import type { Statements, Transact } from "@gateway/events-runtime";
 import type { LedgerCalls } from "@gateway/ledger-client";
 import type { Logger } from "@gateway/logger";
 import type { Keyring } from "@gateway/secrets";
-import type { PrismaClient } from "../generated/prisma/client.js";
 import type { AllotmentPool, CatalogReads, InvocationMetrics, Provider, RecordWrites, Store, Tx } from "./ports.js";
 
 export type { Tx };
@@ -12,7 +11,6 @@ export type { Tx };
  * Each is a port the domain declares (ports.ts); wiring.ts builds it from the adapters.
  */
 export type ManagedAiContext = {
-  prisma: PrismaClient;
   /** A transaction whose events are emitted with it (the outbox), for everything but the catalog. */
   transact: Transact<Tx>;
   /**
@@ -42,7 +40,11 @@ export type ManagedAiContext = {
   sql: Statements;
   /** Opens and settlements of usage records, group-committed. */
   records: RecordWrites;
-  /** The statements of the catalog's locks, the records, budgets, reconciler, retention and allotments (storage/). */
+  /**
+   * Every read and write of the tables but the hot path's (storage/, through the Store
+   * port): the catalog's rows and locks, the records, budgets, reconciler, retention and
+   * allotments. Answers the domain's own row types (rows.ts).
+   */
   store: Store;
   /** Tenants' allotments in the ledger, and the batched posting of charges from them (docs/decisions/0028). */
   allotments: AllotmentPool;

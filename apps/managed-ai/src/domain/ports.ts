@@ -1,31 +1,48 @@
+import type { SqlExecutor } from "@gateway/events-runtime";
 import type { Reclaimed } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
-import type { ConnectedAccount, Prisma, ServiceInstance } from "../generated/prisma/client.js";
 import type { Provider } from "./invocation/provider.js";
+import type {
+  Allotment,
+  ConnectedAccount,
+  ConnectedAccountView,
+  Model,
+  ModelWithPrice,
+  Offer,
+  PlannedModel,
+  PriceVersion,
+  ServiceInstance,
+  Upstream,
+  UsageRecord,
+} from "./rows.js";
 
 /*
  * What managed-ai's domain needs from outside it (docs/decisions/0290): its ports. The
  * adapters (storage/, providers/, metrics/) implement them, wiring.ts puts them into the
  * context; a domain file reaches storage, providers and metrics only through these.
- * The generated Prisma client's types are the one thing from outside domain/ the domain
- * still names (the rows it reads and the transaction it writes in).
+ * The rows they answer are the domain's own types (rows.ts); nothing from outside
+ * domain/ is named here but packages (addendum of issue 39).
  */
 
-/** A Prisma transaction: the catalog's and the records' statements run in the caller's. */
-export type Tx = Prisma.TransactionClient;
+declare const transaction: unique symbol;
 
-/** Enough of a transaction for a raw statement (a Prisma transaction is one). */
-export type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> };
+/**
+ * A transaction of the domain's (`ctx.transact`, `ctx.writeCatalog`), opaque to it: the
+ * domain hands it to its ports' statements (they run in it) and its `emit` writes the
+ * outbox into it. Storage made it and knows what it is (storage/prisma-tx.ts: a Prisma
+ * transaction); the brand keeps anything else from passing for one.
+ */
+export type Tx = SqlExecutor & { readonly [transaction]: true };
+
+/** Enough of a transaction for a raw statement (the domain's `Tx` is one). */
+export type InTx = { $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number> };
 
 /** A pool's client, as pg gives it: enough for a session lock, or a transaction with a cursor. */
 export type PoolClient = { query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>; release(): void };
 export type LockPool = { connect(): Promise<PoolClient> };
 export type RetentionPool = LockPool;
 
-/** A model as planning needs it: its upstream, its newest price, the tenant's offer. */
-export type PlannedModel = Prisma.ModelGetPayload<{
-  include: { upstream: true; prices: true; offers: true };
-}>;
+export type { PlannedModel };
 
 /** Instances, models, prices and offers as invocations read them (cached). */
 export type CatalogReads = {
@@ -53,22 +70,24 @@ export type CatalogLocks = {
  * A usage record to open (status `reserved`) and its Idempotency-Key claim. Its
  * `request_reserved` event is the row itself (docs/decisions/0205).
  */
-export type RecordToOpen = {
-  id: string;
+export type RecordToOpen = Pick<
+  UsageRecord,
+  | "id"
+  | "tenantId"
+  | "apiKeyId"
+  | "serviceAlias"
+  | "modelAlias"
+  | "priceId"
+  | "upstreamId"
+  | "discountBps"
+  | "stream"
+  | "inputTokensBound"
+  | "outputTokensCap"
+  | "reservedUnits"
+  | "holdExpiresAt"
+> & {
   /** managed (held and charged) | byok (recorded only); absent: managed. */
   mode?: "managed" | "byok";
-  tenantId: string;
-  apiKeyId: string | null;
-  serviceAlias: string;
-  modelAlias: string;
-  priceId: string;
-  upstreamId: string;
-  discountBps: number;
-  stream: boolean;
-  inputTokensBound: number;
-  outputTokensCap: number;
-  reservedUnits: bigint;
-  holdExpiresAt: Date;
   /** Claimed together with the record (only with an API key); null: no claim. */
   idempotencyKey: string | null;
   /** The API the request came through (chat_completions | messages | embeddings); absent: not recorded. */
@@ -181,11 +200,163 @@ export type AllotmentRows = {
   openingFound(allotmentId: string, holdId: string): Promise<void>;
   openingAbandoned(allotmentId: string): Promise<void>;
   markClosed(allotmentId: string): Promise<void>;
+  get(allotmentId: string): Promise<Allotment | null>;
+  /** Openings older than a minute that are due: their hold may be in the ledger without them knowing. */
+  staleOpenings(limit: number): Promise<Allotment[]>;
+  /** Closing allotments that are due, the longest waiting first. */
+  dueClosings(limit: number): Promise<Allotment[]>;
 };
 
-/** The statements the domain runs through its adapters, beside its own Prisma reads and writes. */
+/** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
+export type SealedKeyRow = { id: string; ciphertext: Uint8Array<ArrayBuffer>; keyId: string; updatedAt: Date };
+
+/**
+ * Writes a re-sealed credential back into its row by compare-and-set (still the key id and
+ * ciphertext that were read), `updated_at` kept: true when it was replaced.
+ */
+export type ReplaceSealed = (row: SealedKeyRow, sealed: { ciphertext: Uint8Array<ArrayBuffer>; keyId: string }) => Promise<boolean>;
+
+/** An upstream without its credential (what operators see and events carry), as most reads take it. */
+export type UpstreamRow = Omit<Upstream, "apiKeyCiphertext">;
+
+/** What a write of an upstream sets (the key only when one was sent). */
+export type UpstreamWrite = {
+  provider: string;
+  baseUrl: string;
+  enabled: boolean;
+  key?: { apiKeyCiphertext: Uint8Array<ArrayBuffer>; apiKeyKeyId: string };
+};
+
+/** The upstreams' reads and writes (storage/catalog.ts). A `tx` runs the statement in the caller's transaction. */
+export type UpstreamRows = {
+  /** Newest first. */
+  list(limit: number): Promise<UpstreamRow[]>;
+  get(tx: Tx, id: string): Promise<UpstreamRow | null>;
+  /** Where a test of the upstream goes: its base URL and sealed key. */
+  target(id: string): Promise<Pick<Upstream, "baseUrl" | "apiKeyCiphertext" | "apiKeyKeyId"> | null>;
+  exists(tx: Tx, id: string): Promise<boolean>;
+  /** Version 1; false when another writer created it first. */
+  create(tx: Tx, id: string, write: UpstreamWrite): Promise<boolean>;
+  /** The next version, if it is still at `version`: false when another writer moved it. */
+  update(tx: Tx, id: string, version: number, write: UpstreamWrite): Promise<boolean>;
+  /** Every upstream with a key, by id. */
+  sealedKeys(): Promise<SealedKeyRow[]>;
+  replaceKey: ReplaceSealed;
+};
+
+/** What a write of a model sets. */
+export type ModelWrite = Pick<Model, "upstreamId" | "upstreamModel" | "enabled" | "maxOutputTokens" | "maxTokensPerImage">;
+
+/** The models' reads and writes (storage/catalog.ts); `WithPrice`: with the newest price version. */
+export type ModelRows = {
+  /** Newest first. */
+  list(limit: number): Promise<ModelWithPrice[]>;
+  exists(alias: string, tx?: Tx): Promise<boolean>;
+  get(tx: Tx, alias: string): Promise<Model | null>;
+  withPrice(tx: Tx, alias: string): Promise<ModelWithPrice | null>;
+  create(tx: Tx, alias: string, write: ModelWrite): Promise<boolean>;
+  update(tx: Tx, alias: string, version: number, write: ModelWrite): Promise<boolean>;
+  /** Which of `aliases` are models. */
+  known(aliases: string[]): Promise<string[]>;
+  /** Models with a price, newest first (at most 200): the newest price and the tenant's offers with each. */
+  priced(tenantId: string): Promise<(ModelWithPrice & { offers: Offer[] })[]>;
+  /** The enabled, priced models (of `aliases` when given), newest first, at most 200. */
+  servable(aliases: string[] | null): Promise<{ alias: string; createdAt: Date }[]>;
+};
+
+/** A new price version. */
+export type PriceWrite = Pick<PriceVersion, "id" | "modelAlias" | "version" | "inputUnitsPerMtok" | "outputUnitsPerMtok" | "createdBy">;
+
+/** Price versions (storage/catalog.ts): immutable, numbered per model. */
+export type PriceRows = {
+  /** A model's versions, newest first. */
+  list(modelAlias: string, limit: number): Promise<PriceVersion[]>;
+  get(id: string): Promise<PriceVersion | null>;
+  latest(tx: Tx, modelAlias: string): Promise<PriceVersion | null>;
+  create(tx: Tx, price: PriceWrite): Promise<PriceVersion>;
+};
+
+/** Offers (storage/catalog.ts): one per (tenant, model). */
+export type OfferRows = {
+  /** Newest first, of one tenant and/or model when given. */
+  list(filter: { tenantId: string | null; modelAlias: string | null; limit: number }): Promise<Offer[]>;
+  get(tx: Tx, tenantId: string, modelAlias: string): Promise<Offer | null>;
+  create(tx: Tx, offer: Pick<Offer, "id" | "tenantId" | "modelAlias" | "discountBps" | "expiresAt">): Promise<boolean>;
+  /** `expiresAt` undefined: kept. */
+  update(tx: Tx, id: string, version: number, write: { discountBps: number; expiresAt?: Date | null }): Promise<boolean>;
+};
+
+/** What a write of an instance sets. */
+export type InstanceWrite = Pick<ServiceInstance, "status" | "mode" | "apiKeyCiphertext" | "apiKeyKeyId" | "connectedAccountId"> & { config: object };
+
+/** Tenants' ai-model instances (storage/instances.ts). */
+export type InstanceRows = {
+  /** The tenant's, newest first (at most 200). */
+  list(tenantId: string): Promise<ServiceInstance[]>;
+  get(tenantId: string, alias: string): Promise<ServiceInstance | null>;
+  create(tx: Tx, instance: Pick<ServiceInstance, "id" | "tenantId" | "alias"> & InstanceWrite): Promise<ServiceInstance>;
+  /** The next version. */
+  update(tx: Tx, id: string, write: InstanceWrite): Promise<ServiceInstance>;
+  /** One of the tenant's instances that uses the connected account, or null. */
+  usingAccount(tx: Tx, tenantId: string, accountId: string): Promise<{ serviceId: string; alias: string } | null>;
+  /** Every instance with an inline key, by id. */
+  sealedKeys(): Promise<SealedKeyRow[]>;
+  replaceKey: ReplaceSealed;
+};
+
+/** Tenants' connected accounts (storage/connected-accounts.ts). */
+export type ConnectedAccountRows = {
+  /** The tenant's, newest first (at most 200), without secrets. */
+  list(tenantId: string): Promise<ConnectedAccountView[]>;
+  get(tenantId: string, id: string): Promise<ConnectedAccount | null>;
+  /** The account's provider, or null when the tenant has no such account. */
+  provider(tx: Tx, tenantId: string, id: string): Promise<string | null>;
+  create(tx: Tx, account: Omit<ConnectedAccount, "createdAt">): Promise<ConnectedAccountView>;
+  delete(tx: Tx, id: string): Promise<void>;
+  /** Every account's sealed secret, by id. */
+  sealedSecrets(): Promise<Omit<SealedKeyRow, "updatedAt">[]>;
+  replaceSecret(row: Omit<SealedKeyRow, "updatedAt">, sealed: { ciphertext: Uint8Array<ArrayBuffer>; keyId: string }): Promise<boolean>;
+};
+
+/** An operator's decision written into a record (release or capture). */
+export type RecordDecision = {
+  status: "completed" | "failed";
+  holdId: string | null;
+  finalUnits: bigint;
+  refundedUnits: bigint;
+  errorCode: string;
+  releasedBy: string;
+  releaseReason: string;
+  settledAt: Date;
+};
+
+/** The usage records' reads, and the operator's decision (storage/usage.ts). */
+export type UsageRows = {
+  get(id: string): Promise<UsageRecord | null>;
+  /** The records of `ids` that exist, in no order. */
+  byIds(ids: string[]): Promise<UsageRecord[]>;
+  /** A record's position (`seq`), of the tenant when given; null when there is none. */
+  seqOf(id: string, tenantId: string | null): Promise<bigint | null>;
+  /** Newest first (by `seq`), below `before` when given. `mode` null: both modes. */
+  page(q: { tenantId: string | null; mode: "managed" | "byok" | null; before: bigint | null; take: number }): Promise<UsageRecord[]>;
+  /** Of `ids`, the completed records without a hold of their own (charged from an allotment). */
+  completedWithoutHold(ids: string[]): Promise<UsageRecord[]>;
+  /** Writes the decision if the record is still in `status`: false when it changed. */
+  decide(tx: Tx, id: string, status: string, decision: RecordDecision): Promise<boolean>;
+  /** The reconciler's check of settled records: how far it got (written by the migration that brought it). */
+  capturesCheckpoint(): Promise<{ settledAt: Date; recordId: string } | null>;
+};
+
+/** The statements and reads the domain runs through its adapters (storage/store.ts). */
 export type Store = {
   locks: CatalogLocks;
+  upstreams: UpstreamRows;
+  models: ModelRows;
+  prices: PriceRows;
+  offers: OfferRows;
+  instances: InstanceRows;
+  accounts: ConnectedAccountRows;
+  usage: UsageRows;
   records: RecordRows;
   budgets: BudgetRows;
   reconciler: ReconcilerRows;

@@ -6,6 +6,7 @@ import type { UpstreamView } from "../domain/upstreams/view.js";
 import type { InstanceView } from "../domain/instances/view.js";
 import type { BudgetView } from "../domain/budgets/budget.js";
 import type { ConnectedAccountView } from "../domain/connected-accounts/view.js";
+import type { UsageRecord } from "../domain/rows.js";
 
 /** Domain views as proto messages: snake_case, int64 as decimal strings, ISO 8601 UTC times. */
 export function encodePrice(p: PriceView): managedAi.PriceVersion {
@@ -114,7 +115,7 @@ export function encodeConnectedAccount(a: ConnectedAccountView): managedAi.Conne
   return { id: a.id, tenant_id: a.tenantId, provider: a.provider, name: a.name, created_at: a.createdAt.toISOString() };
 }
 
-export function encodeUsage(r: import("../generated/prisma/client.js").UsageRecord): managedAi.UsageRecord {
+export function encodeUsage(r: UsageRecord): managedAi.UsageRecord {
   return {
     id: r.id,
     tenant_id: r.tenantId,

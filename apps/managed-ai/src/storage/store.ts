@@ -1,21 +1,35 @@
 import type { Statements } from "@gateway/events-runtime";
 import type { Store } from "../domain/ports.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import { allotmentReads } from "./allotment-reads.js";
 import { allotmentReserve, chargesOf, checkAgain, closeIdle, markClosed, openingAbandoned, openingFound, recordsInFlight } from "./allotments.js";
 import { budgetReservations, markCrossing, openClaimRequests, readCounters, settlePushClaims, settleRecordClaims } from "./budgets.js";
+import { modelRows, offerRows, priceRows, upstreamRows } from "./catalog.js";
 import { lockConnectedAccount, lockInstance, lockModel, lockOffer, lockUpstream } from "./catalog-locks.js";
+import { connectedAccountRows } from "./connected-accounts.js";
+import { instanceRows } from "./instances.js";
 import { advanceCapturesCheckpoint, candidateIds, capturesAfter, exclusively, recheckAt, workPending } from "./reconciler.js";
 import { exportAndDeleteMonth, monthsBefore } from "./retention.js";
+import { usageRows } from "./usage.js";
 import { deleteRefused, moveRow, recountIn, toSettlementFailed } from "./usage-records.js";
 
 /**
  * The domain's Store port (domain/ports.ts, docs/decisions/0290) made of this directory's
- * statements: those outside a caller's transaction run on `sql`, the others in the
- * transaction (or on the pool) the domain hands in.
+ * statements and reads: the plain-SQL ones outside a caller's transaction run on `sql`,
+ * the Prisma ones on `prisma`, the others in the transaction (or on the pool) the
+ * domain hands in.
  */
-export function sqlStore(sql: Statements): Store {
+export function sqlStore(sql: Statements, prisma: PrismaClient): Store {
   const reservations = budgetReservations(sql);
   return {
     locks: { upstream: lockUpstream, model: lockModel, offer: lockOffer, instance: lockInstance, connectedAccount: lockConnectedAccount },
+    upstreams: upstreamRows(prisma),
+    models: modelRows(prisma),
+    prices: priceRows(prisma),
+    offers: offerRows(prisma),
+    instances: instanceRows(prisma),
+    accounts: connectedAccountRows(prisma),
+    usage: usageRows(prisma),
     records: { move: moveRow, toSettlementFailed, deleteRefused, recount: recountIn },
     budgets: {
       reserve: (reservation) => reservations.reserve(reservation),
@@ -43,6 +57,7 @@ export function sqlStore(sql: Statements): Store {
       openingFound: (id, holdId) => openingFound(sql, id, holdId),
       openingAbandoned: (id) => openingAbandoned(sql, id),
       markClosed: (id) => markClosed(sql, id),
+      ...allotmentReads(prisma),
     },
   };
 }

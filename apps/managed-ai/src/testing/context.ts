@@ -8,7 +8,9 @@ import { createLogger } from "@gateway/logger";
 import { ledgerV1 } from "@gateway/protos";
 import { parseKeyring } from "../crypto/keyring.js";
 import { createPrisma } from "../db.js";
-import type { ManagedAiContext, Tx } from "../domain/context.js";
+import type { ManagedAiContext } from "../domain/context.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import { domainTransact, type PrismaTx } from "../storage/prisma-tx.js";
 import { Allotments, type AllotmentOptions } from "../storage/allotments.js";
 import { chargesRefused } from "../domain/usage/move.js";
 import { CatalogCache, invalidating } from "../storage/catalog-cache.js";
@@ -24,8 +26,11 @@ const PRISMA_DIR = fileURLToPath(new URL("../../prisma", import.meta.url));
 export const KEY_1 = `k1:${randomBytes(32).toString("base64")}`;
 export const KEY_2 = `k2:${randomBytes(32).toString("base64")}`;
 
-/** A test's context: its catalog is the real cache (tests read and flush it). */
-export type TestManagedAiContext = ManagedAiContext & { catalog: CatalogCache };
+/**
+ * A test's context: its catalog is the real cache (tests read and flush it), and the
+ * Prisma client under its store, for tests that set up or look at rows directly.
+ */
+export type TestManagedAiContext = ManagedAiContext & { catalog: CatalogCache; prisma: PrismaClient };
 
 export type TestContext = {
   ctx: TestManagedAiContext;
@@ -66,12 +71,8 @@ export async function createTestContext(
   // As in production: every committed Prisma write empties the catalog cache (no caching unless a test asks).
   const catalog = overrides.catalog ?? new CatalogCache(prisma, options.catalogTtlMs ?? 0);
   const base: Omit<ManagedAiContext, "allotments"> = {
-    prisma,
-    transact: createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
-    writeCatalog: invalidating(
-      createTransact<Tx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 })),
-      catalog,
-    ),
+    transact: domainTransact(createTransact<PrismaTx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 }))),
+    writeCatalog: invalidating(domainTransact(createTransact<PrismaTx>((fn) => prisma.$transaction(fn, { timeout: 15_000, maxWait: 10_000 }))), catalog),
     logger,
     keyring: parseKeyring(`${KEY_2},${KEY_1}`),
     upstreamTestTimeoutMs: 1_000,
@@ -82,7 +83,7 @@ export async function createTestContext(
     catalog,
     sql,
     records: new UsageRecordWriter(sql, logger, undefined),
-    store: sqlStore(overrides.sql ?? sql),
+    store: sqlStore(overrides.sql ?? sql, prisma),
     ...overrides,
   };
   // Off unless a test asks: a hold per request, as the tests of holds expect.
@@ -92,7 +93,7 @@ export async function createTestContext(
       { sql: base.sql, ledgerCalls: base.ledgerCalls, logger, refused: (ids) => chargesRefused({ ctx, input: { requestIds: ids } }) },
       { enabled: false, sharePercent: 25, maxUnits: 1_000_000n, minUnits: 1_000n, lingerMs: 0, holdTtlSeconds: 3_600, ...options.allotments },
     );
-  const ctx: TestManagedAiContext = { ...base, catalog, allotments };
+  const ctx: TestManagedAiContext = { ...base, catalog, allotments, prisma };
   return {
     ctx,
     pool,

@@ -1,11 +1,11 @@
-import type { ManagedAiContext } from "../domain/context.js";
+import { afterAll, beforeAll } from "vitest";
 import type { AllotmentOptions } from "../storage/allotments.js";
-import { createTestContext, type TestContext } from "./context.js";
+import { createTestContext, type TestContext, type TestManagedAiContext } from "./context.js";
 import { switchableLedger, type SwitchableLedger } from "./interleave.js";
 import { startTestLedger, type TestLedger } from "./ledger.js";
 
 /** A test file's managed-ai against the real ledger: what `openLedgerTest` started, and how to stop it. */
-export type LedgerTest = { L: TestLedger; door: SwitchableLedger; t: TestContext; ctx: ManagedAiContext; close(): Promise<void> };
+export type LedgerTest = { L: TestLedger; door: SwitchableLedger; t: TestContext; ctx: TestManagedAiContext; close(): Promise<void> };
 
 /**
  * The set-up of a managed-ai test against the real ledger (a process of its own): the ledger,
@@ -26,4 +26,17 @@ export async function openLedgerTest(
     await L.close();
   };
   return { L, door, t, ctx: t.ctx, close };
+}
+
+/**
+ * `openLedgerTest` for a whole test file: opened before its first test (given to `use`, which
+ * keeps what the file needs), closed after its last.
+ */
+export function ledgerTestPerFile(options: Parameters<typeof openLedgerTest>[0], use: (lt: LedgerTest) => void): void {
+  let lt: LedgerTest | undefined;
+  beforeAll(async () => {
+    lt = await openLedgerTest(options);
+    use(lt);
+  }, 120_000);
+  afterAll(() => lt?.close());
 }

@@ -22,6 +22,11 @@ type AppMethods =
   | "ListSocialMessages"
   | "QueueSocialReply";
 
+/** Proto3 `optional` fields from nullable columns: a null is left out (absent on the wire), any other value is sent. */
+function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as { [K in keyof T]?: Exclude<T[K], null> };
+}
+
 function encodeInstance(i: AppInstance): messaging.AppInstance {
   return {
     id: i.id,
@@ -54,15 +59,17 @@ function encodeMessage(m: SocialMessage): messaging.SocialMessage {
     id: m.id,
     thread_id: m.threadId,
     direction: m.direction,
-    ...(m.eventId !== null ? { event_id: m.eventId } : {}),
-    ...(m.author !== null ? { author: m.author } : {}),
     text: m.text,
     created_at: m.createdAt.toISOString(),
-    ...(m.deliveryState !== null ? { delivery_state: m.deliveryState } : {}),
     delivery_attempts: m.deliveryAttempts,
-    ...(m.deliveryLastStatus !== null ? { delivery_last_status: m.deliveryLastStatus } : {}),
-    ...(m.deliveryError !== null ? { delivery_error: m.deliveryError } : {}),
-    ...(m.deliveredAt !== null ? { delivered_at: m.deliveredAt.toISOString() } : {}),
+    ...present({
+      event_id: m.eventId,
+      author: m.author,
+      delivery_state: m.deliveryState,
+      delivery_last_status: m.deliveryLastStatus,
+      delivery_error: m.deliveryError,
+      delivered_at: m.deliveredAt?.toISOString() ?? null,
+    }),
   };
 }
 
@@ -72,14 +79,11 @@ function encodePushMessage(m: PushMessageWithDeliveries): messaging.PushMessageR
     status: m.status,
     charged_units: (m.chargedUnits ?? 0n).toString(),
     created_at: m.createdAt.toISOString(),
-    ...(m.settledAt !== null ? { settled_at: m.settledAt.toISOString() } : {}),
+    ...present({ settled_at: m.settledAt?.toISOString() ?? null }),
     deliveries: m.deliveries.map((d) => ({
       target_id: d.targetId,
       type: d.type,
-      ...(d.ok !== null ? { ok: d.ok } : {}),
-      ...(d.status !== null ? { status: d.status } : {}),
-      ...(d.error !== null ? { error: d.error } : {}),
-      ...(d.finishedAt !== null ? { finished_at: d.finishedAt.toISOString() } : {}),
+      ...present({ ok: d.ok, status: d.status, error: d.error, finished_at: d.finishedAt?.toISOString() ?? null }),
     })),
   };
 }
@@ -129,8 +133,7 @@ export function appHandlers(ctx: AppContext): Pick<Implementation<typeof messagi
         results: sent.results.map((r) => ({
           target_id: r.target_id,
           ok: r.ok,
-          ...(r.status !== null ? { status: r.status } : {}),
-          ...(r.error !== null ? { error: r.error } : {}),
+          ...present({ status: r.status, error: r.error }),
         })),
       };
     },

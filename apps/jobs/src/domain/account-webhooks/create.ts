@@ -5,7 +5,7 @@ import { newId } from "@gateway/contract/ids";
 import { checkUrl } from "@gateway/outbound";
 import type { JobsContext } from "../context.js";
 import type { AccountWebhook } from "../../generated/prisma/client.js";
-import { callbackPolicy } from "../../callbacks/target.js";
+import { callbackPolicy, secretColumns } from "../../callbacks/target.js";
 import { ACCOUNT_EVENTS } from "./notices.js";
 import { newWebhookSecret, sealWebhookSecret } from "./secret.js";
 
@@ -71,8 +71,7 @@ export async function createAccountWebhook({
         url: q.url,
         events: q.events,
         description: q.description || null,
-        secretCiphertext: sealed.ciphertext,
-        secretKeyId: sealed.keyId,
+        ...secretColumns(sealed),
         createdBy: q.actor || null,
       },
     });

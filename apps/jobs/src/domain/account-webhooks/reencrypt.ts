@@ -1,5 +1,6 @@
 import { resealRows, type ResealResult } from "@gateway/secrets";
 import type { JobsContext } from "../context.js";
+import { sealedIn, secretColumns } from "../../callbacks/target.js";
 import { webhookSecretContext } from "./secret.js";
 
 /** Key rotation, last step, for account webhook secrets (as callback secrets: each row replaced only if unchanged). */
@@ -9,13 +10,13 @@ export async function reencryptWebhookSecrets(ctx: Pick<JobsContext, "prisma" | 
     ctx.keyring,
     ctx.logger,
     "account_webhook",
-    rows.map((r) => ({ id: r.id, ciphertext: r.secretCiphertext, keyId: r.secretKeyId })),
+    rows.map((r) => ({ id: r.id, ...sealedIn(r) })),
     (row) => webhookSecretContext(row.id),
     async (row, sealed) =>
       (
         await ctx.prisma.accountWebhook.updateMany({
-          where: { id: row.id, secretKeyId: row.keyId, secretCiphertext: row.ciphertext },
-          data: { secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
+          where: { id: row.id, ...secretColumns(row) },
+          data: secretColumns(sealed),
         })
       ).count === 1,
   );

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { Id, listLimit } from "@gateway/contract";
+import type { AuditEvent } from "../../generated/prisma/client.js";
 import type { JobsContext } from "../context.js";
 
 export const ListAuditEventsInput = z.object({
@@ -11,21 +12,11 @@ export const ListAuditEventsInput = z.object({
 });
 export type ListAuditEventsInput = z.input<typeof ListAuditEventsInput>;
 
-export type AuditEventView = {
-  eventId: string;
-  type: string;
-  source: string;
-  requestId: string | null;
-  occurredAt: Date;
-  data: unknown;
-  recordedAt: Date;
-};
-
 /**
  * One tenant's events (those whose data names it as `tenant_id`), newest first;
  * `type` and `request_id` filter when not empty; limit 0 means 100.
  */
-export async function listAuditEvents({ ctx, input }: { ctx: JobsContext; input: ListAuditEventsInput }): Promise<AuditEventView[]> {
+export async function listAuditEvents({ ctx, input }: { ctx: JobsContext; input: ListAuditEventsInput }): Promise<AuditEvent[]> {
   const q = parseInput(ListAuditEventsInput, input);
   return ctx.prisma.auditEvent.findMany({
     where: {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseKeyring } from "@gateway/secrets";
 import { contextPerFile } from "../../testing/context-per-file.js";
 import { reencryptCallbackSecrets } from "./reencrypt.js";
-import { openCallbackSecret, sealCallbackSecret } from "../../callbacks/target.js";
+import { openCallbackSecret, sealCallbackSecret, sealedIn, secretColumns } from "../../callbacks/target.js";
 
 const oldKey = `old:${randomBytes(32).toString("base64")}`;
 const newKey = `new:${randomBytes(32).toString("base64")}`;
@@ -22,7 +22,7 @@ describe("re-sealing callback secrets after a key rotation", () => {
     for (const r of rows) {
       const sealed = sealCallbackSecret(r.keyring, r.jobId, r.secret);
       await t.ctx.prisma.jobCallbackTarget.create({
-        data: { jobId: r.jobId, url: "https://hooks.example.com/jobs", secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
+        data: { jobId: r.jobId, url: "https://hooks.example.com/jobs", ...secretColumns(sealed) },
       });
     }
     const rotated = parseKeyring(`${newKey},${oldKey}`);
@@ -32,7 +32,7 @@ describe("re-sealing callback secrets after a key rotation", () => {
     for (const r of rows.slice(0, 2)) {
       const row = await t.ctx.prisma.jobCallbackTarget.findUniqueOrThrow({ where: { jobId: r.jobId } });
       expect(row.secretKeyId).toBe("new");
-      expect(openCallbackSecret(onlyNew, r.jobId, { ciphertext: row.secretCiphertext, keyId: row.secretKeyId })).toBe(r.secret);
+      expect(openCallbackSecret(onlyNew, r.jobId, sealedIn(row))).toBe(r.secret);
     }
     expect((await t.ctx.prisma.jobCallbackTarget.findUniqueOrThrow({ where: { jobId: "job_r3" } })).secretKeyId).toBe("lost");
   });

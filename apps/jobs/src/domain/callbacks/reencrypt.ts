@@ -1,6 +1,6 @@
 import { resealRows, type ResealResult } from "@gateway/secrets";
 import type { JobsContext } from "../context.js";
-import { callbackSecretContext } from "../../callbacks/target.js";
+import { callbackSecretContext, sealedIn, secretColumns } from "../../callbacks/target.js";
 
 /**
  * Key rotation, last step, for jobs (docs/decisions/0104): every callback secret is
@@ -13,13 +13,13 @@ export async function reencryptCallbackSecrets(ctx: Pick<JobsContext, "prisma" |
     ctx.keyring,
     ctx.logger,
     "job_callback",
-    rows.map((r) => ({ id: r.jobId, ciphertext: r.secretCiphertext, keyId: r.secretKeyId })),
+    rows.map((r) => ({ id: r.jobId, ...sealedIn(r) })),
     (row) => callbackSecretContext(row.id),
     async (row, sealed) =>
       (
         await ctx.prisma.jobCallbackTarget.updateMany({
-          where: { jobId: row.id, secretKeyId: row.keyId, secretCiphertext: row.ciphertext },
-          data: { secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
+          where: { jobId: row.id, ...secretColumns(row) },
+          data: secretColumns(sealed),
         })
       ).count === 1,
   );

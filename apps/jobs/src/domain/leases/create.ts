@@ -5,7 +5,7 @@ import { ulid } from "@gateway/contract/ids";
 import { Id, NonNegativeUnits, OptionalIdempotencyKey } from "@gateway/contract";
 import type { JobsContext } from "../context.js";
 import type { TronLease } from "../../generated/prisma/client.js";
-import { checkCallback, sealCallbackSecret } from "../../callbacks/target.js";
+import { checkCallback, sealCallbackSecret, secretColumns } from "../../callbacks/target.js";
 import { Duration, Energy, Receiver, TenantId } from "../quotes/schemas.js";
 import { leaseHold, leaseHolds, settled } from "./hold.js";
 import { unitsToUsdNumber } from "@gateway/contract/money";
@@ -99,7 +99,7 @@ export async function createLease({ ctx, input }: { ctx: JobsContext; input: Cre
     });
     if (target) {
       const sealed = sealCallbackSecret(ctx.keyring, lease.jobId, callback.secret);
-      await tx.jobCallbackTarget.create({ data: { jobId: lease.jobId, url: callback.url, secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId } });
+      await tx.jobCallbackTarget.create({ data: { jobId: lease.jobId, url: callback.url, ...secretColumns(sealed) } });
     }
     await emit("job.status_changed", { job_id: lease.jobId, tenant_id: lease.tenantId, type: LEASE_JOB_TYPE, from: null, to: "pending", error_code: null });
     return true;

@@ -32,7 +32,6 @@ const account = async (tenant: string) => {
   );
   return row!;
 };
-const legs = (entryId: string) => ledger.sql("SELECT account, units FROM entries WHERE transfer_id = $1 ORDER BY leg", entryId);
 const invariantOk = async (tenant: string) => {
   const report = await checkInvariant({ ctx: ledger.ctx, input: { tenant_id: tenant } });
   expect(report.tenants[0]?.badAllotments).toBe(0n);
@@ -57,7 +56,7 @@ describe("an allotment", () => {
       balance: { tenantId: "a1", available: 400n, held: 450n },
       hold: { holdId: a.holdId, units: 600n, status: "open", allotment: true, capturedUnits: 150n, releasedUnits: 0n, settledAt: null },
     });
-    expect(await legs(p1.entryId)).toEqual([
+    expect(await ledger.legs(p1.entryId)).toEqual([
       { account: "held", units: -150n },
       { account: "revenue", units: 150n },
     ]);
@@ -65,7 +64,7 @@ describe("an allotment", () => {
 
     const r1 = await release(a.holdId, 100);
     expect(r1).toMatchObject({ balance: { available: 500n, held: 350n }, hold: { status: "open", capturedUnits: 150n, releasedUnits: 100n } });
-    expect(await legs(r1.entryId)).toEqual([
+    expect(await ledger.legs(r1.entryId)).toEqual([
       { account: "held", units: -100n },
       { account: "available", units: 100n },
     ]);
@@ -77,7 +76,7 @@ describe("an allotment", () => {
       balance: { available: 800n, held: 0n },
       hold: { status: "voided", allotment: true, capturedUnits: 200n, releasedUnits: 400n },
     });
-    expect(await legs(v.entryId)).toEqual([
+    expect(await ledger.legs(v.entryId)).toEqual([
       { account: "held", units: -300n },
       { account: "available", units: 300n },
     ]);
@@ -130,7 +129,7 @@ describe("an allotment", () => {
     // A void of an allotment its posts used up moves nothing, and closes it.
     const v = await voidIt(a.holdId);
     expect(v).toMatchObject({ hold: { status: "voided", capturedUnits: 300n, releasedUnits: 0n }, balance: { available: 650n, held: 50n } });
-    expect(await legs(v.entryId)).toEqual([]);
+    expect(await ledger.legs(v.entryId)).toEqual([]);
     expect(await invariantOk("a3")).toBe(true);
   });
 

@@ -16,8 +16,7 @@ describe("createCredit", () => {
     );
     expect(result).toMatchObject({ replayed: false, balance: { tenantId: "t1", available: 12_345n, held: 0n } });
     expect(result.entryId).toMatch(/^trf_[0-9A-Z]{26}$/);
-    const legs = await ledger.sql<{ account: string; units: bigint }>("SELECT account, units FROM entries WHERE transfer_id = $1 ORDER BY leg", result.entryId);
-    expect(legs).toEqual([
+    expect(await ledger.legs(result.entryId)).toEqual([
       { account: "funding", units: -12_345n },
       { account: "available", units: 12_345n },
     ]);

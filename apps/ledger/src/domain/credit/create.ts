@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import type { LedgerContext } from "../context.js";
-import type { TenantBalance } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";
-import { movementIds, refuse, runMovement } from "../movement.js";
+import { movementIds, refuse, runMovement, type MovementResult } from "../movement.js";
 import type { Outcome } from "../outcome.js";
 import { OperationId, PositiveUnits, TenantId } from "../schemas.js";
 
@@ -15,7 +14,7 @@ export const CreateCreditInput = z.object({
 });
 export type CreateCreditInput = z.input<typeof CreateCreditInput>;
 
-export type CreateCreditResult = { entryId: string; balance: TenantBalance; replayed: boolean };
+export type CreateCreditResult = MovementResult;
 
 type Row = { outcome: Outcome; transfer_id: string; available: bigint; held: bigint };
 

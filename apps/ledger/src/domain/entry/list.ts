@@ -2,8 +2,7 @@ import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { Cursor, decodeCursor, encodeCursor, listLimit } from "@gateway/contract";
 import type { LedgerContext } from "../context.js";
-import type { AccountName, Leg, TenantBalance } from "../accounts.js";
-import type { TransferKind } from "../accounts.js";
+import { toTransfer, type AccountName, type Leg, type TenantBalance, type Transfer, type TransferRow } from "../accounts.js";
 import { TenantId } from "../schemas.js";
 
 export const ListEntriesInput = z.object({
@@ -15,12 +14,7 @@ export const ListEntriesInput = z.object({
 });
 export type ListEntriesInput = z.input<typeof ListEntriesInput>;
 
-export type LedgerEntry = {
-  entryId: string;
-  operationId: string;
-  kind: TransferKind;
-  units: bigint;
-  holdId: string | null;
+export type LedgerEntry = Transfer & {
   reason: string;
   createdAt: Date;
   balanceAfter: TenantBalance;
@@ -29,13 +23,8 @@ export type LedgerEntry = {
 
 export type ListEntriesResult = { entries: LedgerEntry[]; nextCursor: string };
 
-type Row = {
-  id: string;
+type Row = TransferRow & {
   seq: bigint;
-  operation_id: string;
-  kind: TransferKind;
-  units: bigint;
-  hold_id: string | null;
   reason: string;
   created_at: Date;
   available_after: bigint;
@@ -51,7 +40,7 @@ export async function listEntries({ ctx, input }: { ctx: LedgerContext; input: L
   const before = decodeCursor(req.cursor);
   const rows = await ctx.prisma.$queryRawUnsafe<Row[]>(
     `WITH page AS (
-       SELECT id, seq, operation_id, kind, units, hold_id, reason, created_at, available_after, held_after
+       SELECT id, seq, operation_id, kind, tenant_id, units, hold_id, reason, created_at, available_after, held_after
        FROM transfers
        WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
        ORDER BY seq DESC
@@ -69,11 +58,7 @@ export async function listEntries({ ctx, input }: { ctx: LedgerContext; input: L
   const last = page.at(-1);
   return {
     entries: page.map((r) => ({
-      entryId: r.id,
-      operationId: r.operation_id,
-      kind: r.kind,
-      units: r.units,
-      holdId: r.hold_id,
+      ...toTransfer(r),
       reason: r.reason,
       createdAt: r.created_at,
       balanceAfter: { tenantId: req.tenant_id, available: r.available_after, held: r.held_after },

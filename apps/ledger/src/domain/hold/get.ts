@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { LedgerContext } from "../context.js";
-import { toHoldView, type HoldRow, type HoldView } from "../accounts.js";
+import { toHoldView, toTransfer, type HoldRow, type HoldView, type Transfer, type TransferRow } from "../accounts.js";
 import { HoldId, OperationId } from "../schemas.js";
 
 const HOLD_COLUMNS = "id, tenant_id, units, status, captured_units, expires_at, created_at, settled_at, released_units, allotment";
@@ -32,14 +32,13 @@ export async function getHolds({ ctx, input }: { ctx: LedgerContext; input: GetH
 
 export const GetTransfersInput = z.object({ operation_ids: z.array(OperationId).min(1).max(MAX_HOLDS_PER_READ) });
 export type GetTransfersInput = z.input<typeof GetTransfersInput>;
-export type TransferOf = { operationId: string; kind: string; tenantId: string; units: bigint; holdId: string | null; entryId: string };
 
 /** The transfers of these operation ids, in one statement (the index on operation_id): those that exist. */
-export async function getTransfers({ ctx, input }: { ctx: LedgerContext; input: GetTransfersInput }): Promise<TransferOf[]> {
+export async function getTransfers({ ctx, input }: { ctx: LedgerContext; input: GetTransfersInput }): Promise<Transfer[]> {
   const { operation_ids } = parseInput(GetTransfersInput, input);
-  const rows = await ctx.prisma.$queryRawUnsafe<{ operation_id: string; kind: string; tenant_id: string; units: bigint; hold_id: string | null; id: string }[]>(
-    "SELECT operation_id, kind, tenant_id, units, hold_id, id FROM transfers WHERE operation_id = ANY($1::text[])",
+  const rows = await ctx.prisma.$queryRawUnsafe<TransferRow[]>(
+    "SELECT id, operation_id, kind, tenant_id, units, hold_id FROM transfers WHERE operation_id = ANY($1::text[])",
     operation_ids,
   );
-  return rows.map((r) => ({ operationId: r.operation_id, kind: r.kind, tenantId: r.tenant_id, units: r.units, holdId: r.hold_id, entryId: r.id }));
+  return rows.map(toTransfer);
 }

@@ -2,9 +2,8 @@ import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import { newId } from "@gateway/contract/ids";
 import type { LedgerContext } from "../context.js";
-import type { TenantBalance } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";
-import { movementIds, refuse } from "../movement.js";
+import { movementIds, refuse, type MovementResult } from "../movement.js";
 import { HoldId, NonNegativeUnits, Note, OperationId, PositiveUnits, TenantId } from "../schemas.js";
 
 /** The longest a hold may be set to last. */
@@ -36,15 +35,7 @@ export const ReserveHoldInput = z
   );
 export type ReserveHoldInput = z.input<typeof ReserveHoldInput>;
 
-export type ReserveHoldResult = {
-  holdId: string;
-  entryId: string;
-  units: bigint;
-  expiresAt: Date;
-  /** The balance right after the reservation. */
-  balance: TenantBalance;
-  replayed: boolean;
-};
+export type ReserveHoldResult = MovementResult & { holdId: string; units: bigint; expiresAt: Date };
 
 /**
  * First phase of a two-phase transfer: units move from the tenant's available

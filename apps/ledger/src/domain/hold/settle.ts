@@ -1,10 +1,10 @@
 import type { LedgerContext } from "../context.js";
-import { toHoldView, type HoldRow, type HoldView, type TenantBalance } from "../accounts.js";
+import { toHoldView, type HoldRow, type HoldView } from "../accounts.js";
 import { requestHash } from "../fingerprint.js";
-import { movementIds, refuse } from "../movement.js";
+import { movementIds, refuse, type MovementResult } from "../movement.js";
 import type { MovementRow } from "../movement-queue.js";
 
-export type SettleHoldResult = { hold: HoldView; balance: TenantBalance; entryId: string; replayed: boolean };
+export type SettleHoldResult = MovementResult & { hold: HoldView };
 
 export type Settlement = {
   kind: "capture" | "void" | "post" | "release";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "@gateway/errors";
+import type { TenantBalance } from "../accounts.js";
 import type { LedgerContext } from "../context.js";
 import { TenantId } from "../schemas.js";
 
@@ -20,15 +21,12 @@ export const CheckInvariantInput = z
   .refine((q) => !(q.all_tenants && q.tenant_id !== ""), { path: ["all_tenants"], message: "cannot be combined with a tenant_id" });
 export type CheckInvariantInput = z.input<typeof CheckInvariantInput>;
 
-export type TenantInvariant = {
-  tenantId: string;
+/** A tenant's running balances (`available` and `held`: the accounts row), and what its journal, holds and transfers sum to. */
+export type TenantInvariant = TenantBalance & {
   /** Sum of credit transfers. */
   credits: bigint;
   /** Sum of captured_units of captured holds, plus the posts of allotments. */
   captured: bigint;
-  /** Running balances (the accounts row). */
-  available: bigint;
-  held: bigint;
   /** The same balances summed from the journal. */
   journalAvailable: bigint;
   journalHeld: bigint;

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import { createLogger } from "@gateway/logger";
-import type { ManagedAiContext } from "../context.js";
+import type { TestManagedAiContext } from "../../testing/context.js";
 import type { TestLedger } from "../../testing/ledger.js";
-import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
+import { ledgerTestPerFile } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { Priced } from "../invocation/plan.js";
 import { openReservation, settleCompleted, settleFailed, settleReview, usageOf, type Opened } from "../invocation/settlement.js";
@@ -11,6 +11,7 @@ import { reconcileUsage } from "../reconcile/reconcile.js";
 import { releaseUsage } from "../usage/release.js";
 import { Allotments } from "../../storage/allotments.js";
 import { closeAllotments } from "./close.js";
+import { planFor } from "../../testing/records.js";
 
 /**
  * Allotments on a real database against the real ledger (a process of its own:
@@ -20,30 +21,9 @@ import { closeAllotments } from "./close.js";
  * its batch before it gives the rest back. Balances are the tenant's accounts as the
  * journal keeps them (an open allotment's units all held).
  */
-let lt: LedgerTest;
 let L: TestLedger;
-let ctx: ManagedAiContext;
-beforeAll(async () => {
-  lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
-  ({ L, ctx } = lt);
-}, 120_000);
-afterAll(() => lt?.close());
-
-// 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
-const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
-  ({
-    mode: "managed",
-    tenantId,
-    serviceAlias: "chat",
-    modelAlias: "small",
-    priceId: "price_1",
-    upstream: { id: "up_1" },
-    discountBps: 0,
-    inputTokensBound: 10n,
-    outputTokensCap: 10,
-    reservedUnits,
-    price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n },
-  }) as unknown as Priced;
+let ctx: TestManagedAiContext;
+ledgerTestPerFile({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } }, (lt) => ({ L, ctx } = lt));
 
 let n = 0;
 const open = (plan: Priced) =>

@@ -1,7 +1,7 @@
 import { isAppError } from "@gateway/errors";
 import { type LedgerCalls, postOperation, reserveOperation } from "@gateway/ledger-client";
 import type { ledger } from "@gateway/protos";
-import type { PrismaClient } from "../../generated/prisma/client.js";
+import type { Store } from "../ports.js";
 
 /** How long a carved hold lasts (informative: an operator decides it). */
 export const CARVED_HOLD_TTL_SECONDS = 86_400;
@@ -47,10 +47,10 @@ export async function carvedHold({
   ctx,
   input: { row },
 }: {
-  ctx: { prisma: PrismaClient; ledgerCalls: Pick<LedgerCalls, "reserve" | "transfers"> };
+  ctx: { store: { allotments: Pick<Store["allotments"], "get"> }; ledgerCalls: Pick<LedgerCalls, "reserve" | "transfers"> };
   input: { row: { id: string; tenantId: string; reservedUnits: bigint; allotmentId: string } };
 }): Promise<Carved> {
-  const allotment = await ctx.prisma.allotment.findUnique({ where: { id: row.allotmentId } });
+  const allotment = await ctx.store.allotments.get(row.allotmentId);
   if (!allotment?.holdId) throw new Error(`record ${row.id}: its allotment ${row.allotmentId} has no hold`);
   try {
     const res = await ctx.ledgerCalls.reserve(carveReserve(row, allotment.holdId));

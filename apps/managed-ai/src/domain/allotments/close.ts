@@ -50,11 +50,7 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
   const closing = await ctx.store.allotments.closeIdle(options.idleSeconds, options.maxAgeSeconds);
   report.closing = closing.length;
 
-  const stale = await ctx.prisma.allotment.findMany({
-    where: { state: "opening", createdAt: { lt: new Date(Date.now() - 60_000) }, nextCheckAt: { lte: new Date() } },
-    orderBy: { nextCheckAt: "asc" },
-    take: limit,
-  });
+  const stale = await ctx.store.allotments.staleOpenings(limit);
   for (const a of stale) {
     try {
       const res = await ctx.ledgerCalls.reserve(ctx.store.allotments.reserveRequest(a));
@@ -74,11 +70,7 @@ export async function closeAllotments({ ctx, input: options }: { ctx: ManagedAiC
   await ctx.allotments.resendReleases().catch((err: unknown) => ctx.logger.warn({ err }, "sending allotments' releases again failed; the next pass will"));
 
   // Due ones only, so that allotments waiting for their records never keep the others from closing.
-  const candidates = await ctx.prisma.allotment.findMany({
-    where: { state: "closing", nextCheckAt: { lte: new Date() } },
-    orderBy: { nextCheckAt: "asc" },
-    take: limit,
-  });
+  const candidates = await ctx.store.allotments.dueClosings(limit);
   for (const a of candidates) {
     let outcome: Outcome;
     try {

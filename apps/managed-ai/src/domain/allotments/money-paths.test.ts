@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPool, databaseUrl } from "@gateway/db-kit";
 import type { ManagedAiContext } from "../context.js";
-import { replicaOf, type TestContext } from "../../testing/context.js";
+import { replicaOf, type TestContext, type TestManagedAiContext } from "../../testing/context.js";
 import { gate, pausingLedger } from "../../testing/interleave.js";
 import type { TestLedger } from "../../testing/ledger.js";
-import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
+import { ledgerTestPerFile } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { UsageRecordWriter } from "../../storage/usage-records.js";
 import type { Priced } from "../invocation/plan.js";
@@ -13,6 +13,7 @@ import { reconcileUsage } from "../reconcile/reconcile.js";
 import { captureUsage } from "../usage/capture.js";
 import { releaseUsage } from "../usage/release.js";
 import { closeAllotments } from "./close.js";
+import { planFor as planWith } from "../../testing/records.js";
 
 /**
  * The money paths an audit of the allotments found open (issue 40), each with the
@@ -21,31 +22,13 @@ import { closeAllotments } from "./close.js";
  * money audit: the ledger's charges equal the records' final charges, its invariant
  * holds, and once the allotments are closed nothing stays held.
  */
-let lt: LedgerTest;
 let L: TestLedger;
 let t: TestContext;
-let ctx: ManagedAiContext;
-beforeAll(async () => {
-  lt = await openLedgerTest({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } });
-  ({ L, t, ctx } = lt);
-}, 120_000);
-afterAll(() => lt?.close());
+let ctx: TestManagedAiContext;
+ledgerTestPerFile({ allotments: { enabled: true, lingerMs: 0, minUnits: 100n } }, (lt) => ({ L, t, ctx } = lt));
 
-// 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
-const planFor = (tenantId: string, reservedUnits: bigint): Priced =>
-  ({
-    mode: "managed",
-    tenantId,
-    serviceAlias: "chat",
-    modelAlias: "small",
-    priceId: "price_mp",
-    upstream: { id: "up_mp" },
-    discountBps: 0,
-    inputTokensBound: 10n,
-    outputTokensCap: 10,
-    reservedUnits,
-    price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n },
-  }) as unknown as Priced;
+/** This file's plans name price_mp and up_mp, as its rows written in SQL do. */
+const planFor = (tenantId: string, reservedUnits: bigint) => planWith(tenantId, reservedUnits, { priceId: "price_mp", upstreamId: "up_mp" });
 
 let n = 0;
 const open = (c: ManagedAiContext, plan: Priced) =>

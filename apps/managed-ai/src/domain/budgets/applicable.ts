@@ -1,5 +1,5 @@
 import type { ManagedAiContext } from "../context.js";
-import type { ServiceInstance } from "../../generated/prisma/client.js";
+import type { ServiceInstance } from "../rows.js";
 import { configOf } from "../instances/view.js";
 import type { Budget } from "./budget.js";
 

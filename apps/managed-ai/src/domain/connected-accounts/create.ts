@@ -4,7 +4,7 @@ import { newId } from "@gateway/contract/ids";
 import { connectedAccountContext, sealCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, ResourceId } from "../schemas.js";
-import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";
+import type { ConnectedAccountView } from "./view.js";
 
 /** Provider kinds are lower-case names: `openai` (AI instances), `telegram` (push targets), ... */
 export const ProviderKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, "provider must be 1-64 of a-z 0-9 _ -");
@@ -25,9 +25,13 @@ export async function createConnectedAccount({ ctx, input }: { ctx: ManagedAiCon
   const id = newId("acct");
   const sealed = sealCredential(ctx.keyring, q.secret, connectedAccountContext(id));
   return ctx.writeCatalog(async (tx, emit) => {
-    const row = await tx.connectedAccount.create({
-      data: { id, tenantId: q.tenant_id, provider: q.provider, name: q.name, secretCiphertext: sealed.ciphertext, secretKeyId: sealed.keyId },
-      select: ACCOUNT_COLUMNS,
+    const row = await ctx.store.accounts.create(tx, {
+      id,
+      tenantId: q.tenant_id,
+      provider: q.provider,
+      name: q.name,
+      secretCiphertext: sealed.ciphertext,
+      secretKeyId: sealed.keyId,
     });
     await emit("managed_ai.connected_account_changed", { actor: q.actor, account_id: id, tenant_id: q.tenant_id, provider: q.provider, change: "created" });
     return row;

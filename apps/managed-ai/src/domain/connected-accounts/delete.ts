@@ -16,9 +16,9 @@ export async function deleteConnectedAccount({ ctx, input }: { ctx: ManagedAiCon
   await ctx.writeCatalog(async (tx, emit) => {
     const account = await ctx.store.locks.connectedAccount(tx, q.tenant_id, q.id);
     if (!account) throw new AppError("not_found", `No connected account ${q.id}.`);
-    const user = await tx.serviceInstance.findFirst({ where: { tenantId: q.tenant_id, connectedAccountId: q.id }, select: { serviceId: true, alias: true } });
+    const user = await ctx.store.instances.usingAccount(tx, q.tenant_id, q.id);
     if (user) throw new AppError("conflict", `The ${user.serviceId} instance ${user.alias} uses this account; change it first.`);
-    await tx.connectedAccount.delete({ where: { id: q.id } });
+    await ctx.store.accounts.delete(tx, q.id);
     await emit("managed_ai.connected_account_changed", {
       actor: q.actor,
       account_id: q.id,

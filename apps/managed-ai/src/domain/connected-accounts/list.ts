@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { ResourceId } from "../schemas.js";
-import { ACCOUNT_COLUMNS, type ConnectedAccountView } from "./view.js";
+import type { ConnectedAccountView } from "./view.js";
 
 export const ListConnectedAccountsInput = z.object({ tenant_id: ResourceId });
 
@@ -15,10 +15,5 @@ export async function listConnectedAccounts({
   input: z.input<typeof ListConnectedAccountsInput>;
 }): Promise<ConnectedAccountView[]> {
   const q = parseInput(ListConnectedAccountsInput, input);
-  return ctx.prisma.connectedAccount.findMany({
-    where: { tenantId: q.tenant_id },
-    select: ACCOUNT_COLUMNS,
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: 200,
-  });
+  return ctx.store.accounts.list(q.tenant_id);
 }

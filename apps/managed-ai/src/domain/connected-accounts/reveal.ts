@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { connectedAccountContext, CredentialError, openCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
-import type { ConnectedAccount } from "../../generated/prisma/client.js";
+import type { ConnectedAccount } from "../rows.js";
 import { ResourceId } from "../schemas.js";
 
 export const RevealConnectedAccountInput = z.object({ tenant_id: ResourceId, id: ResourceId });
@@ -34,7 +34,7 @@ export async function revealConnectedAccount({
   input: z.input<typeof RevealConnectedAccountInput>;
 }): Promise<RevealedAccount> {
   const q = parseInput(RevealConnectedAccountInput, input);
-  const row = await ctx.prisma.connectedAccount.findFirst({ where: { id: q.id, tenantId: q.tenant_id } });
+  const row = await ctx.store.accounts.get(q.tenant_id, q.id);
   if (!row) throw new AppError("not_found", `No connected account ${q.id}.`);
   return openAccount(ctx, row);
 }

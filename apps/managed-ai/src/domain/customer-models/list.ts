@@ -26,12 +26,7 @@ export type CustomerModelView = {
 export async function listCustomerModels({ ctx, input }: { ctx: ManagedAiContext; input: ListCustomerModelsInput }): Promise<CustomerModelView[]> {
   const { tenant_id } = parseInput(ListCustomerModelsInput, input);
   const now = new Date();
-  const rows = await ctx.prisma.model.findMany({
-    where: { prices: { some: {} } },
-    include: { prices: { orderBy: { version: "desc" }, take: 1 }, offers: { where: { tenantId: tenant_id } } },
-    orderBy: [{ createdAt: "desc" }, { alias: "desc" }],
-    take: 200,
-  });
+  const rows = await ctx.store.models.priced(tenant_id);
   return rows.flatMap((row) => {
     const price = row.prices[0];
     if (!price) return [];

@@ -11,7 +11,7 @@ export const ListInstancesInput = z.object({ tenant_id: ResourceId });
 /** The tenant's instances, newest first (at most 200). */
 export async function listInstances({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListInstancesInput> }): Promise<InstanceView[]> {
   const { tenant_id } = parseInput(ListInstancesInput, input);
-  const rows = await ctx.prisma.serviceInstance.findMany({ where: { tenantId: tenant_id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 200 });
+  const rows = await ctx.store.instances.list(tenant_id);
   return withBudgets({ ctx, input: { views: rows.map(instanceView) } });
 }
 
@@ -34,9 +34,7 @@ export async function listInstanceModels({
   signal?: AbortSignal;
 }): Promise<InstanceModels> {
   const q = parseInput(ListInstanceModelsInput, input);
-  const row = await ctx.prisma.serviceInstance.findUnique({
-    where: { tenantId_serviceId_alias: { tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias } },
-  });
+  const row = await ctx.store.instances.get(q.tenant_id, q.alias);
   if (!row) throw new AppError("not_found", `No ai-model instance ${q.alias}.`);
   const managed = managedConfigOf(row);
   if (!managed) {
@@ -49,12 +47,5 @@ export async function listInstanceModels({
       throw ctx.provider.asTransportFailure(err, signal).appError;
     }
   }
-  const listed = managed.models;
-  const models = await ctx.prisma.model.findMany({
-    where: { enabled: true, prices: { some: {} }, ...(listed && listed.length > 0 ? { alias: { in: listed } } : {}) },
-    select: { alias: true, createdAt: true },
-    orderBy: [{ createdAt: "desc" }, { alias: "asc" }],
-    take: 200,
-  });
-  return { models };
+  return { models: await ctx.store.models.servable(managed.models ?? null) };
 }

@@ -4,8 +4,8 @@ import { usdAmount } from "@gateway/contract";
 import { newId } from "@gateway/contract/ids";
 import { instanceKeyContext, sealCredential } from "../credentials.js";
 import type { ManagedAiContext, Tx } from "../context.js";
-import type { CatalogLocks } from "../ports.js";
-import type { ServiceInstance } from "../../generated/prisma/client.js";
+import type { Store } from "../ports.js";
+import type { ServiceInstance } from "../rows.js";
 import { BaseUrl, ApiKey } from "../upstreams/put.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
 import { BudgetFields, budgetConfig, checkBudgetPair } from "../budgets/input.js";
@@ -73,8 +73,8 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
   if (models.length > 0 && !models.includes(q.default_model)) {
     throw new AppError("validation_failed", "default_model must be one of models", { extra: { param: "default_model" } });
   }
-  const known = await ctx.prisma.model.findMany({ where: { alias: { in: [q.default_model, ...models] } }, select: { alias: true } });
-  const missing = [q.default_model, ...models].find((alias) => !known.some((m) => m.alias === alias));
+  const known = await ctx.store.models.known([q.default_model, ...models]);
+  const missing = [q.default_model, ...models].find((alias) => !known.includes(alias));
   if (missing)
     throw new AppError("validation_failed", `${missing} is not a managed model`, {
       extra: { param: missing === q.default_model ? "default_model" : "models" },
@@ -89,7 +89,7 @@ async function putManaged(ctx: ManagedAiContext, q: z.output<typeof ManagedInput
     ...budgetConfig(q),
   };
   const row = await ctx.writeCatalog(async (tx, emit) => {
-    const { saved, existing } = await save(ctx.store.locks, tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
+    const { saved, existing } = await save(ctx.store, tx, q, config, () => ({ apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: null }));
     await emit("managed_ai.instance_changed", {
       ...changeOf(q.actor, saved, existing),
       default_model: q.default_model,
@@ -120,15 +120,15 @@ async function putByok(ctx: ManagedAiContext, q: z.output<typeof ByokInput>): Pr
   };
   const row = await ctx.writeCatalog(async (tx, emit) => {
     if (q.connected_account_id !== undefined) {
-      const account = await tx.connectedAccount.findFirst({ where: { id: q.connected_account_id, tenantId: q.tenant_id }, select: { provider: true } });
-      if (!account) throw new AppError("validation_failed", `No connected account ${q.connected_account_id}.`, { extra: { param: "connected_account_id" } });
-      if (account.provider !== q.provider) {
-        throw new AppError("validation_failed", `The connected account is for ${account.provider}, not ${q.provider}.`, {
+      const provider = await ctx.store.accounts.provider(tx, q.tenant_id, q.connected_account_id);
+      if (!provider) throw new AppError("validation_failed", `No connected account ${q.connected_account_id}.`, { extra: { param: "connected_account_id" } });
+      if (provider !== q.provider) {
+        throw new AppError("validation_failed", `The connected account is for ${provider}, not ${q.provider}.`, {
           extra: { param: "connected_account_id" },
         });
       }
     }
-    const { saved, existing } = await save(ctx.store.locks, tx, q, config, (id) => {
+    const { saved, existing } = await save(ctx.store, tx, q, config, (id) => {
       if (q.api_key === undefined) return { apiKeyCiphertext: null, apiKeyKeyId: null, connectedAccountId: q.connected_account_id ?? null };
       const sealed = sealCredential(ctx.keyring, q.api_key, instanceKeyContext(id));
       return { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, connectedAccountId: null };
@@ -162,17 +162,17 @@ type Credential = { apiKeyCiphertext: Uint8Array<ArrayBuffer> | null; apiKeyKeyI
 
 /** Creates or updates the (tenant, ai-model, alias) row, the row locked while it is compared and written. */
 async function save(
-  locks: CatalogLocks,
+  store: Pick<Store, "locks" | "instances">,
   tx: Tx,
   q: { tenant_id: string; alias: string; status: string; mode: string },
   config: ManagedConfig | ByokConfig,
   credential: (id: string) => Credential,
 ): Promise<{ saved: ServiceInstance; existing: boolean }> {
-  const existing = await locks.instance(tx, q.tenant_id, q.alias);
+  const existing = await store.locks.instance(tx, q.tenant_id, q.alias);
   const id = existing ?? newId("inst");
   const data = { status: q.status, mode: q.mode, config: config as object, ...credential(id) };
   const saved = existing
-    ? await tx.serviceInstance.update({ where: { id }, data: { ...data, version: { increment: 1 } } })
-    : await tx.serviceInstance.create({ data: { id, tenantId: q.tenant_id, serviceId: "ai-model", alias: q.alias, ...data, version: 1 } });
+    ? await store.instances.update(tx, id, data)
+    : await store.instances.create(tx, { id, tenantId: q.tenant_id, alias: q.alias, ...data });
   return { saved, existing: existing !== null };
 }

@@ -1,4 +1,4 @@
-import type { ServiceInstance } from "../../generated/prisma/client.js";
+import type { ServiceInstance } from "../rows.js";
 import type { BudgetView } from "../budgets/budget.js";
 import type { BudgetPeriod } from "../budgets/period.js";
 
@@ -43,7 +43,7 @@ export type InstanceView = Omit<ServiceInstance, "config" | "apiKeyCiphertext" |
 };
 
 export function configOf(row: ServiceInstance): InstanceConfig {
-  const config = row.config as unknown as InstanceConfig;
+  const config = row.config as InstanceConfig;
   return (row.mode === "byok" ? { ...config, mode: "byok" } : { ...config, mode: "managed" }) as InstanceConfig;
 }
 

@@ -1,7 +1,7 @@
 import { AppError } from "@gateway/errors";
 import { CredentialError, instanceKeyContext, openCredential } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
-import type { ServiceInstance } from "../../generated/prisma/client.js";
+import type { ServiceInstance } from "../rows.js";
 import type { Egress } from "./provider.js";
 import { openAccount } from "../connected-accounts/reveal.js";
 import { configOf } from "../instances/view.js";

@@ -1,7 +1,7 @@
 import { AppError } from "@gateway/errors";
 import { CredentialError, openCredential, upstreamKeyContext } from "../credentials.js";
 import type { ManagedAiContext } from "../context.js";
-import type { ServiceInstance } from "../../generated/prisma/client.js";
+import type { ServiceInstance } from "../rows.js";
 import { configOf, type ByokConfig, type InstanceConfig, type ManagedConfig } from "../instances/view.js";
 import { effectiveDiscountBps } from "../offers/view.js";
 import { byokTarget, type ProviderTarget } from "./byok-target.js";

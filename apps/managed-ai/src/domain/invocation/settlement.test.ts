@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ManagedAiContext } from "../context.js";
 import type { TestContext } from "../../testing/context.js";
 import { gate, pausingLedger, type SwitchableLedger } from "../../testing/interleave.js";
 import type { TestLedger } from "../../testing/ledger.js";
-import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
+import { ledgerTestPerFile } from "../../testing/ledger-test.js";
 import { until } from "../../testing/wait.js";
 import type { Priced } from "./plan.js";
 import { openReservation, settleCompleted, usageOf } from "./settlement.js";
@@ -21,16 +21,11 @@ const usageRecordEventId = (recordId: string, kind: "reserved" | "settled") =>
  */
 const TENANT = "ten_1";
 
-let lt: LedgerTest;
 let L: TestLedger;
 let door: SwitchableLedger;
 let t: TestContext;
 let ctx: ManagedAiContext;
-beforeAll(async () => {
-  lt = await openLedgerTest({ door: true, fund: { tenant: TENANT, units: 1_000_000n } });
-  ({ L, door, t, ctx } = lt);
-}, 120_000);
-afterAll(() => lt?.close());
+ledgerTestPerFile({ door: true, fund: { tenant: TENANT, units: 1_000_000n } }, (lt) => ({ L, door, t, ctx } = lt));
 
 // 1,000,000 units per Mtok in and out, no discount: the cost is the token count.
 const plan = { tenantId: TENANT, reservedUnits: 100n, discountBps: 0, price: { inputUnitsPerMtok: 1_000_000n, outputUnitsPerMtok: 1_000_000n } } as Priced;

@@ -225,7 +225,7 @@ export async function settleCompleted({
  * is the operator's to write.
  */
 async function chargeCarved(ctx: ManagedAiContext, opened: Opened, finalUnits: bigint, errorCode: string | null = null): Promise<void> {
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: opened.id } });
+  const row = await ctx.store.usage.get(opened.id);
   if (row?.status !== "review" || !row.allotmentId) {
     ctx.logger.warn({ request_id: opened.id, status: row?.status }, "the record was settled elsewhere meanwhile; its charge is not posted");
     return;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
-import { modelState, modelView, WITH_LATEST_PRICE, type ModelView } from "./view.js";
+import { modelState, modelView, type ModelView } from "./view.js";
 
 /** The provider's own model name, e.g. `gpt-4o-mini`, `meta-llama/Llama-3-8b`, `llama3:8b`. */
 export const UpstreamModel = z.string().regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable ASCII characters without spaces");
@@ -36,44 +36,30 @@ export async function putModel({ ctx, input }: { ctx: ManagedAiContext; input: P
   const put = parseInput(PutModelInput, input);
   const what = `model ${put.alias}`;
   return ctx.writeCatalog(async (tx, emit) => {
-    const upstream = await tx.upstream.findUnique({ where: { id: put.upstream_id }, select: { id: true } });
-    if (!upstream) throw new AppError("not_found", `upstream_id: no upstream ${put.upstream_id}.`);
+    if (!(await ctx.store.upstreams.exists(tx, put.upstream_id))) throw new AppError("not_found", `upstream_id: no upstream ${put.upstream_id}.`);
     await ctx.store.locks.model(tx, put.alias);
-    const before = await tx.model.findUnique({ where: { alias: put.alias } });
+    const before = await ctx.store.models.get(tx, put.alias);
     assertVersion(put.version, before?.version, what);
 
-    if (!before) {
-      const created = await tx.model.createMany({
-        data: [
-          {
-            alias: put.alias,
-            upstreamId: put.upstream_id,
-            upstreamModel: put.upstream_model,
-            enabled: put.enabled ?? true,
-            maxOutputTokens: put.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
-            maxTokensPerImage: put.max_tokens_per_image ?? null,
-            version: 1,
-          },
-        ],
-        skipDuplicates: true,
-      });
-      if (created.count === 0) throw concurrentWrite(what);
-    } else {
-      const updated = await tx.model.updateMany({
-        where: { alias: put.alias, version: before.version },
-        data: {
+    const written = before
+      ? await ctx.store.models.update(tx, put.alias, before.version, {
           upstreamId: put.upstream_id,
           upstreamModel: put.upstream_model,
           enabled: put.enabled ?? before.enabled,
           maxOutputTokens: put.max_output_tokens ?? before.maxOutputTokens,
           maxTokensPerImage: put.max_tokens_per_image === undefined ? before.maxTokensPerImage : put.max_tokens_per_image,
-          version: { increment: 1 },
-        },
-      });
-      if (updated.count === 0) throw concurrentWrite(what);
-    }
+        })
+      : await ctx.store.models.create(tx, put.alias, {
+          upstreamId: put.upstream_id,
+          upstreamModel: put.upstream_model,
+          enabled: put.enabled ?? true,
+          maxOutputTokens: put.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+          maxTokensPerImage: put.max_tokens_per_image ?? null,
+        });
+    if (!written) throw concurrentWrite(what);
 
-    const after = await tx.model.findUniqueOrThrow({ where: { alias: put.alias }, include: WITH_LATEST_PRICE });
+    const after = await ctx.store.models.withPrice(tx, put.alias);
+    if (!after) throw new Error(`${what} is gone within the transaction that wrote it`);
     await emit("managed_ai.model_changed", {
       actor: put.actor,
       model_alias: put.alias,

@@ -1,25 +1,10 @@
-import type { Model, PriceVersion } from "../../generated/prisma/client.js";
+import type { Model, ModelWithPrice, PriceVersion } from "../rows.js";
 
-export type PriceView = {
-  id: string;
-  modelAlias: string;
-  version: number;
-  inputUnitsPerMtok: bigint;
-  outputUnitsPerMtok: bigint;
-  createdAt: Date;
-};
+/** A price version as the service answers it (who published it is in its event, not here). */
+export type PriceView = Omit<PriceVersion, "createdBy">;
 
-export type ModelView = {
-  alias: string;
-  upstreamId: string;
-  upstreamModel: string;
-  enabled: boolean;
-  maxOutputTokens: number;
-  /** Null: the model refuses image parts. */
-  maxTokensPerImage: number | null;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
+/** A model as the service answers it: its row's fields, copied, with its newest price version. */
+export type ModelView = Model & {
   /** The newest price version, null while none was published. */
   price: PriceView | null;
 };
@@ -35,10 +20,8 @@ export function priceView(row: PriceVersion): PriceView {
   };
 }
 
-/** Prisma `include` that brings a model's newest price version along. */
-export const WITH_LATEST_PRICE = { prices: { orderBy: { version: "desc" }, take: 1 } } as const;
-
-export function modelView(row: Model & { prices: PriceVersion[] }): ModelView {
+/** A model with its newest price version (the first of `prices`, none while none was published). */
+export function modelView(row: ModelWithPrice): ModelView {
   const latest = row.prices[0];
   return {
     alias: row.alias,

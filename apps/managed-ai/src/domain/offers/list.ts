@@ -12,10 +12,5 @@ export type ListOffersInput = z.input<typeof ListOffersInput>;
 /** Customer offers, newest first, at most 200 (spec section 8); optionally of one tenant and/or model. */
 export async function listOffers({ ctx, input }: { ctx: ManagedAiContext; input: ListOffersInput }): Promise<OfferView[]> {
   const { limit, tenant_id, model_alias } = parseInput(ListOffersInput, input);
-  const rows = await ctx.prisma.offer.findMany({
-    where: { ...(tenant_id ? { tenantId: tenant_id } : {}), ...(model_alias ? { modelAlias: model_alias } : {}) },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: limit,
-  });
-  return rows.map(offerView);
+  return (await ctx.store.offers.list({ tenantId: tenant_id || null, modelAlias: model_alias || null, limit })).map(offerView);
 }

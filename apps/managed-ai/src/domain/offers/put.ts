@@ -31,28 +31,19 @@ export async function putOffer({ ctx, input }: { ctx: ManagedAiContext; input: P
   const what = `the offer of tenant ${put.tenant_id} on model ${put.model_alias}`;
   const key = { tenantId: put.tenant_id, modelAlias: put.model_alias };
   return ctx.writeCatalog(async (tx, emit) => {
-    const model = await tx.model.findUnique({ where: { alias: put.model_alias }, select: { alias: true } });
-    if (!model) throw new AppError("not_found", `model_alias: no model ${put.model_alias}.`);
+    if (!(await ctx.store.models.exists(put.model_alias, tx))) throw new AppError("not_found", `model_alias: no model ${put.model_alias}.`);
     await ctx.store.locks.offer(tx, put.tenant_id, put.model_alias);
-    const before = await tx.offer.findUnique({ where: { tenantId_modelAlias: key } });
+    const before = await ctx.store.offers.get(tx, put.tenant_id, put.model_alias);
     assertVersion(put.version, before?.version, what);
     const expiresAt = put.expires_at === undefined ? undefined : put.expires_at === "" ? null : new Date(put.expires_at);
 
-    if (!before) {
-      const created = await tx.offer.createMany({
-        data: [{ id: newId("offer"), ...key, discountBps: put.discount_bps, expiresAt: expiresAt ?? null, version: 1 }],
-        skipDuplicates: true,
-      });
-      if (created.count === 0) throw concurrentWrite(what);
-    } else {
-      const updated = await tx.offer.updateMany({
-        where: { id: before.id, version: before.version },
-        data: { discountBps: put.discount_bps, ...(expiresAt === undefined ? {} : { expiresAt }), version: { increment: 1 } },
-      });
-      if (updated.count === 0) throw concurrentWrite(what);
-    }
+    const written = before
+      ? await ctx.store.offers.update(tx, before.id, before.version, { discountBps: put.discount_bps, ...(expiresAt === undefined ? {} : { expiresAt }) })
+      : await ctx.store.offers.create(tx, { id: newId("offer"), ...key, discountBps: put.discount_bps, expiresAt: expiresAt ?? null });
+    if (!written) throw concurrentWrite(what);
 
-    const after = await tx.offer.findUniqueOrThrow({ where: { tenantId_modelAlias: key } });
+    const after = await ctx.store.offers.get(tx, put.tenant_id, put.model_alias);
+    if (!after) throw new Error(`${what} is gone within the transaction that wrote it`);
     await emit("managed_ai.offer_changed", {
       actor: put.actor,
       offer_id: after.id,

@@ -1,15 +1,7 @@
-import type { Offer } from "../../generated/prisma/client.js";
+import type { Offer } from "../rows.js";
 
-export type OfferView = {
-  id: string;
-  tenantId: string;
-  modelAlias: string;
-  discountBps: number;
-  expiresAt: Date | null;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-};
+/** An offer as the service answers it: every field of its row, copied (nothing else a read brought along). */
+export type OfferView = Offer;
 
 export function offerView(row: Offer): OfferView {
   return {

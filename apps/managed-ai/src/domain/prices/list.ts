@@ -10,8 +10,6 @@ export type ListPricesInput = z.input<typeof ListPricesInput>;
 /** A model's price versions, newest first, at most 100 (spec section 8). */
 export async function listPrices({ ctx, input }: { ctx: ManagedAiContext; input: ListPricesInput }): Promise<PriceView[]> {
   const { model_alias, limit } = parseInput(ListPricesInput, input);
-  const model = await ctx.prisma.model.findUnique({ where: { alias: model_alias }, select: { alias: true } });
-  if (!model) throw new AppError("not_found", `No model ${model_alias}.`);
-  const rows = await ctx.prisma.priceVersion.findMany({ where: { modelAlias: model_alias }, orderBy: { version: "desc" }, take: limit });
-  return rows.map(priceView);
+  if (!(await ctx.store.models.exists(model_alias))) throw new AppError("not_found", `No model ${model_alias}.`);
+  return (await ctx.store.prices.list(model_alias, limit)).map(priceView);
 }

@@ -3,7 +3,7 @@ import { newId } from "@gateway/contract/ids";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { Actor, NonNegativeUnits, ResourceId } from "../schemas.js";
-import { modelView, priceState, priceView, WITH_LATEST_PRICE, type ModelView } from "../models/view.js";
+import { modelView, priceState, priceView, type ModelView } from "../models/view.js";
 
 export const PublishPriceInput = z.object({
   model_alias: ResourceId,
@@ -23,16 +23,14 @@ export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; inpu
   const publish = parseInput(PublishPriceInput, input);
   return ctx.writeCatalog(async (tx, emit) => {
     if (!(await ctx.store.locks.model(tx, publish.model_alias))) throw new AppError("not_found", `No model ${publish.model_alias}.`);
-    const previous = await tx.priceVersion.findFirst({ where: { modelAlias: publish.model_alias }, orderBy: { version: "desc" } });
-    const price = await tx.priceVersion.create({
-      data: {
-        id: newId("price"),
-        modelAlias: publish.model_alias,
-        version: (previous?.version ?? 0) + 1,
-        inputUnitsPerMtok: publish.input_units_per_mtok,
-        outputUnitsPerMtok: publish.output_units_per_mtok,
-        createdBy: publish.actor,
-      },
+    const previous = await ctx.store.prices.latest(tx, publish.model_alias);
+    const price = await ctx.store.prices.create(tx, {
+      id: newId("price"),
+      modelAlias: publish.model_alias,
+      version: (previous?.version ?? 0) + 1,
+      inputUnitsPerMtok: publish.input_units_per_mtok,
+      outputUnitsPerMtok: publish.output_units_per_mtok,
+      createdBy: publish.actor,
     });
     await emit("managed_ai.price_published", {
       actor: publish.actor,
@@ -40,6 +38,8 @@ export async function publishPrice({ ctx, input }: { ctx: ManagedAiContext; inpu
       price: priceState(priceView(price)),
       previous: previous ? priceState(priceView(previous)) : null,
     });
-    return modelView(await tx.model.findUniqueOrThrow({ where: { alias: publish.model_alias }, include: WITH_LATEST_PRICE }));
+    const model = await ctx.store.models.withPrice(tx, publish.model_alias);
+    if (!model) throw new Error(`model ${publish.model_alias} is gone within the transaction that locked it`);
+    return modelView(model);
   });
 }

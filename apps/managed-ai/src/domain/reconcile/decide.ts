@@ -1,5 +1,5 @@
 import type { HoldState } from "@gateway/ledger-client";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 
 /**
  * What the reconciler may conclude about a record from the ledger's answer.

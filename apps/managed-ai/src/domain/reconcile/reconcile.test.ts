@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ManagedAiContext } from "../context.js";
-import type { TestContext } from "../../testing/context.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { TestContext, TestManagedAiContext } from "../../testing/context.js";
 import type { SwitchableLedger } from "../../testing/interleave.js";
 import type { TestLedger } from "../../testing/ledger.js";
-import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
+import { ledgerTestPerFile } from "../../testing/ledger-test.js";
 import { holdsOf, recordHold } from "../usage/hold.js";
 import { reconcileUsage } from "./reconcile.js";
 
@@ -15,16 +14,11 @@ import { reconcileUsage } from "./reconcile.js";
  */
 const TENANT = "ten_1";
 
-let lt: LedgerTest;
 let L: TestLedger;
 let door: SwitchableLedger;
 let t: TestContext;
-let ctx: ManagedAiContext;
-beforeAll(async () => {
-  lt = await openLedgerTest({ door: true, fund: { tenant: TENANT, units: 10_000_000n } });
-  ({ L, door, t, ctx } = lt);
-}, 120_000);
-afterAll(() => lt?.close());
+let ctx: TestManagedAiContext;
+ledgerTestPerFile({ door: true, fund: { tenant: TENANT, units: 10_000_000n } }, (lt) => ({ L, door, t, ctx } = lt));
 
 /**
  * What a request did before its record lost track of it: its reservation exactly as

@@ -3,7 +3,7 @@ import { isAppError, parseInput } from "@gateway/errors";
 import { type HoldDecision, type HoldOutcome, postOperation } from "@gateway/ledger-client";
 import { runWithContext } from "@gateway/logger";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { costUnits } from "../invocation/cost.js";
 import { usageOf } from "../invocation/settlement.js";
 import { carvedHold } from "../allotments/carve.js";
@@ -131,7 +131,7 @@ async function candidates(ctx: ManagedAiContext, q: z.output<typeof ReconcileInp
 /** The records of `ids`, in that order (those gone since are left out). */
 async function recordsById(ctx: ManagedAiContext, ids: string[]): Promise<UsageRecord[]> {
   if (ids.length === 0) return [];
-  const byId = new Map((await ctx.prisma.usageRecord.findMany({ where: { id: { in: ids } } })).map((r) => [r.id, r]));
+  const byId = new Map((await ctx.store.usage.byIds(ids)).map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
@@ -168,7 +168,7 @@ type Settled = UsageRecord;
  */
 async function checkCaptures(ctx: ManagedAiContext, q: z.output<typeof ReconcileInput>, report: ReconcileReport): Promise<void> {
   for (let round = 0; round < CHECK_ROUNDS; round++) {
-    const cp = await ctx.prisma.reconcilerCheckpoint.findUnique({ where: { name: "captures" } });
+    const cp = await ctx.store.usage.capturesCheckpoint();
     if (!cp) return; // written by the migration that brought the check
     const ids = await ctx.store.reconciler.capturesAfter(cp, new Date(Date.now() - q.settledAfterSeconds * 1000), q.checkBatch);
     // Read again by id: a record may have moved on between the two reads (status checked again).
@@ -242,7 +242,7 @@ async function holdOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ holdId
 async function chargeOf(ctx: ManagedAiContext, row: UsageRecord): Promise<{ units: bigint; capped: boolean } | null> {
   const usage = usageOf(row.usageJson ? JSON.parse(row.usageJson) : null);
   if (!usage) return null;
-  const price = await ctx.prisma.priceVersion.findUnique({ where: { id: row.priceId } });
+  const price = await ctx.store.prices.get(row.priceId);
   if (!price) throw new Error(`record ${row.id}: its price ${row.priceId} is missing`);
   const cost = costUnits(usage.promptTokens, usage.completionTokens, price, BigInt(row.discountBps));
   return cost > row.reservedUnits ? { units: row.reservedUnits, capped: true } : { units: cost, capped: false };

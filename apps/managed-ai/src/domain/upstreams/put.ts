@@ -3,7 +3,7 @@ import { parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { sealCredential, upstreamKeyContext } from "../credentials.js";
 import { Actor, assertVersion, concurrentWrite, ExpectedVersion, ResourceId } from "../schemas.js";
-import { UPSTREAM_COLUMNS, upstreamState, upstreamView } from "./view.js";
+import { upstreamState, upstreamView } from "./view.js";
 
 /** Base URLs of OpenAI-compatible APIs, e.g. `https://api.openai.com/v1`; stored without trailing slashes. */
 export const BaseUrl = z
@@ -46,26 +46,18 @@ export async function putUpstream({ ctx, input }: { ctx: ManagedAiContext; input
   const what = `upstream ${put.id}`;
   return ctx.writeCatalog(async (tx, emit) => {
     await ctx.store.locks.upstream(tx, put.id);
-    const before = await tx.upstream.findUnique({ where: { id: put.id }, select: UPSTREAM_COLUMNS });
+    const before = await ctx.store.upstreams.get(tx, put.id);
     assertVersion(put.version, before?.version, what);
     const sealed = put.api_key === undefined ? undefined : sealCredential(ctx.keyring, put.api_key, upstreamKeyContext(put.id));
-    const key = sealed ? { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId } : {};
-
-    if (!before) {
-      const created = await tx.upstream.createMany({
-        data: [{ id: put.id, provider: put.provider, baseUrl: put.base_url, enabled: put.enabled ?? true, version: 1, ...key }],
-        skipDuplicates: true,
-      });
-      if (created.count === 0) throw concurrentWrite(what);
-    } else {
-      const updated = await tx.upstream.updateMany({
-        where: { id: put.id, version: before.version },
-        data: { provider: put.provider, baseUrl: put.base_url, enabled: put.enabled ?? before.enabled, version: { increment: 1 }, ...key },
-      });
-      if (updated.count === 0) throw concurrentWrite(what);
+    const key = sealed ? { key: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId } } : {};
+    const write = { provider: put.provider, baseUrl: put.base_url, enabled: put.enabled ?? before?.enabled ?? true, ...key };
+    if (!(await (before ? ctx.store.upstreams.update(tx, put.id, before.version, write) : ctx.store.upstreams.create(tx, put.id, write)))) {
+      throw concurrentWrite(what);
     }
 
-    const after = upstreamView(await tx.upstream.findUniqueOrThrow({ where: { id: put.id }, select: UPSTREAM_COLUMNS }));
+    const written = await ctx.store.upstreams.get(tx, put.id);
+    if (!written) throw new Error(`${what} is gone within the transaction that wrote it`);
+    const after = upstreamView(written);
     await emit("managed_ai.upstream_changed", {
       actor: put.actor,
       upstream_id: put.id,

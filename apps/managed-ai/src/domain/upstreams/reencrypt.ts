@@ -1,6 +1,7 @@
 import type { ManagedAiContext } from "../context.js";
-import { resealRows, type ResealResult, type SealedCredential } from "@gateway/secrets";
+import { resealRows, type ResealResult } from "@gateway/secrets";
 import { upstreamKeyContext } from "../credentials.js";
+import type { Store } from "../ports.js";
 
 /** Re-sealed now, already current, and the ids whose credential could not be opened (key missing or data damaged). */
 export type ReencryptResult = ResealResult;
@@ -12,43 +13,11 @@ export type ReencryptResult = ResealResult;
  * to run again: each row is replaced only if it still holds what was read, and
  * neither its version nor its updated_at changes (the credential is the same).
  */
-export async function reencryptUpstreamKeys({ ctx }: { ctx: Pick<ManagedAiContext, "prisma" | "keyring" | "logger"> }): Promise<ReencryptResult> {
-  const rows = await ctx.prisma.upstream.findMany({
-    where: { apiKeyKeyId: { not: null } },
-    select: { id: true, apiKeyCiphertext: true, apiKeyKeyId: true, updatedAt: true },
-    orderBy: { id: "asc" },
-  });
-  const sealedRows = rows.flatMap((r) =>
-    r.apiKeyCiphertext && r.apiKeyKeyId ? [{ id: r.id, ciphertext: r.apiKeyCiphertext, keyId: r.apiKeyKeyId, updatedAt: r.updatedAt }] : [],
-  );
-  return resealRows(
-    ctx.keyring,
-    ctx.logger,
-    "upstream",
-    sealedRows,
-    (row) => upstreamKeyContext(row.id),
-    replaceApiKey((args) => ctx.prisma.upstream.updateMany(args)),
-  );
-}
-
-/** A sealed API key as read for re-sealing (an upstream's, a byok instance's). */
-type ApiKeyRow = { id: string; ciphertext: Uint8Array<ArrayBuffer>; keyId: string; updatedAt: Date };
-
-/**
- * Writes a re-sealed API key back into its row (`apiKeyCiphertext`, `apiKeyKeyId`) by
- * compare-and-set, `updated_at` kept: a rotation through the API in the meantime wins.
- */
-export function replaceApiKey(
-  updateMany: (args: {
-    where: { id: string; apiKeyKeyId: string; apiKeyCiphertext: Uint8Array<ArrayBuffer> };
-    data: { apiKeyCiphertext: Uint8Array<ArrayBuffer>; apiKeyKeyId: string; updatedAt: Date };
-  }) => Promise<{ count: number }>,
-): (row: ApiKeyRow, sealed: SealedCredential) => Promise<boolean> {
-  return async (row, sealed) =>
-    (
-      await updateMany({
-        where: { id: row.id, apiKeyKeyId: row.keyId, apiKeyCiphertext: row.ciphertext },
-        data: { apiKeyCiphertext: sealed.ciphertext, apiKeyKeyId: sealed.keyId, updatedAt: row.updatedAt },
-      })
-    ).count === 1;
+export async function reencryptUpstreamKeys({
+  ctx,
+}: {
+  ctx: Pick<ManagedAiContext, "keyring" | "logger"> & { store: Pick<Store, "upstreams"> };
+}): Promise<ReencryptResult> {
+  const { upstreams } = ctx.store;
+  return resealRows(ctx.keyring, ctx.logger, "upstream", await upstreams.sealedKeys(), (row) => upstreamKeyContext(row.id), upstreams.replaceKey);
 }

@@ -27,7 +27,7 @@ const MIN_WAIT_MS = 50;
  */
 export async function testUpstream({ ctx, input }: { ctx: ManagedAiContext; input: TestUpstreamInput }): Promise<TestUpstreamResult> {
   const { id, actor, deadline } = parseInput(TestUpstreamInput, input);
-  const row = await ctx.prisma.upstream.findUnique({ where: { id }, select: { baseUrl: true, apiKeyCiphertext: true, apiKeyKeyId: true } });
+  const row = await ctx.store.upstreams.target(id);
   if (!row) throw new AppError("not_found", `No upstream ${id}.`);
 
   let apiKey: string | undefined;

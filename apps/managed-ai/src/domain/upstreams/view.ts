@@ -1,18 +1,6 @@
-import type { Upstream } from "../../generated/prisma/client.js";
+import type { UpstreamRow } from "../ports.js";
 
-/** Columns read when the credential itself is not needed (most of the time). */
-export const UPSTREAM_COLUMNS = {
-  id: true,
-  provider: true,
-  baseUrl: true,
-  enabled: true,
-  apiKeyKeyId: true,
-  version: true,
-  createdAt: true,
-  updatedAt: true,
-} as const;
-
-export type UpstreamRow = Pick<Upstream, keyof typeof UPSTREAM_COLUMNS>;
+export type { UpstreamRow };
 
 /** An upstream as operators see it: never its credential, only whether one is set. */
 export type UpstreamView = {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import type { TestContext } from "../../testing/context.js";
 import type { TestLedger } from "../../testing/ledger.js";
-import { openLedgerTest, type LedgerTest } from "../../testing/ledger-test.js";
+import { ledgerTestPerFile } from "../../testing/ledger-test.js";
 import { captureUsage } from "./capture.js";
 import { releaseUsage } from "./release.js";
 
@@ -21,12 +21,7 @@ let t: TestContext;
 let ctx: ManagedAiContext;
 let L: TestLedger;
 
-let lt: LedgerTest;
-beforeAll(async () => {
-  lt = await openLedgerTest({ fund: { tenant: TENANT, units: CREDIT } });
-  ({ L, t, ctx } = lt);
-}, 120_000);
-afterAll(() => lt?.close());
+ledgerTestPerFile({ fund: { tenant: TENANT, units: CREDIT } }, (lt) => ({ L, t, ctx } = lt));
 
 /** The tenant's balance (no allotments here: what its accounts hold). */
 const balance = async () => {

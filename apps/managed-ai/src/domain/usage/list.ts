@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { ResourceId } from "../schemas.js";
 
 export const ListUsageInput = z
@@ -31,19 +31,15 @@ export const ListUsageInput = z
  */
 export async function listUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListUsageInput> }): Promise<Page<UsageRecord>> {
   const q = parseInput(ListUsageInput, input);
-  const scope = q.tenant_id ? { tenantId: q.tenant_id } : {};
+  const tenantId = q.tenant_id || null;
   let after = pageStart(q.cursor);
   if (q.before) {
-    const from = await ctx.prisma.usageRecord.findFirst({ where: { id: q.before, ...scope }, select: { seq: true } });
-    if (!from) throw new AppError("invalid_request", "before is not a request of this list.");
-    if (after === null || from.seq < after) after = from.seq;
+    const from = await ctx.store.usage.seqOf(q.before, tenantId);
+    if (from === null) throw new AppError("invalid_request", "before is not a request of this list.");
+    if (after === null || from < after) after = from;
   }
-  const mode = q.mode === "all" ? {} : { mode: q.mode === "byok" ? "byok" : "managed" };
-  const rows = await ctx.prisma.usageRecord.findMany({
-    where: { ...scope, ...mode, ...(after !== null ? { seq: { lt: after } } : {}) },
-    orderBy: { seq: "desc" },
-    take: q.limit + 1,
-  });
+  const mode = q.mode === "all" ? null : q.mode === "byok" ? "byok" : "managed";
+  const rows = await ctx.store.usage.page({ tenantId, mode, before: after, take: q.limit + 1 });
   return pageOf(rows, q.limit, (r) => r.seq);
 }
 
@@ -52,7 +48,7 @@ export const GetUsageInput = z.object({ id: ResourceId, tenant_id: ResourceId })
 /** One record of the tenant (required); another tenant's is as absent as one that does not exist. */
 export async function getUsage({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof GetUsageInput> }): Promise<UsageRecord> {
   const q = parseInput(GetUsageInput, input);
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id: q.id } });
+  const row = await ctx.store.usage.get(q.id);
   if (!row || row.tenantId !== q.tenant_id) throw new AppError("not_found", "No such request.");
   return row;
 }

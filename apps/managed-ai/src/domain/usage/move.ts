@@ -1,6 +1,6 @@
 import type { ManagedAiContext } from "../context.js";
 import type { RecordMove } from "../ports.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { captureOperation } from "@gateway/ledger-client";
 import { carvedHold } from "../allotments/carve.js";
 
@@ -80,7 +80,7 @@ export async function fenceForOperator({
   ctx,
   input: { row },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store" | "prisma">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store">;
   input: { row: UsageRecord };
 }): Promise<UsageRecord | null> {
   if (row.status !== "reserved") return row;
@@ -88,7 +88,7 @@ export async function fenceForOperator({
     ctx,
     input: { row, holdId: row.holdId, next: { status: "review", errorCode: row.errorCode ?? HOLD_EXPIRED, finalUnits: null, refundedUnits: null } },
   });
-  return ctx.prisma.usageRecord.findUnique({ where: { id: row.id } });
+  return ctx.store.usage.get(row.id);
 }
 
 /**
@@ -106,10 +106,10 @@ export async function chargesRefused({
   ctx,
   input: { requestIds },
 }: {
-  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store" | "prisma" | "logger" | "ledgerCalls">;
+  ctx: Pick<ManagedAiContext, "transact" | "allotments" | "store" | "logger" | "ledgerCalls">;
   input: { requestIds: string[] };
 }): Promise<void> {
-  const rows = await ctx.prisma.usageRecord.findMany({ where: { id: { in: requestIds }, status: "completed", holdId: null } });
+  const rows = await ctx.store.usage.completedWithoutHold(requestIds);
   for (const row of rows) {
     try {
       if (!row.allotmentId || row.finalUnits === null) throw new Error(`record ${row.id} has no allotment claim to carve`);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
-import type { UsageRecord } from "../../generated/prisma/client.js";
+import type { UsageRecord } from "../rows.js";
 import { carvedHold } from "../allotments/carve.js";
 import { holdsOf, recordHold } from "./hold.js";
 import { fenceForOperator, followLedger, moveRecord } from "./move.js";
@@ -44,7 +44,7 @@ export async function decidable({
   ctx: ManagedAiContext;
   input: { id: string; verb: "released" | "captured"; check?: (row: UsageRecord) => void };
 }): Promise<UsageRecord> {
-  const row = await ctx.prisma.usageRecord.findUnique({ where: { id } });
+  const row = await ctx.store.usage.get(id);
   if (!row) throw new AppError("not_found", "No such request.");
   releasable(row, verb);
   check?.(row);
@@ -88,20 +88,17 @@ export async function recordDecision({
 }): Promise<void> {
   let touched: string | null = null;
   await ctx.transact(async (tx, emit) => {
-    const changed = await tx.usageRecord.updateMany({
-      where: { id: row.id, status: row.status },
-      data: {
-        status: d.verb === "captured" ? "completed" : "failed",
-        holdId: d.holdId,
-        finalUnits: d.finalUnits,
-        refundedUnits: d.refunded,
-        errorCode: row.errorCode ?? "hold_expired",
-        releasedBy: d.actor,
-        releaseReason: d.reason,
-        settledAt: new Date(),
-      },
+    const changed = await ctx.store.usage.decide(tx, row.id, row.status, {
+      status: d.verb === "captured" ? "completed" : "failed",
+      holdId: d.holdId,
+      finalUnits: d.finalUnits,
+      refundedUnits: d.refunded,
+      errorCode: row.errorCode ?? "hold_expired",
+      releasedBy: d.actor,
+      releaseReason: d.reason,
+      settledAt: new Date(),
     });
-    if (changed.count === 0) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
+    if (!changed) throw new AppError("conflict", `The request changed while it was being ${d.verb}; look again.`);
     if (row.allotmentId) await ctx.store.records.recount(tx, row.allotmentId);
     if (row.allotmentId) touched = row.allotmentId;
     const audit = { actor: d.actor, request_id: row.id, tenant_id: row.tenantId, key_id: row.apiKeyId, reason: d.reason };
