@@ -78,6 +78,11 @@ export const EdgeEnv = z
       30_000,
       { min: 1_000 },
     ),
+    CONCURRENCY_RELEASE_LINGER_MS: int(
+      "A concurrency slot freed when a response ends is given back with the key's next admission on this replica if one comes within this long, else with a Redis command of its own (one command per request instead of two for a client that sends one request after another; other replicas see the slot free up to this much later; 0: at the end of the event loop's turn; docs/decisions/0305).",
+      50,
+      { min: 0, max: 1_000 },
+    ),
     AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE: int(
       "Attempts per client address (CLIENT_IP_HEADER from a trusted proxy, else the peer; IPv6 by /64) and minute on each of /auth/login, /auth/register and /auth/refresh, counted in Redis across edge replicas before any password is hashed; past it 429 (0: no limit).",
       30,

@@ -93,7 +93,7 @@ const keys: KeysContext = {
   prisma,
   transact,
   store,
-  limits: new KeyLimits(redis, env.REDIS_KEY_PREFIX, env.CONCURRENCY_LEASE_TTL_MS),
+  limits: new KeyLimits(redis, env.REDIS_KEY_PREFIX, env.CONCURRENCY_LEASE_TTL_MS, env.CONCURRENCY_RELEASE_LINGER_MS),
   clientIp: new ClientIpResolver(env.TRUSTED_PROXY_CIDRS, env.CLIENT_IP_HEADER),
   emitAlone: loneEvents({ pool, relay }),
   logger,

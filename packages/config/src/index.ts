@@ -192,6 +192,11 @@ export function baseEnvShape() {
   return {
     NODE_ENV: oneOf("Runtime mode.", ["development", "test", "production"] as const, "development"),
     LOG_LEVEL: oneOf("Minimum log level.", ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const, "info"),
+    LOG_COALESCE_MS: int(
+      "Log lines below warn wait up to this long and go to stdout together, one write instead of one per line (an access-log line per request); warnings and worse go at once; 0: every line at once (docs/decisions/0306).",
+      100,
+      { min: 0, max: 1_000 },
+    ),
     SHUTDOWN_TIMEOUT_MS: int("Grace period for in-flight work on SIGTERM before connections are cut.", 10_000, { min: 0 }),
     ...telemetryEnvShape(),
   };

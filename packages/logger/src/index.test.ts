@@ -1,6 +1,9 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, runWithContext } from "./index.js";
+import { coalescedStdout, createLogger, runWithContext } from "./index.js";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -47,5 +50,47 @@ describe("createLogger", () => {
     const text = JSON.stringify(lines[0]);
     for (const secret of ["hunter2hunter2", "sk-live-123", "Bearer abc", "gw_secret"]) expect(text).not.toContain(secret);
     expect(lines[0]).toMatchObject({ password: "[redacted]", body: { api_key: "[redacted]", name: "ok" } });
+  });
+});
+
+describe("coalescedStdout", () => {
+  const file = () => join(mkdtempSync(join(tmpdir(), "gw-log-")), "out.log");
+  const read = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : "");
+  const until = async (check: () => boolean, ms = 2_000) => {
+    const end = Date.now() + ms;
+    while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+    return check();
+  };
+
+  it("writes lines below warn together once the delay is over, in order", async () => {
+    const path = file();
+    const log = createLogger({ service: "edge", destination: coalescedStdout(150, path) });
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) log.info({ i }, "request");
+    await new Promise((r) => setTimeout(r, 60));
+    expect(read(path)).toBe("");
+    expect(await until(() => read(path).split("\n").filter(Boolean).length === 20)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(
+      read(path)
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).i),
+    ).toEqual([...Array(20).keys()]);
+  });
+
+  it("writes a warning at once, after the lines that wait before it", async () => {
+    const path = file();
+    const log = createLogger({ service: "edge", destination: coalescedStdout(5_000, path) });
+    log.info("first");
+    log.debug("not at this level");
+    log.warn("then this");
+    expect(await until(() => read(path).includes("then this"), 1_000)).toBe(true);
+    expect(
+      read(path)
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).msg),
+    ).toEqual(["first", "then this"]);
   });
 });

@@ -54,7 +54,63 @@ export type CreateLoggerOptions = {
   level?: string;
   /** Where lines go; stdout by default. Tests pass a stream to capture lines. */
   destination?: DestinationStream;
+  /**
+   * On stdout: lines below warn wait up to this long (or until 16 KiB wait) and are written
+   * together; 0 or unset: each line on its own, pino's default (see `coalescedStdout`).
+   */
+  coalesceMs?: number;
 };
+
+/** Bytes of waiting lines that are written at once, whatever the delay. */
+const COALESCE_MAX_BYTES = 16 * 1024;
+
+/**
+ * Standard output with info, debug and trace lines gathered for up to `delayMs` and written
+ * together (docs/decisions/0306). pino's default destination writes every line on its own,
+ * through a libuv worker thread: an access-log line per request costs that thread's wake-up,
+ * the main thread's when the write completes, and the pipe's reader's. Here a warning or
+ * worse goes out at once, after what waits before it (order is kept); what waits when the
+ * process exits is written synchronously then. A process killed outright (SIGKILL, out of
+ * memory) loses at most `delayMs` of lines below warn.
+ */
+export function coalescedStdout(delayMs: number, dest: number | string = 1): DestinationStream {
+  const out = pino.destination({ dest, sync: false });
+  let waiting = "";
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (timer) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (!waiting) return;
+    const text = waiting;
+    waiting = "";
+    out.write(text);
+  };
+  // After pino's own exit hook (registered when `out` was made): so write and flush here.
+  process.on("exit", () => {
+    flush();
+    try {
+      out.flushSync();
+    } catch {
+      // stdout closed: nothing to write to
+    }
+  });
+  const stream = {
+    // pino sets `lastLevel` on a destination that asks for its metadata, before each write.
+    [Symbol.for("pino.metadata")]: true,
+    lastLevel: 0,
+    write(line: string) {
+      waiting += line;
+      if (stream.lastLevel >= 40 || waiting.length >= COALESCE_MAX_BYTES) flush();
+      else if (!timer) {
+        timer = setTimeout(flush, delayMs);
+        timer.unref();
+      }
+    },
+  };
+  return stream;
+}
 
 /**
  * One logger per process. Every line carries `service`, ISO time, the level name,
@@ -78,5 +134,6 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     },
     redact: { paths: redactPaths(), censor: REDACTED },
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  const destination = options.destination ?? (options.coalesceMs ? coalescedStdout(options.coalesceMs) : undefined);
+  return destination ? pino(config, destination) : pino(config);
 }

@@ -29,6 +29,7 @@ import { Shutdown } from "./shutdown.js";
 /** The variables every service reads (see `serviceEnvShape` in @gateway/config). */
 export type CommonEnv = {
   LOG_LEVEL: string;
+  LOG_COALESCE_MS: number;
   SHUTDOWN_TIMEOUT_MS: number;
   /** Tracing is on when set (see `telemetryEnvShape` in @gateway/config). */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
@@ -138,7 +139,7 @@ export function relayTiming(env: Pick<CommonEnv, "OUTBOX_POLL_MS" | "OUTBOX_POLL
  */
 export async function startInfrastructure<Tx extends SqlExecutor, P extends PrismaLike<Tx>>(options: InfrastructureOptions<P>): Promise<Infrastructure<P, Tx>> {
   const { env, service } = options;
-  const logger = createLogger({ service, level: env.LOG_LEVEL });
+  const logger = createLogger({ service, level: env.LOG_LEVEL, coalesceMs: env.LOG_COALESCE_MS });
   const shutdown = new Shutdown(logger, env.SHUTDOWN_TIMEOUT_MS);
   shutdown.install();
   logger.info({ config: options.config }, "starting");

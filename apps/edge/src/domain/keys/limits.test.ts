@@ -54,6 +54,30 @@ describe("concurrency slots", () => {
     expect(await b.admit(key, "m6")).toMatchObject({ kind: "denied", reason: "concurrency" });
   });
 
+  it("with a linger, the next admission carries a release even a turn later, and one that none carries goes alone after it", async () => {
+    const lingering = new KeyLimits(redisA, prefix, 30_000, 80);
+    const key = await newKey(1);
+    expect(await lingering.admit(key, "g1")).toEqual({ kind: "ok" });
+    const zrem = vi.spyOn(redisA, "zrem");
+    const released = lingering.release(key.id, "g1");
+    // The client's next request arrives after the answer's turn has ended.
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await lingering.admit(key, "g2")).toEqual({ kind: "ok" });
+    await released;
+    await new Promise((r) => setTimeout(r, 120));
+    expect(zrem).not.toHaveBeenCalled();
+    expect(await held(key.id)).toBe(1);
+    // No admission follows: the slot is given back once the linger is over, and not before.
+    const started = Date.now();
+    await lingering.release(key.id, "g2");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(70);
+    expect(zrem).toHaveBeenCalledTimes(1);
+    expect(await held(key.id)).toBe(0);
+    // Another replica may take it at once.
+    expect(await b.admit(key, "g3")).toEqual({ kind: "ok" });
+    zrem.mockRestore();
+  });
+
   it("a stale admission still applies the releases it carries", async () => {
     const key = await newKey(1);
     expect(await a.admit(key, "s1")).toEqual({ kind: "ok" });

@@ -122,11 +122,19 @@ export class KeyLimits {
   /** Leases released on this replica and not yet sent, by key id. */
   private readonly pending = new Map<string, PendingRelease>();
   private flushScheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     redis: Redis,
     private readonly prefix: string,
     readonly leaseTtlMs: number,
+    /**
+     * How long a release waits for the next admission of its key to carry it before it goes
+     * as a ZREM of its own (0: the end of this turn of the event loop). A client that sends
+     * its next request within it costs one Redis command per request instead of two
+     * (docs/decisions/0305); other replicas see the slot held that much longer.
+     */
+    readonly releaseLingerMs = 0,
   ) {
     redis.defineCommand("gwAdmit", { numberOfKeys: 5, lua: ADMIT });
     redis.defineCommand("gwPublishVersion", { numberOfKeys: 1, lua: PUBLISH_VERSION });
@@ -142,8 +150,15 @@ export class KeyLimits {
   async admit(key: LimitedKey, leaseId: string): Promise<Admission> {
     // A script takes a bounded number of arguments; a longer list waits for its own ZREM.
     let releases = this.pending.get(key.id);
-    if (releases && releases.leases.length <= MAX_CARRIED_RELEASES) this.pending.delete(key.id);
-    else releases = undefined;
+    if (releases && releases.leases.length <= MAX_CARRIED_RELEASES) {
+      this.pending.delete(key.id);
+      // Nothing left to send alone: the lingering flush would only wake the process.
+      if (this.pending.size === 0 && this.flushTimer) {
+        clearTimeout(this.flushTimer);
+        this.flushTimer = undefined;
+        this.flushScheduled = false;
+      }
+    } else releases = undefined;
     const sent = this.redis.gwAdmit(
       this.key(key.id, "v"),
       this.key(key.id, "q"),
@@ -182,10 +197,12 @@ export class KeyLimits {
 
   /**
    * Frees a concurrency slot. The release waits for the end of this turn of the
-   * event loop: an admission of the same key issued meanwhile carries it (its
-   * script removes the lease first), and what is left goes as one ZREM per key.
-   * Until then the slot still counts, so a limit is never exceeded, only, for
-   * that instant, one request more strictly held to it. Resolves once sent.
+   * event loop, or `releaseLingerMs`: an admission of the same key issued meanwhile
+   * carries it (its script removes the lease first), and what is left goes as one
+   * ZREM per key. Until then the slot still counts, so a limit is never exceeded,
+   * only, for that while, one request more strictly held to it (on this replica not
+   * even that: its next admission of the key removes the lease before it counts).
+   * Resolves once sent.
    */
   release(keyId: string, leaseId: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -198,13 +215,15 @@ export class KeyLimits {
       entry.sent.push({ resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flushReleases());
+        if (this.releaseLingerMs > 0) this.flushTimer = setTimeout(() => this.flushReleases(), this.releaseLingerMs);
+        else setImmediate(() => this.flushReleases());
       }
     });
   }
 
   private flushReleases(): void {
     this.flushScheduled = false;
+    this.flushTimer = undefined;
     for (const [keyId, entry] of this.pending) settle(this.redis.zrem(this.key(keyId, "c"), ...entry.leases), entry);
     this.pending.clear();
   }
