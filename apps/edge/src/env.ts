@@ -79,8 +79,8 @@ export const EdgeEnv = z
       { min: 1_000 },
     ),
     CONCURRENCY_RELEASE_LINGER_MS: int(
-      "A concurrency slot freed when a response ends is given back with the key's next admission on this replica if one comes within this long, else with a Redis command of its own (one command per request instead of two for a client that sends one request after another; other replicas see the slot free up to this much later; 0: at the end of the event loop's turn; docs/decisions/0305).",
-      50,
+      "A concurrency slot freed when a response ends is given back with the key's next admission on this replica if one comes within this long, else with a Redis command of its own (one command per request instead of two for a client that sends one request after another; other replicas see the slot free up to this much later, so set it only with one edge replica or routing that keeps a client on its replica; 0: at the end of the event loop's turn; docs/decisions/0305).",
+      0,
       { min: 0, max: 1_000 },
     ),
     AUTH_ATTEMPTS_PER_ADDRESS_PER_MINUTE: int(
