@@ -69,6 +69,9 @@ export async function startLedger(env: Record<string, string> = {}, options: { t
       PATH: process.env.PATH ?? "",
       NODE_ENV: "test",
       LOG_LEVEL: "debug",
+      // Every line at once (decision 0306): a test that reads the logs, say to find no secret in
+      // them, reads all that was logged before it looked.
+      LOG_COALESCE_MS: "0",
       DATABASE_URL: serverUrl,
       DATABASE_NAME: databaseName,
       GRPC_PORT: String(port),
