@@ -10,7 +10,7 @@ import { childrenOf, reapedCpu } from "./servers.js";
 export const BENCH_APPLICATION = "idle-bench";
 
 type TableCounts = Map<string, { vacuums: number; analyzes: number; ins: number; upd: number; del: number }>;
-type Counts = { tables: TableCounts; transactions: Map<string, number> };
+type Counts = { tables: TableCounts; transactions: Map<string, number>; wal: bigint };
 
 /** A connection of the benchmark's own (application_name `idle-bench`). */
 async function client(url: string): Promise<pg.Client> {
@@ -81,7 +81,9 @@ export async function watchPostgres(options: { serverUrl: string; databases: Map
       "SELECT datname, (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = ANY($1)",
       [[...databases.keys()]],
     );
-    return { tables, transactions: new Map(rows.map((r) => [databases.get(r.datname)!, Number(r.n)])) };
+    // The cluster's WAL position (the whole server's, other databases included when it is shared).
+    const { rows: wal } = await probe.query<{ lsn: string }>("SELECT (pg_current_wal_lsn() - '0/0')::text AS lsn");
+    return { tables, transactions: new Map(rows.map((r) => [databases.get(r.datname)!, Number(r.n)])), wal: BigInt(wal[0]!.lsn) };
   };
 
   return {
@@ -169,7 +171,9 @@ export async function watchPostgres(options: { serverUrl: string; databases: Map
             .filter(([, n]) => n > 0)
             .map(([s, n]) => `${s} ${n}`);
           const changed = [...rows].filter(([, r]) => r.ins + r.upd + r.del > 0).map(([s, r]) => `${s} ${r.ins}/${r.upd}/${r.del}`);
-          lines.push(`autovacuum: ${vac.join(", ") || "none"}; autoanalyze: ${ana.join(", ") || "none"}; transactions: ${tx.join(", ") || "none"}`);
+          lines.push(
+            `autovacuum: ${vac.join(", ") || "none"}; autoanalyze: ${ana.join(", ") || "none"}; transactions: ${tx.join(", ") || "none"}; WAL ${after.wal - before.wal} bytes`,
+          );
           if (changed.length > 0) lines.push(`rows inserted/updated/deleted: ${changed.join(", ")}`);
           if (sampleMs > 0) {
             const top = [...seen].sort((a, b) => b[1] - a[1]).slice(0, 6);
