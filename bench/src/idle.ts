@@ -72,12 +72,17 @@ const mock = await startMock("k");
 // The plaintext health port of each gRPC service (GRPC_HEALTH_PORT), which the manifests' readiness probes call.
 const healthPorts = new Map<string, number>();
 if (probes === "k8s") for (const service of GRPC_SERVICES) healthPorts.set(service, await freePort());
+// A stack that fails to start stops the servers above with it (they would outlive this process).
 const gateway = await startGateway(
   mock.url,
   "k",
   {},
   Object.fromEntries([...healthPorts].map(([service, port]) => [service, { GRPC_HEALTH_PORT: String(port) }])),
-);
+).catch(async (err: unknown) => {
+  await mock.stop();
+  await own?.stop();
+  throw err;
+});
 const url = `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`;
 const request = () =>
   fetch(url, { method: "POST", headers: { "x-api-key": gateway.key, "content-type": "application/json" }, body: body("json", "bench-small") }).then(
@@ -95,6 +100,11 @@ const pgWatch = await watchPostgres({
   databases: names,
   ...(own ? { postmaster: own.postmaster } : {}),
   sampleMs,
+}).catch(async (err: unknown) => {
+  await gateway.stop();
+  await mock.stop();
+  await own?.stop();
+  throw err;
 });
 /** Every process of the stack: with own servers the cluster's processes by kind, NATS and Redis by pid. */
 const groups = (): ProcessGroup[] =>
