@@ -2,18 +2,40 @@
 // the work done per unit of time or per wake-up rather than per request (timers, polls,
 // lingers, GC of an idle heap). Prints ms of CPU per second for every process.
 //   pnpm --filter @gateway/bench idle
-import { sampleCpu, usageBetween, type CpuSample } from "./cpu.js";
+import { get } from "node:http";
+import { connect } from "node:net";
+import { checkHealth } from "@gateway/grpc-kit";
+import { freePort, GRPC_SERVICES } from "@gateway/testkit";
+import { sampleCpu, type CpuSample, type ProcessGroup } from "./cpu.js";
 import { body } from "./compare.js";
-import { startGateway } from "./gateway.js";
+import { PROCS, startGateway } from "./gateway.js";
+import { perSecond, watchPostgres } from "./idle-why.js";
+import { startOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(`Usage: pnpm --filter @gateway/bench idle
 
 Starts the stack as the benchmark does, then measures the CPU of every process
-(ms per second) while idle and while paced at IDLE_RATES requests per second
-(default "0,10,50"; one connection, metered JSON). Prints the figures, writes no file.
-Environment: IDLE_SECONDS (default 10), IDLE_RATES, BENCH_ENV, SERVICE_NODE_ARGS,
+(ms per second) and its wake-ups (voluntary context switches) while idle and while
+paced at IDLE_RATES requests per second (default "0,10,50"; one connection, metered
+JSON). Prints the figures, writes no file.
+IDLE_SERVERS (default "own"): "own" starts PostgreSQL, NATS and Redis of the benchmark's
+own on free ports, with the settings of docker-compose.yml (PostgreSQL's -c options,
+NATS's and Redis's flags), so it measures the stack as deployed: every process of that
+PostgreSQL is grouped by what it is (the services' backends, autovacuum workers, the
+checkpointer, WAL writer ...) and the CPU of those that ended in a window is counted
+from the postmaster's reaped time. "machine": the machine's shared servers (DATABASE_URL,
+NATS_URL, REDIS_URL or the defaults), never reconfigured; their figures include
+everyone else's work.
+IDLE_PROBES (default "none"): "k8s" probes the stack from this process as the Kubernetes
+manifests do, one replica each: every 5 s the edge's /health and each gRPC service's
+plaintext health port (a new connection each, as the kubelet), every 10 s the edge's
+/health/live and a TCP connect to each gRPC port.
+In every window it also prints which tables autovacuum and autoanalyze visited, the
+rows and transactions of each service's database, and what pg_stat_activity showed
+running, sampled every IDLE_SAMPLE_MS (default 250; 0: off).
+Environment: IDLE_SECONDS (default 10), IDLE_RATES, BENCH_ENV, BENCH_APPS_ROOT, SERVICE_NODE_ARGS,
 IDLE_SEED_RECORDS (default 0): before measuring, write that many settled usage records
 (history, settled before the reconciler's checkpoint) and a tenth as many tenants with
 ledger accounts, so that idle work that grows with the tables shows.
@@ -30,8 +52,37 @@ const rates = (process.env.IDLE_RATES ?? "0,10,50").split(",").map(Number);
 const burstSeconds = Number(process.env.IDLE_BURST_SECONDS ?? 10);
 const afterBurstStep = Number(process.env.IDLE_AFTER_BURST_STEP ?? 5);
 const afterBurstSeconds = Number(process.env.IDLE_AFTER_BURST_SECONDS ?? 30);
+const sampleMs = Number(process.env.IDLE_SAMPLE_MS ?? 250);
+const serversMode = process.env.IDLE_SERVERS ?? "own";
+const probes = process.env.IDLE_PROBES ?? "none";
+if (probes !== "none" && probes !== "k8s") throw new Error(`IDLE_PROBES: "none" or "k8s", not ${probes}`);
+if (serversMode !== "own" && serversMode !== "machine") throw new Error(`IDLE_SERVERS: "own" or "machine", not ${serversMode}`);
+
+const own = serversMode === "own" ? await startOwnServers() : undefined;
+if (own) {
+  // startStack reads these: every service, the edge's Redis and the test kit's clients use the servers above.
+  process.env.DATABASE_URL = own.databaseUrl;
+  process.env.NATS_URL = own.natsUrl;
+  process.env.REDIS_URL = own.redisUrl;
+  console.log(
+    `own servers (docker-compose.yml's settings): PostgreSQL ${own.settings.postgres.join(" ") || "(defaults)"}; nats-server ${own.settings.nats.join(" ")}; redis-server ${own.settings.redis.map((a) => (a === "" ? '""' : a)).join(" ")}`,
+  );
+} else console.log("the machine's shared PostgreSQL, NATS and Redis: their figures include everyone else's work");
 const mock = await startMock("k");
-const gateway = await startGateway(mock.url, "k");
+// The plaintext health port of each gRPC service (GRPC_HEALTH_PORT), which the manifests' readiness probes call.
+const healthPorts = new Map<string, number>();
+if (probes === "k8s") for (const service of GRPC_SERVICES) healthPorts.set(service, await freePort());
+// A stack that fails to start stops the servers above with it (they would outlive this process).
+const gateway = await startGateway(
+  mock.url,
+  "k",
+  {},
+  Object.fromEntries([...healthPorts].map(([service, port]) => [service, { GRPC_HEALTH_PORT: String(port) }])),
+).catch(async (err: unknown) => {
+  await mock.stop();
+  await own?.stop();
+  throw err;
+});
 const url = `${gateway.url}/v1/apps/ai/bench/v1/chat/completions`;
 const request = () =>
   fetch(url, { method: "POST", headers: { "x-api-key": gateway.key, "content-type": "application/json" }, body: body("json", "bench-small") }).then(
@@ -41,21 +92,102 @@ const request = () =>
     },
   );
 
-/** Per group: ms of CPU per second, and wake-ups per second. */
-const perSecond = (a: CpuSample, b: CpuSample, ms: number) =>
-  [...usageBetween(a, b)].map(([name, u]) => [name.replace(" (this process)", ""), (u.cpu * 1000 * 1000) / ms, (u.wakeups * 1000) / ms] as const);
-/** Transactions committed or rolled back so far in each of the stack's databases (the counts of `pg_stat_database`). */
-const transactions = async () => {
-  const rows = await gateway.stack.sql<{ datname: string; n: string }>(
-    "ledger",
-    "SELECT datname, (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = ANY($1)",
-    [await gateway.databases()],
-  );
-  return rows.reduce((sum, r) => sum + Number(r.n), 0);
+const names = new Map<string, string>();
+for (const service of ["ledger", "managed-ai", "jobs", "messaging", "files", "edge"] as const)
+  names.set((await gateway.stack.sql<{ db: string }>(service, "SELECT current_database() AS db"))[0]!.db, service);
+const pgWatch = await watchPostgres({
+  serverUrl: own?.databaseUrl ?? process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+  databases: names,
+  ...(own ? { postmaster: own.postmaster } : {}),
+  sampleMs,
+}).catch(async (err: unknown) => {
+  await gateway.stop();
+  await mock.stop();
+  await own?.stop();
+  throw err;
+});
+/** Every process of the stack: with own servers the cluster's processes by kind, NATS and Redis by pid. */
+const groups = (): ProcessGroup[] =>
+  own
+    ? [
+        ...gateway.groups().filter((g) => (PROCS as readonly string[]).includes(g.name)),
+        ...pgWatch.groups(),
+        { name: "nats", pids: () => [own.nats] },
+        { name: "redis", pids: () => [own.redis] },
+      ]
+    : gateway.groups();
+/** Which process is which, then a CPU sample. */
+const sample = async (): Promise<CpuSample> => {
+  if (own) await pgWatch.classify();
+  else await gateway.snapshotBackends(); // backends that started during the window count from zero
+  return sampleCpu(groups());
 };
+/** Not the stack's: the load generator and the benchmark's own connections. */
+const stackOnly = (name: string) => name !== "load generator" && name !== "bench connections";
+
+/**
+ * One window: figures per process (ms of CPU and wake-ups per second), with the CPU of the
+ * cluster's processes that ended in it, and what PostgreSQL did.
+ */
+async function measure(during: () => Promise<void>) {
+  const window = await pgWatch.begin();
+  const before = await sample();
+  const started = Date.now();
+  await during();
+  const after = await sample();
+  const ms = Date.now() - started;
+  const why = await window.end(after, before);
+  const figures = perSecond(before, after, ms).filter(([n]) => stackOnly(n));
+  if (own) figures.push(["postgres (ended processes)", (why.endedCpu * 1000 * 1000) / ms, 0]);
+  const total = figures.reduce((s, [, v]) => s + v, 0);
+  const wakeups = figures.reduce((s, [, , w]) => s + w, 0);
+  const sum = (prefix: string) => figures.filter(([n]) => n.startsWith(prefix)).reduce((s, [, v]) => s + v, 0);
+  const node = figures.filter(([n]) => !/^(postgres|nats|redis)/.test(n)).reduce((s, [, v]) => s + v, 0);
+  const nodeWakeups = figures.filter(([n]) => !/^(postgres|nats|redis)/.test(n)).reduce((s, [, , w]) => s + w, 0);
+  return { ms, figures, total, wakeups, node, nodeWakeups, sum, why: why.lines };
+}
+
+/** An HTTP GET on a connection of its own, as the kubelet makes it. */
+const probeGet = (path: string) =>
+  new Promise<void>((resolve) => {
+    get(`${gateway.url}${path}`, { agent: false }, (res) => {
+      res.resume();
+      res.on("end", resolve);
+    }).on("error", () => resolve());
+  });
+/** A TCP connect and close (a `tcpSocket` liveness probe). */
+const probeTcp = (address: string) =>
+  new Promise<void>((resolve) => {
+    const [host, port] = address.split(":");
+    const socket = connect(Number(port), host!, () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.on("error", () => resolve());
+  });
+/** The manifests' probes, one replica each (deploy/base/*.yaml): readiness every 5 s, liveness every 10 s. */
+function startProbes(): () => void {
+  const readiness = setInterval(() => {
+    void probeGet("/health");
+    for (const port of healthPorts.values()) void checkHealth(`127.0.0.1:${port}`, "", 1_000).catch(() => "");
+  }, 5_000);
+  const liveness = setInterval(() => {
+    void probeGet("/health/live");
+    for (const service of GRPC_SERVICES) void probeTcp(gateway.stack.address(service));
+  }, 10_000);
+  return () => {
+    clearInterval(readiness);
+    clearInterval(liveness);
+  };
+}
+let stopProbes: (() => void) | undefined;
 
 try {
   for (let i = 0; i < 50; i++) await request(); // warm up every path once
+  if (probes === "k8s") {
+    stopProbes = startProbes();
+    console.log("probing as the Kubernetes manifests do: readiness every 5 s, liveness every 10 s");
+  }
   if (seedRecords > 0) {
     const tenants = Math.max(1, Math.floor(seedRecords / 10));
     const [template] = await gateway.stack.sql<Record<string, unknown>>("managed-ai", "SELECT * FROM usage_records WHERE status = 'completed' LIMIT 1");
@@ -76,37 +208,26 @@ try {
   }
   for (const rate of rates) {
     await new Promise((r) => setTimeout(r, 2_000));
-    await gateway.snapshotBackends();
-    const txBefore = await transactions();
-    const before = sampleCpu(gateway.groups());
-    const started = Date.now();
     let sent = 0;
-    while (Date.now() - started < seconds * 1000) {
-      if (rate > 0) {
-        await request();
-        sent++;
-        const due = started + (sent * 1000) / rate;
-        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      } else await new Promise((r) => setTimeout(r, seconds * 1000 - (Date.now() - started)));
-    }
-    await gateway.snapshotBackends(); // backends that started during the window count from zero
-    const after = sampleCpu(gateway.groups());
-    const ms = Date.now() - started;
-    // Less the two statements this benchmark ran in the ledger's database (the snapshot of backends).
-    const tx = (await transactions()) - txBefore - 2;
-    const figures = perSecond(before, after, ms);
-    const stack = figures.filter(([n]) => n !== "load generator");
-    const total = stack.reduce((s, [, v]) => s + v, 0);
-    const wakeups = stack.reduce((s, [, , w]) => s + w, 0);
-    const sum = (prefix: string) => stack.filter(([n]) => n.startsWith(prefix)).reduce((s, [, v]) => s + v, 0);
-    const node = stack.filter(([n]) => !/^(postgres|nats|redis)/.test(n)).reduce((s, [, v]) => s + v, 0);
-    const perRequest = sent > 0 ? `, ${(total / (sent / (ms / 1000))).toFixed(2)} ms per request` : "";
+    const m = await measure(async () => {
+      const started = Date.now();
+      while (Date.now() - started < seconds * 1000) {
+        if (rate > 0) {
+          await request();
+          sent++;
+          const due = started + (sent * 1000) / rate;
+          if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        } else await new Promise((r) => setTimeout(r, seconds * 1000 - (Date.now() - started)));
+      }
+    });
+    const perRequest = sent > 0 ? `, ${(m.total / (sent / (m.ms / 1000))).toFixed(2)} ms per request` : "";
     console.log(
-      `${rate} req/s (${sent} sent), ${(ms / 1000).toFixed(0)} s: whole stack ${total.toFixed(1)} ms CPU per second${perRequest}` +
-        ` (Node ${node.toFixed(1)}, PostgreSQL ${sum("postgres").toFixed(1)}, NATS ${sum("nats").toFixed(1)}, Redis ${sum("redis").toFixed(1)}; ` +
-        `${wakeups.toFixed(1)} wake-ups and ${(tx / (ms / 1000)).toFixed(2)} PostgreSQL transactions per second)\n` +
-        `    ms/s: ${figures.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(" · ")}\n` +
-        `    wake-ups/s: ${figures.map(([n, , w]) => `${n} ${w.toFixed(1)}`).join(" · ")}`,
+      `${rate} req/s (${sent} sent), ${(m.ms / 1000).toFixed(0)} s: whole stack ${m.total.toFixed(1)} ms CPU per second${perRequest}` +
+        ` (Node ${m.node.toFixed(1)}, PostgreSQL ${m.sum("postgres").toFixed(1)}, NATS ${m.sum("nats").toFixed(1)}, Redis ${m.sum("redis").toFixed(1)}; ` +
+        `${m.wakeups.toFixed(1)} wake-ups per second, of them Node ${m.nodeWakeups.toFixed(1)})\n` +
+        `    ms/s: ${m.figures.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(" · ")}\n` +
+        `    wake-ups/s: ${m.figures.map(([n, , w]) => `${n} ${w.toFixed(1)}`).join(" · ")}\n` +
+        m.why.map((l) => `    ${l}`).join("\n"),
     );
   }
   if (burstSeconds > 0) {
@@ -120,24 +241,20 @@ try {
     };
     await Promise.all(Array.from({ length: 32 }, client));
     console.log(`burst: ${sent} requests at 32 connections in ${burstSeconds} s; the stack after its last answer:`);
-    let previous = sampleCpu(gateway.groups());
-    let at = Date.now();
     for (let t = afterBurstStep; t <= afterBurstSeconds; t += afterBurstStep) {
-      await new Promise((r) => setTimeout(r, afterBurstStep * 1000));
-      await gateway.snapshotBackends();
-      const sample = sampleCpu(gateway.groups());
-      const now = Date.now();
-      const figures = perSecond(previous, sample, now - at).filter(([n]) => n !== "load generator");
-      const total = figures.reduce((s, [, v]) => s + v, 0);
-      const top = [...figures].sort((a, b) => b[1] - a[1]).slice(0, 6);
+      const m = await measure(() => new Promise((r) => setTimeout(r, afterBurstStep * 1000)));
+      const top = [...m.figures].sort((a, b) => b[1] - a[1]).slice(0, 7);
       console.log(
-        `  ${t - afterBurstStep}–${t} s: whole stack ${total.toFixed(1)} ms CPU per second; most: ${top.map(([n, v, w]) => `${n} ${v.toFixed(2)} (${w.toFixed(0)} wake-ups/s)`).join(" · ")}`,
+        `  ${t - afterBurstStep}–${t} s: whole stack ${m.total.toFixed(1)} ms CPU per second, ${m.wakeups.toFixed(0)} wake-ups per second (Node ${m.nodeWakeups.toFixed(1)}); ` +
+          `most: ${top.map(([n, v, w]) => `${n} ${v.toFixed(2)} (${w.toFixed(1)} wake-ups/s)`).join(" · ")}\n` +
+          m.why.map((l) => `      ${l}`).join("\n"),
       );
-      previous = sample;
-      at = now;
     }
   }
 } finally {
+  stopProbes?.();
+  await pgWatch.close();
   await gateway.stop();
   await mock.stop();
+  await own?.stop();
 }

@@ -31,8 +31,14 @@ await startGrpcService<PrismaTx, ReturnType<typeof createPrisma>>({
       });
       infra.shutdown.addFirst("reconciler", () => reconciler.stop());
     }
-    // What the relay has published leaves the settlement log (docs/decisions/0281).
-    const pruning = startSettlementLogPruning(infra.pool, ctx.logger.child({ component: "settlement-log" }), { intervalMs: 10_000 });
+    // What the relay has published leaves the settlement log (docs/decisions/0281): a second
+    // after the relay moved its checkpoint; otherwise a poll backing off to 10 minutes (0300).
+    const pruning = startSettlementLogPruning(infra.pool, ctx.logger.child({ component: "settlement-log" }), {
+      lingerMs: 1_000,
+      pollMs: 60_000,
+      maxPollMs: 600_000,
+      maxBatches: 2,
+    });
     infra.shutdown.addFirst("settlement log pruning", () => pruning.stop());
     if (env.USAGE_RETENTION_DAYS > 0) {
       const retention = startRetention(ctx, { pool: infra.pool, retentionDays: env.USAGE_RETENTION_DAYS, exportDir: env.USAGE_EXPORT_DIR });

@@ -25,7 +25,7 @@ export {
   type Transact,
 } from "./outbox.js";
 export { outboxTable, Relay, type RelayOptions, type RelaySource } from "./relay.js";
-export { LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } from "./tailed-log.js";
+export { checkpointMoves, CheckpointMoves, LOG_RELAY_SETTINGS, logRelaySelect, tailedLog, type TailedLogOptions } from "./tailed-log.js";
 export { startWorkQueue, type WorkOutcome, type WorkQueueOptions } from "./work-queue.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";

@@ -41,6 +41,40 @@ export type TailedLogOptions = {
   checkpoint: string;
 };
 
+/**
+ * What this process's relays have committed, by checkpoint name: after a round of a tailed log
+ * moved its checkpoint and committed, its listeners hear the new position. Work that acts
+ * behind a relay (the settlement log's pruner, docs/decisions/0300) waits for this instead of
+ * polling the checkpoint while nothing happens. A notice, not the truth: a listener still reads
+ * the committed checkpoint itself, and hears nothing of other processes' relays (their own
+ * listeners do), so it keeps a slow fallback poll for a replica that died in between.
+ */
+export class CheckpointMoves {
+  private readonly listeners = new Map<string, Set<(position: bigint) => void>>();
+
+  /** Calls `listener` after each commit that moved checkpoint `name`; answers a function that stops it. */
+  on(name: string, listener: (position: bigint) => void): () => void {
+    const set = this.listeners.get(name) ?? new Set();
+    this.listeners.set(name, set);
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  /** A relay committed checkpoint `name` at `position` (a listener that throws is ignored: it is only a notice). */
+  emit(name: string, position: bigint): void {
+    for (const listener of this.listeners.get(name) ?? []) {
+      try {
+        listener(position);
+      } catch {
+        // a notice; the listener's own poll covers it
+      }
+    }
+  }
+}
+
+/** The process's one `CheckpointMoves`, which every `tailedLog` reports to. */
+export const checkpointMoves = new CheckpointMoves();
+
 const IDENT = /^[a-z_][a-z0-9_]*$/;
 /**
  * A round's settings. Its commit does not wait for the disk (losing it only re-publishes).
@@ -146,6 +180,9 @@ export function tailedLog(options: TailedLogOptions): RelaySource {
           const last = BigInt(events[events.length - 1]!.seq);
           // Values inlined (a bigint and a checked identifier) so the update and the commit are one message.
           await client.query(`UPDATE relay_checkpoints SET position = ${last.toString()}, updated_at = now() WHERE name = '${checkpoint}'; COMMIT`);
+          client.release();
+          checkpointMoves.emit(checkpoint, last);
+          return blocked === undefined ? { published: events.length } : { published: events.length, blocked };
         }
         client.release();
         return blocked === undefined ? { published: events.length } : { published: events.length, blocked };

@@ -6,6 +6,7 @@ import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@ga
 import { createLogger } from "@gateway/logger";
 import { subjectsFor, type EventEnvelope } from "@gateway/events";
 import {
+  checkpointMoves,
   connectNats,
   ensureStream,
   Relay,
@@ -136,6 +137,9 @@ describe("Relay from a tailed log", () => {
     const log = await newLog();
     const subjects = await newStream();
     const relay = relayFor(log, subjects);
+    // What work behind the relay hears (the settlement log's pruner, docs/decisions/0300).
+    const heard: bigint[] = [];
+    const stopListening = checkpointMoves.on(log, (position) => heard.push(position));
     relay.start();
     try {
       await Promise.all(Array.from({ length: 24 }, (_, i) => append(log, 1 + (i % 5), i % 3 === 0 ? 30 : 0).then(() => relay.kick())));
@@ -144,7 +148,15 @@ describe("Relay from a tailed log", () => {
       expect(await streamIds(subjects)).toEqual(written);
       const [cp] = (await pool.query<{ position: string }>("SELECT position::text FROM relay_checkpoints WHERE name = $1", [log])).rows;
       expect(cp!.position).toBe(String(written.length));
+      // Every committed move, in order, ending at the committed checkpoint; polls that find nothing say nothing.
+      await waitFor(() => heard.at(-1) === BigInt(written.length));
+      expect(heard).toEqual([...heard].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      expect(new Set(heard).size).toBe(heard.length);
+      const count = heard.length;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).toHaveLength(count);
     } finally {
+      stopListening();
       await relay.stop();
     }
   });

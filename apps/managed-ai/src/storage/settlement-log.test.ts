@@ -127,7 +127,68 @@ describe("pruning the settlement log", () => {
     expect(old).toHaveLength(2);
   });
 
-  it("runs on a timer, and a failed round is logged and retried", async () => {
+  it("prunes a linger after this process's relay moved its checkpoint, also after backing off while idle (docs/decisions/0300)", async () => {
+    const rounds: { at: number; deleted: number }[] = [];
+    // Polls double from 30 ms while they find nothing; only the relay's commit explains a round soon after it.
+    const pruning = startSettlementLogPruning(pool, logger, {
+      lingerMs: 20,
+      pollMs: 30,
+      maxPollMs: 60_000,
+      onRound: (deleted) => rounds.push({ at: Date.now(), deleted }),
+    });
+    try {
+      // Idle: the wait grows (30, 60, ... ms); the loop has just begun a sleep of about 4 s.
+      await expect.poll(() => pruning.nextPollMs(), { timeout: 20_000, interval: 5 }).toBeGreaterThanOrEqual(7_680);
+      const idleRounds = rounds.length;
+      expect(idleRounds).toBeLessThanOrEqual(9);
+      expect(rounds.every((r) => r.deleted === 0)).toBe(true);
+
+      const ids = await settled(3);
+      await new Promise((r) => setTimeout(r, 100));
+      // Settled but not published: nothing may go, and nothing woke the pruner.
+      expect(rounds.length).toBe(idleRounds);
+      expect(await logged()).toEqual(sorted(ids));
+      const published = Date.now();
+      expect((await round()).published).toBe(6);
+      await expect.poll(logged, { timeout: 2_000, interval: 5 }).toEqual([]);
+      const pruned = rounds.find((r) => r.deleted > 0)!;
+      expect(pruned.deleted).toBe(3);
+      expect(pruned.at - published).toBeLessThan(2_000);
+      // Work found: the poll starts again from its shortest (30 ms), so more rounds follow well
+      // within the 4 s the idle loop had still to sleep.
+      const at = rounds.indexOf(pruned);
+      await expect.poll(() => rounds.length, { timeout: 2_000, interval: 5 }).toBeGreaterThan(at + 2);
+    } finally {
+      await pruning.stop();
+    }
+    const after = rounds.length;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(rounds.length).toBe(after);
+  });
+
+  it("takes a backlog in bounded rounds a linger apart, without waiting for the poll", async () => {
+    await settled(5);
+    await round();
+    const rounds: number[] = [];
+    // No notices from the relay: only the start and the backlog schedule rounds here.
+    const pruning = startSettlementLogPruning(pool, logger, {
+      batch: 2,
+      maxBatches: 1,
+      lingerMs: 20,
+      pollMs: 60_000,
+      maxPollMs: 60_000,
+      onRound: (d) => rounds.push(d),
+      relayMoved: () => () => undefined,
+    });
+    try {
+      await expect.poll(logged, { timeout: 3_000, interval: 10 }).toEqual([]);
+      expect(rounds).toEqual([2, 2, 1]);
+    } finally {
+      await pruning.stop();
+    }
+  });
+
+  it("logs a failed round and tries again, and stops for good", async () => {
     await settled(2);
     await round();
     const rounds: number[] = [];
@@ -143,11 +204,16 @@ describe("pruning the settlement log", () => {
         return pool.query(text);
       },
     };
-    const pruning = startSettlementLogPruning(flaky, logger, { intervalMs: 20, onRound: (d) => rounds.push(d) });
+    const pruning = startSettlementLogPruning(flaky, logger, {
+      lingerMs: 20,
+      pollMs: 60_000,
+      maxPollMs: 60_000,
+      onRound: (d) => rounds.push(d),
+      relayMoved: () => () => undefined,
+    });
     try {
-      await expect.poll(() => rounds.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
-      expect(rounds[0]).toBe(0);
-      expect(rounds[1]).toBe(2);
+      // The first round (at start) fails; the retry comes within the loop's back-off (200 ms), not the minute's poll.
+      await expect.poll(() => rounds, { timeout: 2_000 }).toEqual([2]);
       expect(await logged()).toEqual([]);
     } finally {
       await pruning.stop();

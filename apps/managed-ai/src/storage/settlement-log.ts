@@ -1,3 +1,4 @@
+import { BatchLoop, checkpointMoves } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 
 /** What pruning runs on: the pool (one message a batch, its own transaction). */
@@ -64,29 +65,53 @@ export function settlementLogPruner(sql: PruneSql, options: PruneOptions = {}): 
   };
 }
 
+export type PruningSchedule = {
+  /**
+   * After the relay committed a new checkpoint in this process, prune this much later (the
+   * rows of the rounds in between go in the same statement). Under load a round every
+   * `lingerMs`; after the last event, the log is empty `lingerMs` later.
+   */
+  lingerMs: number;
+  /**
+   * The fallback poll, for rows this process's relay did not announce (another replica's
+   * relay that died before its own pruner ran): after a round that deleted rows, this; while
+   * rounds find nothing, it doubles up to `maxPollMs`.
+   */
+  pollMs: number;
+  maxPollMs: number;
+  /** Called after each round that ran to the end, with the rows it deleted (tests, metrics). */
+  onRound?: (deleted: number) => void;
+  /**
+   * Subscribes to the commits of this process's relay of the log (answers how to stop
+   * listening). Default: `checkpointMoves` of checkpoint `usage_record_events`.
+   */
+  relayMoved?: (listener: () => void) => () => void;
+};
+
 /**
- * Prunes the settlement log every `intervalMs` (each replica: batches skip what another is
- * deleting). A round that fails is logged and the next one tries again; `stop` waits for
- * a round under way.
+ * Prunes the settlement log behind the relay (docs/decisions/0281, 0300) on a `BatchLoop`: a
+ * round at start (what a crash left), one `lingerMs` after the relay of this process moved its
+ * checkpoint, and otherwise a poll that backs off from `pollMs` to `maxPollMs` while it finds
+ * nothing. An idle service wakes for it once every `maxPollMs`, not every few seconds.
+ * A round that fails is logged and retried (backing off up to 5 s); `stop` waits for a round
+ * under way. Each replica runs one (batches skip what another is deleting).
  */
 export function startSettlementLogPruning(
   sql: PruneSql,
   logger: Logger,
-  options: PruneOptions & { intervalMs: number; onRound?: (deleted: number) => void },
-): { stop(): Promise<void>; runNow(): Promise<number> } {
+  options: PruneOptions & PruningSchedule,
+): { stop(): Promise<void>; runNow(): Promise<number>; nextPollMs(): number } {
   const pruner = settlementLogPruner(sql, options);
+  const fullRound = (options.batch ?? 5_000) * (options.maxBatches ?? 20);
   let current: Promise<number> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
+  // One round at a time, whether the loop or `runNow` asks.
   const round = (): Promise<number> => {
     current ??= pruner
       .round()
-      .catch((err: unknown) => {
-        logger.warn({ err }, "pruning the settlement log failed; the next round tries again");
-        return 0;
-      })
       .then((deleted) => {
         options.onRound?.(deleted);
+        // A backlog: the next bounded round a linger later, not at the next poll.
+        if (deleted >= fullRound) loop.wakeBy(Date.now() + options.lingerMs);
         return deleted;
       })
       .finally(() => {
@@ -94,18 +119,31 @@ export function startSettlementLogPruning(
       });
     return current;
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => void round().finally(schedule), options.intervalMs);
-    timer.unref();
-  };
-  schedule();
+  const loop = new BatchLoop({
+    round,
+    // A round is bounded by `maxBatches` statements and never counts as full here: a backlog
+    // (a relay that was down) goes `batch × maxBatches` rows a linger (above), off the request path.
+    batchSize: Number.MAX_SAFE_INTEGER,
+    pollMs: options.pollMs,
+    maxPollMs: Math.max(options.pollMs, options.maxPollMs),
+    lingerMs: options.lingerMs,
+    flushOnStop: false,
+    log: logger,
+    messages: {
+      failed: "pruning the settlement log failed; the next round tries again",
+      finalFlushFailed: "pruning the settlement log failed at stop; the next start prunes",
+    },
+  });
+  const relayMoved = options.relayMoved ?? ((listener: () => void) => checkpointMoves.on("usage_record_events", listener));
+  const stopListening = relayMoved(() => loop.kick());
+  loop.start();
   return {
     runNow: round,
+    nextPollMs: () => loop.nextPollMs,
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await current;
+      stopListening();
+      await loop.stop();
+      await current?.catch(() => undefined);
     },
   };
 }
