@@ -134,7 +134,11 @@ export async function startOwnServers(): Promise<OwnServers> {
       } else if (arg === "-m" || arg === "--http_port") i++;
       else natsArgs.push(arg);
     }
-    const nats = spawn("nats-server", [...natsArgs, "-a", "127.0.0.1", "-p", String(natsPort)], { stdio: "ignore" });
+    // As the compose file's environment: one Go thread at a time (decision 0307; PRIVATE_NATS_GOMAXPROCS to compare).
+    const nats = spawn("nats-server", [...natsArgs, "-a", "127.0.0.1", "-p", String(natsPort)], {
+      stdio: "ignore",
+      env: { ...process.env, GOMAXPROCS: process.env.PRIVATE_NATS_GOMAXPROCS ?? "1" },
+    });
     stops.push(() => stopChild(nats));
     await waitForPort(natsPort, "nats-server", nats);
 

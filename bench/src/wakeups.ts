@@ -13,7 +13,8 @@
 //   system call by name instead (strace -f -c on every process; it slows them several times,
 //   and timings change how much batches carry, so it is a breakdown, not the figure).
 //
-// PostgreSQL, NATS and Redis are started for this run alone (`private-servers.ts`), so their
+// PostgreSQL, NATS and Redis are started for this run alone, as docker-compose.yml configures
+// them (`servers.ts`, shared with the idle benchmark), so their
 // processes do only this stack's work; `--shared` uses the machine's instead (their rows then
 // include everyone else's traffic and are left out of the total).
 //
@@ -28,7 +29,7 @@ import { join } from "node:path";
 import { body } from "./compare.js";
 import { PROCS, startGateway } from "./gateway.js";
 import { load } from "./load.js";
-import { startPrivateServers } from "./private-servers.js";
+import { startOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
@@ -145,7 +146,7 @@ const pidsOf = (pattern: string): number[] => {
   }
 };
 
-const servers = shared ? undefined : await startPrivateServers();
+const servers = shared ? undefined : await startOwnServers();
 if (servers) {
   process.env.DATABASE_URL = servers.databaseUrl;
   process.env.NATS_URL = servers.natsUrl;
@@ -194,13 +195,13 @@ const groups: Group[] = [
         name: "postgres (own processes)",
         // The postmaster and its children that are not client backends: WAL writer, checkpointer, background writer, ...
         pids: () => [
-          servers.postgresPid,
-          ...children(servers.postgresPid).filter((pid) => !backends.some((b) => b.pid === pid && b.backend_type === "client backend")),
+          servers.postmaster,
+          ...children(servers.postmaster).filter((pid) => !backends.some((b) => b.pid === pid && b.backend_type === "client backend")),
         ],
       }
     : { name: "postgres (own processes, shared)", pids: () => pidsOf("^postgres: .*(checkpointer|background writer|walwriter|launcher)"), outside: true },
-  servers ? { name: "nats", pids: () => [servers.natsPid] } : { name: "nats (shared)", pids: () => pidsOf("nats-server"), outside: true },
-  servers ? { name: "redis", pids: () => [servers.redisPid] } : { name: "redis (shared)", pids: () => pidsOf("redis-server"), outside: true },
+  servers ? { name: "nats", pids: () => [servers.nats] } : { name: "nats (shared)", pids: () => pidsOf("nats-server"), outside: true },
+  servers ? { name: "redis", pids: () => [servers.redis] } : { name: "redis (shared)", pids: () => pidsOf("redis-server"), outside: true },
   { name: "load generator (this process)", pids: () => [process.pid], outside: true },
 ];
 
