@@ -87,7 +87,14 @@ export async function startGateway(
   const fromEnv = JSON.parse(process.env.BENCH_ENV ?? "{}") as Record<string, string>;
   // Production mode refuses the development sealing key wherever secrets are sealed.
   const keys = { ENCRYPTION_KEYS: `bench:${Buffer.alloc(32, 7).toString("base64")}` };
-  const quiet = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", LOG_COALESCE_MS: "100", NODE_ENV: "production", OUTBOX_POLL_MS: "500", ...fromEnv, ...extraEnv };
+  const quiet = {
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
+    LOG_COALESCE_MS: "100",
+    NODE_ENV: "production",
+    OUTBOX_POLL_MS: "500",
+    ...fromEnv,
+    ...extraEnv,
+  };
   const stack = await startStack({
     // BENCH_APPS_ROOT: measure another checkout's build (scripts/bench-steps.sh).
     ...(process.env.BENCH_APPS_ROOT ? { appsRoot: process.env.BENCH_APPS_ROOT } : {}),
