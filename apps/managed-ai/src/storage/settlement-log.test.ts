@@ -49,6 +49,14 @@ const checkpoint = async (): Promise<bigint> =>
   BigInt((await pool.query<{ position: string }>("SELECT position::text FROM relay_checkpoints WHERE name = 'usage_record_events'")).rows[0]!.position);
 const sorted = (ids: string[]) => [...ids].sort();
 
+/** A pruning schedule that hears nothing from a relay and polls once a minute: rounds run at start, after a full round and after a failure; each one's deletions go to `rounds`. */
+const withoutRelay = (rounds: number[]) => ({
+  lingerMs: 20,
+  pollMs: 60_000,
+  maxPollMs: 60_000,
+  onRound: (deleted: number) => rounds.push(deleted),
+  relayMoved: () => () => undefined,
+});
 describe("pruning the settlement log", () => {
   it("deletes the published settlement events in bounded batches and keeps the unpublished ones and the records", async () => {
     const published = await settled(7);
@@ -171,15 +179,7 @@ describe("pruning the settlement log", () => {
     await round();
     const rounds: number[] = [];
     // No notices from the relay: only the start and the backlog schedule rounds here.
-    const pruning = startSettlementLogPruning(pool, logger, {
-      batch: 2,
-      maxBatches: 1,
-      lingerMs: 20,
-      pollMs: 60_000,
-      maxPollMs: 60_000,
-      onRound: (d) => rounds.push(d),
-      relayMoved: () => () => undefined,
-    });
+    const pruning = startSettlementLogPruning(pool, logger, { batch: 2, maxBatches: 1, ...withoutRelay(rounds) });
     try {
       await expect.poll(logged, { timeout: 3_000, interval: 10 }).toEqual([]);
       expect(rounds).toEqual([2, 2, 1]);
@@ -204,13 +204,7 @@ describe("pruning the settlement log", () => {
         return pool.query(text);
       },
     };
-    const pruning = startSettlementLogPruning(flaky, logger, {
-      lingerMs: 20,
-      pollMs: 60_000,
-      maxPollMs: 60_000,
-      onRound: (d) => rounds.push(d),
-      relayMoved: () => () => undefined,
-    });
+    const pruning = startSettlementLogPruning(flaky, logger, withoutRelay(rounds));
     try {
       // The first round (at start) fails; the retry comes within the loop's back-off (200 ms), not the minute's poll.
       await expect.poll(() => rounds, { timeout: 2_000 }).toEqual([2]);
