@@ -32,6 +32,22 @@ import { load } from "./load.js";
 import { startOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`Usage: pnpm --filter @gateway/bench wakeups [requests] [json|stream] [connections,...] [--threads] [--strace] [--shared]
+
+Wake-ups (voluntary context switches of every thread) and messages (read and write system
+calls) per metered request, for every process of the stack, at each number of connections
+(default: 1000 json 1,32). Starts its own PostgreSQL, NATS and Redis as docker-compose.yml
+configures them, then the stack; prints a table per number of connections. Writes nothing.
+
+  --threads   split each process by thread (main, V8 workers, libuv workers, ...)
+  --strace    system calls by name (strace -f -c on every process; slows them)
+  --shared    use the machine's PostgreSQL, NATS and Redis (their rows leave the total)
+
+Environment: BENCH_ENV, SERVICE_NODE_ARGS, BENCH_APPS_ROOT, BENCH_LOG_LEVEL (as the other
+benchmarks), PRIVATE_NATS_GOMAXPROCS (default 1, as deployed; docs/decisions/0307).`);
+  process.exit(0);
+}
 const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const requests = Number(args[0] ?? 1000);
 const mode = (args[1] ?? "json") as "json" | "stream";
