@@ -27,9 +27,10 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { body } from "./compare.js";
+import { pidsOf } from "./cpu.js";
 import { PROCS, startGateway } from "./gateway.js";
 import { load } from "./load.js";
-import { startOwnServers } from "./servers.js";
+import { childrenOf as children, startOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -143,24 +144,6 @@ const add = (a: Counts, b: Counts): Counts => ({
   writes: a.writes + b.writes,
   cpuNs: a.cpuNs + b.cpuNs,
 });
-
-const children = (pid: number): number[] => {
-  try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
-const pidsOf = (pattern: string): number[] => {
-  try {
-    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
 
 const servers = shared ? undefined : await startOwnServers();
 if (servers) {
