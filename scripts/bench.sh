@@ -16,6 +16,8 @@ Rewrites docs/benchmarks.md and docs/benchmarks/keys.md. Takes several minutes.
 
 Environment:
   BENCH_SECONDS   length of each measured run in seconds (default 8)
+  BENCH_SERVERS   own (default): PostgreSQL, NATS and Redis of the benchmark's own,
+                  with docker-compose.yml's settings; machine: the shared ones
 EOF
     exit 0
     ;;

@@ -13,6 +13,7 @@ import { closeoutOk, startGateway, type Closeout } from "./gateway.js";
 import { measureKeys } from "./keys.js";
 import { machine } from "./machine.js";
 import { DEFAULT_SEED, seed, type SeedReport } from "./seed.js";
+import { startOwnServers } from "./servers.js";
 import { startMock, startPortkey } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -22,16 +23,36 @@ This gateway vs the Portkey gateway vs the provider directly, the ledger and key
 verification; rewrites docs/benchmarks.md. Environment: BENCH_SECONDS (default 8),
 BENCH_SEED (default 1: after the empty-database runs, seed 1,000,000 usage records over
 10,000 tenants and measure this gateway again, then after BENCH_SUSTAIN_SECONDS, default
-300, of sustained load; 0: empty databases only).`);
+300, of sustained load; 0: empty databases only), BENCH_SERVERS (default own: PostgreSQL,
+NATS and Redis of the benchmark's own, started with docker-compose.yml's settings;
+machine: the machine's shared servers, DATABASE_URL, NATS_URL and REDIS_URL).`);
   process.exit(0);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const MOCK_KEY = "sk-bench-mock-key";
 const modelOf = (t: Target) => (t.name === "gateway" ? "bench-small" : "mock-small");
 
+const SERVERS = process.env.BENCH_SERVERS ?? "own";
+if (SERVERS !== "own" && SERVERS !== "machine") throw new Error(`BENCH_SERVERS: "own" or "machine", not ${SERVERS}`);
+// The servers as deployed (docker-compose.yml's settings, autovacuum included), not the
+// machine's shared ones, whose settings differ (autovacuum off) and whose other clients count.
+const own = SERVERS === "own" ? await startOwnServers() : undefined;
+if (own) {
+  process.env.DATABASE_URL = own.databaseUrl;
+  process.env.NATS_URL = own.natsUrl;
+  process.env.REDIS_URL = own.redisUrl;
+}
+const serversLine = own
+  ? `PostgreSQL, NATS and Redis of the benchmark's own, started with docker-compose.yml's settings: postgres ${own.settings.postgres.map((s) => `-c ${s}`).join(" ") || "(defaults)"}; nats-server ${own.settings.nats.join(" ")}; redis-server ${own.settings.redis.map((a) => (a === "" ? '""' : a)).join(" ")}`
+  : "the machine's shared PostgreSQL, NATS and Redis (BENCH_SERVERS=machine): their settings and other clients are in the figures";
 const mock = await startMock(MOCK_KEY);
 const portkey = await startPortkey();
-const gateway = await startGateway(mock.url, MOCK_KEY);
+const gateway = await startGateway(mock.url, MOCK_KEY, {}, {}, own).catch(async (err: unknown) => {
+  await portkey.stop();
+  await mock.stop();
+  await own?.stop();
+  throw err;
+});
 const all = targets(mock, portkey, gateway, MOCK_KEY);
 const results: Measured[] = [];
 let closeout: Closeout | undefined;
@@ -104,36 +125,48 @@ try {
   // pass): then the whole run's journal must equal its usage records.
   closeout = await gateway.closeout(90_000);
   console.log(`closeout: ${JSON.stringify(closeout, (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`);
-} finally {
+} catch (err) {
   await gateway.stop();
   await portkey.stop();
   await mock.stop();
+  await own?.stop();
+  throw err;
 }
+await gateway.stop();
+await portkey.stop();
+await mock.stop();
 
-const ledgerTables = (["256", "1"] as const).map((tenants) =>
-  execFileSync(
-    process.execPath,
-    [
-      join(REPO_ROOT, "apps", "ledger", "bench", "reserve-capture.mjs"),
-      "--seconds",
-      String(Math.max(3, SECONDS / 2)),
-      "--warmup",
-      "1",
-      "--levels",
-      "1,32",
-      "--tenants",
-      tenants,
-    ],
-    {
-      cwd: join(REPO_ROOT, "apps", "ledger"),
-      encoding: "utf8",
-    },
-  )
-    .split("\n")
-    .filter((l) => l.startsWith("|") || l.startsWith("invariant"))
-    .join("\n"),
-);
-const keys = await measureKeys(Math.max(3, SECONDS / 2));
+// The ledger's and the keys' benchmarks run on the same servers (DATABASE_URL above).
+let ledgerTables: string[];
+let keys: string;
+try {
+  ledgerTables = (["256", "1"] as const).map((tenants) =>
+    execFileSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, "apps", "ledger", "bench", "reserve-capture.mjs"),
+        "--seconds",
+        String(Math.max(3, SECONDS / 2)),
+        "--warmup",
+        "1",
+        "--levels",
+        "1,32",
+        "--tenants",
+        tenants,
+      ],
+      {
+        cwd: join(REPO_ROOT, "apps", "ledger"),
+        encoding: "utf8",
+      },
+    )
+      .split("\n")
+      .filter((l) => l.startsWith("|") || l.startsWith("invariant"))
+      .join("\n"),
+  );
+  keys = await measureKeys(Math.max(3, SECONDS / 2));
+} finally {
+  await own?.stop();
+}
 
 // ---- report ----
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -250,6 +283,7 @@ Each measured run is a fixed number of requests sized to about ${SECONDS} s, so 
 cut off; targets alternate A B C C B A after a warm-up, and figures are means of the two runs.
 
 Machine: ${machine()}
+Servers: ${serversLine}.
 Everything runs on this machine at once: the load generator (autocannon, in the benchmark
 process), the mock provider, the target, and for this gateway PostgreSQL, NATS and Redis.
 

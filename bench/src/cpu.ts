@@ -40,8 +40,16 @@ export function pidsOf(pattern: string, exact = false): number[] {
   }
 }
 
-/** A named group of processes whose CPU is summed (e.g. every postgres backend). */
-export type ProcessGroup = { name: string; pids: () => number[] };
+/**
+ * A named group of processes whose CPU is summed (e.g. every postgres backend). `reaped`:
+ * CPU seconds, so far, of the group's processes that have ended (a postmaster's waited-for
+ * children, `reapedCpu`), counted as one more process, so that short-lived workers
+ * (autovacuum) that start and end within a window are not lost.
+ */
+export type ProcessGroup = { name: string; pids: () => number[]; reaped?: () => number };
+
+/** The pseudo-pid under which a group's `reaped` figure is kept in a sample. */
+const REAPED = -1;
 
 type Usage = { cpu: number; wakeups: number };
 
@@ -52,7 +60,11 @@ const LOAD_GENERATOR = "load generator (this process)";
 
 export function sampleCpu(groups: ProcessGroup[]): CpuSample {
   const out: CpuSample = new Map();
-  for (const g of groups) out.set(g.name, new Map(g.pids().map((pid) => [pid, usage(pid)])));
+  for (const g of groups) {
+    const pids = new Map(g.pids().map((pid) => [pid, usage(pid)]));
+    if (g.reaped) pids.set(REAPED, { cpu: g.reaped(), wakeups: 0 });
+    out.set(g.name, pids);
+  }
   out.set(LOAD_GENERATOR, new Map([[process.pid, usage(process.pid)]]));
   return out;
 }

@@ -2,6 +2,7 @@ import { createClient } from "@gateway/grpc-kit";
 import { ledgerV1 } from "@gateway/protos";
 import { call, newTenant, signIn, startStack, type Stack } from "@gateway/testkit";
 import { pidsOf, type ProcessGroup } from "./cpu.js";
+import { childrenOf, reapedCpu, type OwnServers } from "./servers.js";
 
 export type Gateway = {
   stack: Stack;
@@ -82,6 +83,13 @@ export async function startGateway(
   extraEnv: Record<string, string> = {},
   /** Environment of one service on top of the rest (the soak's messaging and jobs). */
   perService: Partial<Record<(typeof PROCS)[number], Record<string, string>>> = {},
+  /**
+   * The benchmark's own servers (startOwnServers; DATABASE_URL, NATS_URL and REDIS_URL must
+   * point at them): the CPU groups then count their processes only, with the cluster's
+   * ended workers (autovacuum), instead of every postgres, nats-server and redis-server on
+   * the machine.
+   */
+  servers?: OwnServers,
 ): Promise<Gateway> {
   // BENCH_ENV: extra environment for every service, as JSON (tuning experiments).
   const fromEnv = JSON.parse(process.env.BENCH_ENV ?? "{}") as Record<string, string>;
@@ -196,9 +204,15 @@ export async function startGateway(
           name: `postgres (${service})`,
           pids: () => backends.filter((b) => b.service === service).map((b) => b.pid),
         })),
-        { name: "postgres (own processes)", pids: () => pidsOf("postgres", true).filter((pid) => !backends.some((b) => b.pid === pid && b.database)) },
-        { name: "nats", pids: () => pidsOf("nats-server") },
-        { name: "redis", pids: () => pidsOf("redis-server") },
+        servers
+          ? {
+              name: "postgres (own processes)",
+              pids: () => [servers.postmaster, ...childrenOf(servers.postmaster)].filter((pid) => !backends.some((b) => b.pid === pid && b.database)),
+              reaped: () => reapedCpu(servers.postmaster),
+            }
+          : { name: "postgres (own processes)", pids: () => pidsOf("postgres", true).filter((pid) => !backends.some((b) => b.pid === pid && b.database)) },
+        { name: "nats", pids: () => (servers ? [servers.nats] : pidsOf("nats-server")) },
+        { name: "redis", pids: () => (servers ? [servers.redis] : pidsOf("redis-server")) },
       ];
     },
     databases: async () => [...(await databaseNames()).keys()],
