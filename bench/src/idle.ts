@@ -29,9 +29,11 @@ from the postmaster's reaped time. "machine": the machine's shared servers (DATA
 NATS_URL, REDIS_URL or the defaults), never reconfigured; their figures include
 everyone else's work.
 IDLE_PROBES (default "none"): "k8s" probes the stack from this process as the Kubernetes
-manifests do, one replica each: every 5 s the edge's /health and each gRPC service's
-plaintext health port (a new connection each, as the kubelet), every 10 s the edge's
-/health/live and a TCP connect to each gRPC port.
+manifests do, one replica each, a new connection each as the kubelet: every 5 s the edge's
+/health and each gRPC service's /health/ready on its metrics port, every 10 s the edge's and
+each service's /health/live. "k8s-grpc": as the manifests did before decision 0309, a gRPC
+health Check on each service's plaintext health port every 5 s and a TCP connect to each
+gRPC port every 10 s.
 In every window it also prints which tables autovacuum and autoanalyze visited, the
 rows and transactions of each service's database, and what pg_stat_activity showed
 running, sampled every IDLE_SAMPLE_MS (default 250; 0: off).
@@ -55,7 +57,7 @@ const afterBurstSeconds = Number(process.env.IDLE_AFTER_BURST_SECONDS ?? 30);
 const sampleMs = Number(process.env.IDLE_SAMPLE_MS ?? 250);
 const serversMode = process.env.IDLE_SERVERS ?? "own";
 const probes = process.env.IDLE_PROBES ?? "none";
-if (probes !== "none" && probes !== "k8s") throw new Error(`IDLE_PROBES: "none" or "k8s", not ${probes}`);
+if (probes !== "none" && probes !== "k8s" && probes !== "k8s-grpc") throw new Error(`IDLE_PROBES: "none", "k8s" or "k8s-grpc", not ${probes}`);
 if (serversMode !== "own" && serversMode !== "machine") throw new Error(`IDLE_SERVERS: "own" or "machine", not ${serversMode}`);
 
 const own = serversMode === "own" ? await startOwnServers() : undefined;
@@ -71,7 +73,7 @@ if (own) {
 const mock = await startMock("k");
 // The plaintext health port of each gRPC service (GRPC_HEALTH_PORT), which the manifests' readiness probes call.
 const healthPorts = new Map<string, number>();
-if (probes === "k8s") for (const service of GRPC_SERVICES) healthPorts.set(service, await freePort());
+if (probes === "k8s-grpc") for (const service of GRPC_SERVICES) healthPorts.set(service, await freePort());
 // A stack that fails to start stops the servers above with it (they would outlive this process).
 const gateway = await startGateway(
   mock.url,
@@ -148,9 +150,9 @@ async function measure(during: () => Promise<void>) {
 }
 
 /** An HTTP GET on a connection of its own, as the kubelet makes it. */
-const probeGet = (path: string) =>
+const probeGet = (url: string) =>
   new Promise<void>((resolve) => {
-    get(`${gateway.url}${path}`, { agent: false }, (res) => {
+    get(url, { agent: false }, (res) => {
       res.resume();
       res.on("end", resolve);
     }).on("error", () => resolve());
@@ -165,15 +167,19 @@ const probeTcp = (address: string) =>
     });
     socket.on("error", () => resolve());
   });
+/** A gRPC service's probe path on its metrics port. */
+const metricsProbe = (service: (typeof GRPC_SERVICES)[number], path: string) => gateway.stack.metricsUrl(service).replace(/\/metrics$/, path);
 /** The manifests' probes, one replica each (deploy/base/*.yaml): readiness every 5 s, liveness every 10 s. */
 function startProbes(): () => void {
   const readiness = setInterval(() => {
-    void probeGet("/health");
-    for (const port of healthPorts.values()) void checkHealth(`127.0.0.1:${port}`, "", 1_000).catch(() => "");
+    void probeGet(`${gateway.url}/health`);
+    if (probes === "k8s-grpc") for (const port of healthPorts.values()) void checkHealth(`127.0.0.1:${port}`, "", 1_000).catch(() => "");
+    else for (const service of GRPC_SERVICES) void probeGet(metricsProbe(service, "/health/ready"));
   }, 5_000);
   const liveness = setInterval(() => {
-    void probeGet("/health/live");
-    for (const service of GRPC_SERVICES) void probeTcp(gateway.stack.address(service));
+    void probeGet(`${gateway.url}/health/live`);
+    if (probes === "k8s-grpc") for (const service of GRPC_SERVICES) void probeTcp(gateway.stack.address(service));
+    else for (const service of GRPC_SERVICES) void probeGet(metricsProbe(service, "/health/live"));
   }, 10_000);
   return () => {
     clearInterval(readiness);
@@ -184,9 +190,11 @@ let stopProbes: (() => void) | undefined;
 
 try {
   for (let i = 0; i < 50; i++) await request(); // warm up every path once
-  if (probes === "k8s") {
+  if (probes !== "none") {
     stopProbes = startProbes();
-    console.log("probing as the Kubernetes manifests do: readiness every 5 s, liveness every 10 s");
+    console.log(
+      `probing as the Kubernetes manifests do${probes === "k8s-grpc" ? " before decision 0309 (gRPC health, TCP)" : ""}: readiness every 5 s, liveness every 10 s`,
+    );
   }
   if (seedRecords > 0) {
     const tenants = Math.max(1, Math.floor(seedRecords / 10));

@@ -3,12 +3,15 @@ import { call, newTenant, signIn, startStack, TcpProxy, type Stack } from "@gate
 
 let stack: Stack;
 let proxy: TcpProxy;
+let filesProxy: TcpProxy;
 let admin: string;
 
 beforeAll(async () => {
-  // The edge reaches PostgreSQL through a relay the test can cut.
+  // The edge, and the files service, reach PostgreSQL through relays the test can cut.
   proxy = new TcpProxy("127.0.0.1", 5432);
   await proxy.start();
+  filesProxy = new TcpProxy("127.0.0.1", 5432);
+  await filesProxy.start();
   stack = await startStack({
     env: {
       edge: {
@@ -16,6 +19,7 @@ beforeAll(async () => {
         GRPC_DEADLINE_MS: "800",
         BODY_LIMIT_BYTES: "2048",
       },
+      files: { DATABASE_URL: `postgresql://postgres@127.0.0.1:${filesProxy.port}/postgres` },
     },
   });
   admin = await signIn(stack.edgeUrl, stack.admin.email, stack.admin.password);
@@ -24,6 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.shutdown();
   await proxy?.close();
+  await filesProxy?.close();
 });
 
 async function credit(tenantId: string, units: number, key?: string) {
@@ -301,6 +306,35 @@ describe("failure", () => {
       (r) => r.status === 200,
     );
     expect(up.body).toMatchObject({ status: "ok", db: "ok" });
+  });
+
+  it("every gRPC service answers the manifests' probes on its metrics port; readiness turns 503 while its database is unreachable, and recovers", async () => {
+    const probe = (service: "ledger" | "managed-ai" | "jobs" | "messaging" | "files", path: string) =>
+      fetch(stack.metricsUrl(service).replace(/\/metrics$/, path)).then((r) => r.status);
+    for (const service of ["ledger", "managed-ai", "jobs", "messaging", "files"] as const) {
+      expect(await probe(service, "/health/live"), service).toBe(200);
+      expect(await probe(service, "/health/ready"), service).toBe(200);
+    }
+    filesProxy.block();
+    try {
+      expect(
+        await eventually(
+          () => probe("files", "/health/ready"),
+          (s) => s === 503,
+        ),
+      ).toBe(503);
+      // Alive all the same: an outage takes a replica out of rotation without restarting it.
+      expect(await probe("files", "/health/live")).toBe(200);
+      expect(await probe("ledger", "/health/ready")).toBe(200);
+    } finally {
+      filesProxy.unblock();
+    }
+    expect(
+      await eventually(
+        () => probe("files", "/health/ready"),
+        (s) => s === 200,
+      ),
+    ).toBe(200);
   });
 
   it("shuts the edge down gracefully: an in-flight request completes, then the process exits 0", async () => {

@@ -285,9 +285,15 @@ describe("deployment files", () => {
       expect(volume?.secret?.secretName, d.metadata.name).toBe(`${d.metadata.name}-grpc-tls`);
       expect(pod.containers[0].volumeMounts).toContainEqual({ name: "grpc-tls", mountPath: "/etc/gateway/tls", readOnly: true });
       if (d.metadata.name === "edge") continue;
-      // The kubelet's grpc probes speak no TLS: they ask the health-only plaintext port.
-      for (const probe of [pod.containers[0].readinessProbe, pod.containers[0].startupProbe])
-        expect(probe.grpc.port, d.metadata.name).toBe(Number(config.GRPC_HEALTH_PORT));
+      const container = pod.containers[0];
+      // The kubelet's grpc probe speaks no TLS: the startup probe asks the health-only plaintext port.
+      expect(container.startupProbe.grpc.port, d.metadata.name).toBe(Number(config.GRPC_HEALTH_PORT));
+      // Readiness and liveness over HTTP on the metrics port (docs/decisions/0309), which the service serves.
+      const metrics = container.ports.find((p: { name: string }) => p.name === "metrics");
+      expect(metrics, d.metadata.name).toBeDefined();
+      expect(container.env).toContainEqual({ name: "METRICS_PORT", value: String(metrics.containerPort) });
+      expect(container.readinessProbe.httpGet, d.metadata.name).toEqual({ path: "/health/ready", port: "metrics" });
+      expect(container.livenessProbe.httpGet, d.metadata.name).toEqual({ path: "/health/live", port: "metrics" });
     }
   });
 

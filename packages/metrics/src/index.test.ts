@@ -21,6 +21,21 @@ describe("metrics endpoint", () => {
     expect(text).toContain("process_cpu_user_seconds_total");
   });
 
+  it("answers the probes: live while the loop runs, ready from the service's answer (503 until it has one)", async () => {
+    const probes: { ready?: () => Promise<boolean> } = {};
+    server = await startMetricsServer(createRegistry("x"), 0, "127.0.0.1", probes);
+    const get = (path: string) => fetch(`http://127.0.0.1:${server!.port}${path}`).then((r) => r.status);
+    expect(await get("/health/live")).toBe(200);
+    expect(await get("/health/ready")).toBe(503);
+    let ready = true;
+    probes.ready = async () => ready;
+    expect(await get("/health/ready")).toBe(200);
+    ready = false;
+    expect(await get("/health/ready")).toBe(503);
+    probes.ready = () => Promise.reject(new Error("no answer"));
+    expect(await get("/health/ready")).toBe(503);
+  });
+
   it("answers 404 elsewhere", async () => {
     server = await startMetricsServer(createRegistry("x"), 0, "127.0.0.1");
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);

@@ -1,4 +1,4 @@
-import { startMetricsServer, createRegistry, type Registry } from "@gateway/metrics";
+import { startMetricsServer, createRegistry, type Probes, type Registry } from "@gateway/metrics";
 import { createPool, prepareDatabase, ping } from "@gateway/db-kit";
 import { subjectsFor, type EventType, type Subjects } from "@gateway/events";
 import {
@@ -104,6 +104,8 @@ export type Infrastructure<P, Tx extends SqlExecutor> = {
   ): Promise<RunningConsumer>;
   /** Is the service's database answering? */
   databaseUp(): Promise<boolean>;
+  /** What the metrics port's `/health/ready` answers from (runGrpcService sets it). */
+  probes: Probes;
 };
 
 export type InfrastructureOptions<P> = {
@@ -155,7 +157,8 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
     });
     if (telemetry.enabled)
       logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, "tracing on: exporting spans over OTLP");
-    const metrics = env.METRICS_PORT ? await startMetricsServer(registry, env.METRICS_PORT, "0.0.0.0") : undefined;
+    const probes: Probes = {};
+    const metrics = env.METRICS_PORT ? await startMetricsServer(registry, env.METRICS_PORT, "0.0.0.0", probes) : undefined;
 
     const url = await prepareDatabase({
       serverUrl: env.DATABASE_URL,
@@ -237,7 +240,9 @@ export async function startInfrastructure<Tx extends SqlExecutor, P extends Pris
         consumers.push(c);
         return c;
       },
-      databaseUp: () => ping(() => Promise.resolve(prisma.$queryRawUnsafe("SELECT 1"))),
+      // On the pool Prisma runs on, without the ORM's query path: a probe's cost (docs/decisions/0309).
+      databaseUp: () => ping(() => pool.query("SELECT 1")),
+      probes,
     };
   } catch (err) {
     logger.fatal({ err }, "start-up failed");
@@ -280,6 +285,11 @@ export async function runGrpcService<Tx extends SqlExecutor, P extends PrismaLik
     }
   });
   server.health.beforeCheck = () => watchdog.fresh(HEALTH_CHECK_MS);
+  // The same answer over HTTP on the metrics port, for the manifests' probes (docs/decisions/0309).
+  infra.probes.ready = async () => {
+    await watchdog.fresh(HEALTH_CHECK_MS).catch(() => undefined);
+    return server.health.get("") === "SERVING";
+  };
   // First in line: stop taking calls and let in-flight ones finish.
   shutdown.addFirst("grpc server", async () => {
     watchdog.stop();
