@@ -30,7 +30,7 @@ NATS_URL, REDIS_URL or the defaults), never reconfigured; their figures include
 everyone else's work.
 IDLE_PROBES (default "none"): "k8s" probes the stack from this process as the Kubernetes
 manifests do, one replica each, a new connection each as the kubelet: every 5 s the edge's
-/health and each gRPC service's /health/ready on its metrics port, every 10 s the edge's and
+/health and each gRPC service's /health/ready on its metrics port, every 20 s the edge's and
 each service's /health/live. "k8s-grpc": as the manifests did before decision 0309, a gRPC
 health Check on each service's plaintext health port every 5 s and a TCP connect to each
 gRPC port every 10 s.
@@ -169,18 +169,21 @@ const probeTcp = (address: string) =>
   });
 /** A gRPC service's probe path on its metrics port. */
 const metricsProbe = (service: (typeof GRPC_SERVICES)[number], path: string) => gateway.stack.metricsUrl(service).replace(/\/metrics$/, path);
-/** The manifests' probes, one replica each (deploy/base/*.yaml): readiness every 5 s, liveness every 10 s. */
+/** The manifests' probes, one replica each (deploy/base/*.yaml): readiness every 5 s, liveness every 20 s (10 s before 0309). */
 function startProbes(): () => void {
   const readiness = setInterval(() => {
     void probeGet(`${gateway.url}/health`);
     if (probes === "k8s-grpc") for (const port of healthPorts.values()) void checkHealth(`127.0.0.1:${port}`, "", 1_000).catch(() => "");
     else for (const service of GRPC_SERVICES) void probeGet(metricsProbe(service, "/health/ready"));
   }, 5_000);
-  const liveness = setInterval(() => {
-    void probeGet(`${gateway.url}/health/live`);
-    if (probes === "k8s-grpc") for (const service of GRPC_SERVICES) void probeTcp(gateway.stack.address(service));
-    else for (const service of GRPC_SERVICES) void probeGet(metricsProbe(service, "/health/live"));
-  }, 10_000);
+  const liveness = setInterval(
+    () => {
+      void probeGet(`${gateway.url}/health/live`);
+      if (probes === "k8s-grpc") for (const service of GRPC_SERVICES) void probeTcp(gateway.stack.address(service));
+      else for (const service of GRPC_SERVICES) void probeGet(metricsProbe(service, "/health/live"));
+    },
+    probes === "k8s-grpc" ? 10_000 : 20_000,
+  );
   return () => {
     clearInterval(readiness);
     clearInterval(liveness);
@@ -193,7 +196,7 @@ try {
   if (probes !== "none") {
     stopProbes = startProbes();
     console.log(
-      `probing as the Kubernetes manifests do${probes === "k8s-grpc" ? " before decision 0309 (gRPC health, TCP)" : ""}: readiness every 5 s, liveness every 10 s`,
+      `probing as the Kubernetes manifests do${probes === "k8s-grpc" ? " before decision 0309 (gRPC health, TCP)" : ""}: readiness every 5 s, liveness every ${probes === "k8s-grpc" ? 10 : 20} s`,
     );
   }
   if (seedRecords > 0) {
