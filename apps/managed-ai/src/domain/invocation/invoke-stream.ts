@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { meteredRequest, type InvokeInput } from "./invoke.js";
@@ -13,6 +14,15 @@ export type StreamMessage =
   | { data: string }
   | { batch: string[] }
   | { failure: { errorCode: string; message: string } };
+
+/**
+ * Whether the provider's body has received its end (its source pushed the end; what is
+ * buffered is still to be read). A body that has not is destroyed at `[DONE]`, as before;
+ * one that has is read to its end instead, with nothing to abort.
+ */
+function endedOnTheWire(body: Readable): boolean {
+  return (body as Readable & { _readableState?: { ended?: boolean } })._readableState?.ended === true;
+}
 
 const malformed = () => new ProviderError("provider_malformed_response", new AppError("upstream_error", "The provider sent a stream event that is not JSON."));
 
@@ -88,7 +98,9 @@ export async function invokeChatStream({
       if (batches && events.length > 1) await relay({ batch: events });
       else for (const data of events) await relay({ data });
     };
-    for await (const chunk of body) {
+    // Leaving at `[DONE]` does not destroy the body (Node would, with an AbortError and its stack
+    // trace, a request): the `finally` below lets a body that already ended end (docs/decisions/0311).
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) {
       for (const data of parser.push(chunk as Buffer)) {
         if (data === "[DONE]") {
           done = true;
@@ -116,7 +128,10 @@ export async function invokeChatStream({
     if (!call.signal.aborted) interruption = ctx.provider.asTransportFailure(err, call.signal);
   } finally {
     call.dispose();
-    if (!done) {
+    if (done && endedOnTheWire(body)) {
+      // Everything the provider sent has arrived (its connection is free again): read the rest, so it ends.
+      body.resume();
+    } else {
       body.on("error", () => undefined); // destroying may emit 'error' after the loop: never uncaught
       body.destroy();
     }

@@ -24,11 +24,21 @@ const actor = "user:u1";
 const TENANT = "ten_batches";
 const PRICE = { input: 150_000_007n, output: 600_000_011n };
 
-/** A provider whose chat answers with the reads it is given, in order. */
+/**
+ * A provider whose chat answers with the reads it is given, in order; `ended`: the body's
+ * end has arrived with them (as when the provider's last bytes came in one read), else it is
+ * still open after them.
+ */
 class ReadsProvider extends ProviderClient {
   reads: string[] = [];
+  ended = true;
+  body: Readable | undefined;
   override chat(_call: ChatCall): Promise<ProviderResponse> {
-    return Promise.resolve({ body: Readable.from(this.reads.map((r) => Buffer.from(r))) as unknown as ProviderResponse["body"] });
+    const body = new Readable({ objectMode: true, read() {} });
+    for (const r of this.reads) body.push(Buffer.from(r));
+    if (this.ended) body.push(null);
+    this.body = body;
+    return Promise.resolve({ body: body as unknown as ProviderResponse["body"] });
   }
 }
 
@@ -119,5 +129,20 @@ describe("a stream's events for a caller that reads batches", () => {
     expect(sent[2]).toEqual({ batch: [relayed(delta("a")), relayed(delta("b"))] });
     expect(sent[3]).toMatchObject({ failure: { errorCode: "provider_malformed_response" } });
     expect(record).toMatchObject({ status: "review", error_code: "provider_malformed_response" });
+  });
+
+  it("leave a body whose end arrived with [DONE] to end by itself, and destroy one still open, as before (0311)", async () => {
+    provider.ended = true;
+    await run(true, READS);
+    const ended = provider.body!;
+    await new Promise<void>((resolve) => (ended.closed ? resolve() : ended.once("close", () => resolve())));
+    expect(ended.readableEnded).toBe(true);
+    expect(ended.errored).toBeNull();
+
+    provider.ended = false;
+    const { record } = await run(true, READS);
+    expect(provider.body!.destroyed).toBe(true);
+    expect(record).toEqual({ status: "completed", error_code: null, final_units: expectedCharge });
+    provider.ended = true;
   });
 });
