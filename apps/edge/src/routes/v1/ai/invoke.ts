@@ -67,25 +67,6 @@ async function write(res: Response, text: string): Promise<void> {
   if (!res.write(text)) await Promise.race([once(res, "drain"), once(res, "close")]);
 }
 
-/**
- * Holds the response's bytes in its socket until the end of this turn (process.nextTick
- * runs once the promises resolvable now have run), so what arrived together (the start and
- * the first events, two messages of one read) leaves as one write; nothing waits for
- * anything that has not arrived (docs/decisions/0312). The socket, not the response, is
- * corked: a corked ServerResponse gathers chunked writes that its `end()` would send after
- * the last chunk. `res.end()` uncorks the socket fully; an uncork after that does nothing.
- */
-function corkTurn(res: Response, state: { corked: boolean }): void {
-  const socket = res.socket;
-  if (state.corked || !socket || socket.destroyed) return;
-  state.corked = true;
-  socket.cork();
-  process.nextTick(() => {
-    state.corked = false;
-    socket.uncork();
-  });
-}
-
 export function sseError(code: string, message: string): string {
   return `data: ${JSON.stringify({ error: { code, message } })}\n\n`;
 }
@@ -124,8 +105,6 @@ export async function relayStream(
   res.once("close", () => stream.cancel());
   const first = await messages.next(); // errors before `start` are ordinary answers
   if (first.done || first.value.kind !== "start" || !first.value.start) throw new AppError("internal_error", "The stream did not start.");
-  const turn = { corked: false };
-  corkTurn(res, turn);
   res.writeHead(200, {
     "Content-Type": "text/event-stream; charset=utf-8",
     "Cache-Control": "no-cache",
@@ -139,18 +118,12 @@ export async function relayStream(
       const message = next.value;
       if (message.kind === "data" && message.data !== undefined) {
         const text = shape.event(message.data, message.event);
-        if (text) {
-          corkTurn(res, turn);
-          await write(res, text);
-        }
+        if (text) await write(res, text);
       } else if (message.kind === "batch" && message.batch) {
         // The events of one read of the provider's stream (docs/decisions/0310): one write, in order.
         let text = "";
         for (const data of message.batch.data) text += shape.event(data, "");
-        if (text) {
-          corkTurn(res, turn);
-          await write(res, text);
-        }
+        if (text) await write(res, text);
       } else if (message.kind === "failure" && message.failure) {
         res.end((shape.failure ?? sseError)(message.failure.error_code, message.failure.message));
         return { written: true };
