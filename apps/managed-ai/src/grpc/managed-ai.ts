@@ -157,7 +157,11 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
       return revealConnectedAccount({ ctx, input: req });
     },
     async InvokeStream(req, call, send) {
-      await metered(() => inFlight.track(invokeChatStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)) })));
+      await metered(() =>
+        inFlight.track(
+          invokeChatStream({ ctx, input: invokeInput(req, call), send: (message) => send(streamMessage(message)), batches: req.stream_batches === true }),
+        ),
+      );
     },
     async InvokeMessages(req, call) {
       return invokeResponse(await metered(() => inFlight.track(invokeMessages({ ctx, input: invokeInput(req, call) }))));
@@ -207,6 +211,7 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
 function streamMessage(message: StreamMessage | MessagesStreamMessage): managedAi.InvokeStreamMessage {
   if ("start" in message) return { start: { price_id: message.start.priceId, reserved_units: message.start.reservedUnits.toString() } };
   if ("data" in message) return "event" in message ? { data: message.data, event: message.event } : { data: message.data };
+  if ("batch" in message) return { batch: { data: message.batch } };
   return { failure: { error_code: message.failure.errorCode, message: message.failure.message } };
 }
 

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { AppError } from "@gateway/errors";
 import type { ManagedAiContext } from "../context.js";
 import { meteredRequest, type InvokeInput } from "./invoke.js";
@@ -8,7 +9,20 @@ import { usageOf, type Usage } from "./settlement.js";
 import { SseParser } from "./sse.js";
 import { callFailure, providerSignal, USAGE_UNKNOWN_ABORTS } from "./provider-signal.js";
 
-export type StreamMessage = { start: { priceId: string; reservedUnits: bigint } } | { data: string } | { failure: { errorCode: string; message: string } };
+export type StreamMessage =
+  | { start: { priceId: string; reservedUnits: bigint } }
+  | { data: string }
+  | { batch: string[] }
+  | { failure: { errorCode: string; message: string } };
+
+/**
+ * Whether the provider's body has received its end (its source pushed the end; what is
+ * buffered is still to be read). A body that has not is destroyed at `[DONE]`, as before;
+ * one that has is read to its end instead, with nothing to abort.
+ */
+function endedOnTheWire(body: Readable): boolean {
+  return (body as Readable & { _readableState?: { ended?: boolean } })._readableState?.ended === true;
+}
 
 const malformed = () => new ProviderError("provider_malformed_response", new AppError("upstream_error", "The provider sent a stream event that is not JSON."));
 
@@ -28,16 +42,22 @@ const malformed = () => new ProviderError("provider_malformed_response", new App
  *    section 6, docs/decisions/0177), managed or byok;
  *  - the request's deadline passes → the provider call is aborted; completed if
  *    usage already came, else review (deadline_exceeded).
+ * With `batches`, the events that one read of the provider's body delivered go as one
+ * `batch` message (a single event as `data`): nothing waits for more, the first event
+ * is as early as before, and the order is the provider's (docs/decisions/0310).
  */
 export async function invokeChatStream({
   ctx,
   input,
   send,
+  batches = false,
 }: {
   ctx: ManagedAiContext;
   input: InvokeInput;
   /** Where the stream's messages go (the gRPC call); a send that fails ends the relay, not the metering. */
   send: (message: StreamMessage) => Promise<void>;
+  /** The caller reads `batch` messages (InvokeRequest.stream_batches); else one `data` per event. */
+  batches?: boolean;
 }): Promise<void> {
   const plan = await planInvocation({ ctx, input: input });
   const meter = await openMeter({ ctx, input: { plan, request: meteredRequest(input, true, input.api ?? "chat_completions") } });
@@ -70,24 +90,37 @@ export async function invokeChatStream({
   try {
     await relay({ start: { priceId: plan.priceId, reservedUnits: plan.reservedUnits } });
     const parser = new SseParser();
-    outer: for await (const chunk of body) {
+    // The events of one read, relayed together once the read is parsed (or before a failure in it).
+    const ready: string[] = [];
+    const flush = async (): Promise<void> => {
+      if (ready.length === 0) return;
+      const events = ready.splice(0);
+      if (batches && events.length > 1) await relay({ batch: events });
+      else for (const data of events) await relay({ data });
+    };
+    // Leaving at `[DONE]` does not destroy the body (Node would, with an AbortError and its stack
+    // trace, a request): the `finally` below lets a body that already ended end (docs/decisions/0311).
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) {
       for (const data of parser.push(chunk as Buffer)) {
         if (data === "[DONE]") {
           done = true;
-          break outer;
+          break;
         }
         let event: Record<string, unknown>;
         try {
           event = JSON.parse(data) as Record<string, unknown>;
         } catch {
+          await flush();
           throw malformed();
         }
         usage = usageOf(event.usage) ?? usage;
         const usageOnly = Array.isArray(event.choices) && event.choices.length === 0 && event.usage !== undefined;
         if (usageOnly && !plan.request.includeUsage) continue;
         if (plan.mode === "managed") event.model = plan.modelAlias;
-        await relay({ data: JSON.stringify(event) });
+        ready.push(JSON.stringify(event));
       }
+      await flush();
+      if (done) break;
       // The deadline aborted the call: stop reading now.
       if (call.signal.aborted) break;
     }
@@ -95,7 +128,10 @@ export async function invokeChatStream({
     if (!call.signal.aborted) interruption = ctx.provider.asTransportFailure(err, call.signal);
   } finally {
     call.dispose();
-    if (!done) {
+    if (done && endedOnTheWire(body)) {
+      // Everything the provider sent has arrived (its connection is free again): read the rest, so it ends.
+      body.resume();
+    } else {
       body.on("error", () => undefined); // destroying may emit 'error' after the loop: never uncaught
       body.destroy();
     }

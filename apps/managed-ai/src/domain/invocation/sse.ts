@@ -5,25 +5,36 @@
  */
 export class SseParser {
   private buffer = "";
-  private data: string[] = [];
+  /** The current event's data lines joined by "\n"; null: none yet. */
+  private data: string | null = null;
   private readonly decoder = new TextDecoder();
 
+  /*
+   * Lines end at "\r\n", "\r" or "\n", whichever comes first (a "\r" that ends a chunk
+   * ends its line). The text is scanned with indexOf from a position, and the rest kept
+   * once per chunk, not re-sliced per line (docs/decisions/0311).
+   */
   push(chunk: Uint8Array | string): string[] {
-    this.buffer += typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
+    const text = this.buffer + (typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true }));
     const out: string[] = [];
+    let pos = 0;
+    let cr = text.indexOf("\r");
+    let lf = text.indexOf("\n");
     for (;;) {
-      const newline = this.buffer.search(/\r\n|\r|\n/);
+      if (cr !== -1 && cr < pos) cr = text.indexOf("\r", pos);
+      if (lf !== -1 && lf < pos) lf = text.indexOf("\n", pos);
+      const newline = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
       if (newline < 0) break;
-      const line = this.buffer.slice(0, newline);
-      const width = this.buffer.startsWith("\r\n", newline) ? 2 : 1;
-      this.buffer = this.buffer.slice(newline + width);
-      if (line === "") {
-        if (this.data.length > 0) out.push(this.data.join("\n"));
-        this.data = [];
-      } else if (line.startsWith("data:")) {
-        this.data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+      if (newline === pos) {
+        if (this.data !== null) out.push(this.data);
+        this.data = null;
+      } else if (text.startsWith("data:", pos)) {
+        const value = text.slice(pos + (text.startsWith("data: ", pos) ? 6 : 5), newline);
+        this.data = this.data === null ? value : `${this.data}\n${value}`;
       }
+      pos = newline + (newline === cr && text.charCodeAt(newline + 1) === 10 ? 2 : 1);
     }
+    this.buffer = pos === 0 ? text : text.slice(pos);
     return out;
   }
 

@@ -39,7 +39,7 @@ export const postChatCompletions = defineRoute<EdgeDeps, AliasParams, Record<str
       sendJson(res, result.body);
       return { written: true };
     }
-    const stream = deps.services.managedAi.InvokeStream(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
+    const stream = deps.services.managedAi.InvokeStream({ ...input, stream_batches: true }, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     return relayStream(deps, res, stream, cancel, { priceVersion: true, event: (data) => `data: ${data}\n\n`, end: () => "" });
   },
 });

@@ -89,7 +89,9 @@ export type StreamShape = {
  * `start`, failures are ordinary error answers; after it, the headers (the
  * estimated cost, never the final one) are out, events are written as they
  * arrive (backpressure flows back to the provider), and a failure ends the
- * stream with an `error` event and without `[DONE]`.
+ * stream with an `error` event and without `[DONE]`. A `batch` (the events of one
+ * read of the provider, for a call that asked for them with `stream_batches`) is
+ * written as one write, its events in order.
  */
 export async function relayStream(
   deps: EdgeDeps,
@@ -116,6 +118,11 @@ export async function relayStream(
       const message = next.value;
       if (message.kind === "data" && message.data !== undefined) {
         const text = shape.event(message.data, message.event);
+        if (text) await write(res, text);
+      } else if (message.kind === "batch" && message.batch) {
+        // The events of one read of the provider's stream (docs/decisions/0310): one write, in order.
+        let text = "";
+        for (const data of message.batch.data) text += shape.event(data, "");
         if (text) await write(res, text);
       } else if (message.kind === "failure" && message.failure) {
         res.end((shape.failure ?? sseError)(message.failure.error_code, message.failure.message));

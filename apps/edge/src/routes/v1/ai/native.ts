@@ -97,7 +97,7 @@ export const postNativeChatStream = defineRoute<EdgeDeps, AliasParams, Record<st
     const forwarded = { ...body, stream: true, stream_options: { include_usage: true } };
     const input = invokeRequest(headers, params.alias, principal, Buffer.from(JSON.stringify(forwarded)));
     const cancel = cancelOnClose(res);
-    const stream = deps.services.managedAi.InvokeStream(input, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
+    const stream = deps.services.managedAi.InvokeStream({ ...input, stream_batches: true }, { deadlineMs: deps.env.INVOKE_DEADLINE_MS, signal: cancel.signal });
     let finishReason: string | null = null;
     let usage: ReturnType<typeof usageOf> = null;
     return relayStream(deps, res, stream, cancel, {
