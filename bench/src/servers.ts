@@ -135,7 +135,9 @@ export async function startOwnServers(): Promise<OwnServers> {
       else natsArgs.push(arg);
     }
     // As the compose file's environment: one Go thread at a time (decision 0307; PRIVATE_NATS_GOMAXPROCS to compare).
-    const nats = spawn("nats-server", [...natsArgs, "-a", "127.0.0.1", "-p", String(natsPort)], {
+    // PRIVATE_NATS_PROFILE_PORT: nats-server's pprof HTTP port (goroutine dumps while investigating).
+    const profile = process.env.PRIVATE_NATS_PROFILE_PORT ? ["--profile", process.env.PRIVATE_NATS_PROFILE_PORT] : [];
+    const nats = spawn("nats-server", [...natsArgs, ...profile, "-a", "127.0.0.1", "-p", String(natsPort)], {
       stdio: "ignore",
       env: { ...process.env, GOMAXPROCS: process.env.PRIVATE_NATS_GOMAXPROCS ?? "1" },
     });
