@@ -111,7 +111,8 @@ export async function startOwnServers(): Promise<OwnServers> {
   };
   try {
     // PostgreSQL: a fresh cluster, owned by postgres.
-    const pgSettings = postgresSettings();
+    // PRIVATE_PG_SETTINGS: more `-c` settings, comma-separated (e.g. shared_preload_libraries=pg_stat_statements while investigating).
+    const pgSettings = [...postgresSettings(), ...(process.env.PRIVATE_PG_SETTINGS ?? "").split(",").filter(Boolean)];
     const bin = postgresBin();
     const pgDir = join(dir, "pg");
     if (process.getuid?.() === 0) execFileSync("chown", ["postgres:postgres", dir]);
