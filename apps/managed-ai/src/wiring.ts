@@ -1,6 +1,6 @@
 import { Broadcast, poolStatements, Relay, tailedLog } from "@gateway/events-runtime";
 import { LedgerCalls } from "@gateway/ledger-client";
-import { BATCH_BUCKETS, SeriesHistogram } from "@gateway/metrics";
+import { BATCH_BUCKETS, Histogram } from "@gateway/metrics";
 import { egressPolicy } from "@gateway/outbound";
 import { ledgerV1 } from "@gateway/protos";
 import { peerClient, relayTiming, type Infrastructure } from "@gateway/runtime";
@@ -53,15 +53,14 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
   recordEvents.start();
   // Added first among the steps below, so it runs after them: the last settlements are published.
   shutdown.addFirst("usage record event relay", () => recordEvents.stop());
-  // Observed per batch: by series, without prom-client's label object and hash (docs/decisions/0321).
-  const batchSize = new SeriesHistogram({
+  const batchSize = new Histogram({
     name: "managed_ai_batch_size",
     help: "Items per group-committed call: usage record opens and settlements (one statement each), ledger calls (one ApplyBatch).",
     labelNames: ["queue"],
     buckets: BATCH_BUCKETS,
     registers: [registry],
   });
-  const ledgerCalls = new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.series("ledger_calls").observe(size) });
+  const ledgerCalls = new LedgerCalls(ledger, logger, { onBatch: (size) => batchSize.observe({ queue: "ledger_calls" }, size) });
   const allotments = new Allotments(
     {
       sql,
@@ -88,7 +87,7 @@ export function createContext(env: ManagedAiEnv, infra: Infrastructure<ReturnTyp
     sql,
     records: new UsageRecordWriter(sql, logger, recordEvents, {
       concurrency: env.RECORD_COMMIT_CONCURRENCY,
-      onBatch: (kind, size) => batchSize.series(kind === "open" ? "record_open" : "record_settle").observe(size),
+      onBatch: (kind, size) => batchSize.observe({ queue: `record_${kind}` }, size),
     }),
     store: sqlStore(sql, prisma),
     catalog,

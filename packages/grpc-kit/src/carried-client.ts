@@ -124,7 +124,7 @@ export class CarriedCalls {
       signal?.removeEventListener("abort", onAbort);
       const status = code ?? (err ? GrpcStatus.UNKNOWN : GrpcStatus.OK);
       endRpcSpan(span, status, "client");
-      this.histogram?.series(path, statusName(status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.histogram?.observe({ method: path, code: statusName(status) }, Number(process.hrtime.bigint() - started) / 1e9);
       handlers.finished(err);
     };
     const cancel = (code: GrpcStatus) => {

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { newId } from "@gateway/contract/ids";
 import { currentActor, currentRequestId } from "@gateway/logger";
-import { LATENCY_BUCKETS, type Registry, SeriesHistogram } from "@gateway/metrics";
+import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import type { AnyContract } from "@gateway/protos";
 import { assertServiceToken, SERVICE_TOKEN_METADATA } from "./auth.js";
 import { METADATA, fromServiceError, statusName } from "./status.js";
@@ -49,12 +49,11 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 2_000,
 };
 
-const histograms = new WeakMap<Registry, SeriesHistogram<"method" | "code">>();
-/** Observed once per call: by series, without prom-client's label object and hash (docs/decisions/0321). */
-export function clientHistogram(registry: Registry): SeriesHistogram<"method" | "code"> {
+const histograms = new WeakMap<Registry, Histogram<"method" | "code">>();
+export function clientHistogram(registry: Registry): Histogram<"method" | "code"> {
   let h = histograms.get(registry);
   if (!h) {
-    h = new SeriesHistogram({
+    h = new Histogram({
       name: "grpc_client_handling_seconds",
       help: "Time from sending a gRPC call to its answer, by method and status.",
       labelNames: ["method", "code"],
@@ -229,7 +228,7 @@ export function createClient<C extends AnyContract>(contract: C, address: string
               (err, response) => {
                 call?.signal?.removeEventListener("abort", onAbort);
                 endRpcSpan(span, err ? err.code : grpc.status.OK, "client");
-                histogram?.series(def.path, statusName(err ? err.code : grpc.status.OK)).observe(Number(process.hrtime.bigint() - started) / 1e9);
+                histogram?.observe({ method: def.path, code: statusName(err ? err.code : grpc.status.OK) }, Number(process.hrtime.bigint() - started) / 1e9);
                 if (err) reject(fromServiceError(err, name));
                 else resolve(response);
               },

@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { newId, isId } from "@gateway/contract/ids";
 import { isAppError, HTTP_STATUS } from "@gateway/errors";
 import { runWithContext, type Logger } from "@gateway/logger";
-import { LATENCY_BUCKETS, type Registry, SeriesHistogram } from "@gateway/metrics";
+import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 import { healthV1, type AnyContract } from "@gateway/protos";
 import { withSpan, type Span } from "@gateway/telemetry";
 import { ServiceTokenCheck, unauthenticatedStatus } from "./auth.js";
@@ -98,8 +98,7 @@ export class GrpcServer {
   readonly health = new HealthService();
   private readonly server = new grpc.Server(SERVER_OPTIONS);
   private readonly log: Logger;
-  /** Observed once per call: by series, without prom-client's label object and hash (docs/decisions/0321). */
-  private readonly duration: SeriesHistogram<"method" | "code">;
+  private readonly duration: Histogram<"method" | "code">;
   private readonly services: string[] = [];
   private readonly token: ServiceTokenCheck;
   private readonly tls: GrpcTls | undefined;
@@ -116,7 +115,7 @@ export class GrpcServer {
     this.token = new ServiceTokenCheck(options.serviceToken);
     this.tls = options.tls;
     this.log = options.logger.child({ component: "grpc" });
-    this.duration = new SeriesHistogram({
+    this.duration = new Histogram({
       name: "grpc_server_handling_seconds",
       help: "Time to answer a gRPC call, by method and status.",
       labelNames: ["method", "code"],
@@ -226,7 +225,7 @@ export class GrpcServer {
     const code = err === undefined ? grpc.status.OK : (toStatus(err).code ?? grpc.status.UNKNOWN);
     endRpcSpan(span, code, "server");
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.duration.series(path, statusName(code)).observe(seconds);
+    this.duration.observe({ method: path, code: statusName(code) }, seconds);
     // A successful call's line is at debug: its fields are built only when that level is on.
     if (err === undefined) {
       if (this.log.isLevelEnabled("debug")) this.log.debug({ rpc: path, code: statusName(code), duration_ms: Math.round(seconds * 1e4) / 10 }, "rpc");
@@ -241,7 +240,7 @@ export class GrpcServer {
   /** Refuses a call without the right service token; true when refused (the handler must not run). */
   private refused(path: string, call: { metadata: grpc.Metadata; getPeer(): string }): boolean {
     if (this.token.accepts(call.metadata)) return false;
-    this.duration.series(path, statusName(grpc.status.UNAUTHENTICATED)).observe(0);
+    this.duration.observe({ method: path, code: statusName(grpc.status.UNAUTHENTICATED) }, 0);
     // Never the presented value: it may be a real token of another environment.
     this.log.warn({ rpc: path, code: "UNAUTHENTICATED", peer: call.getPeer() }, "rpc refused: missing or wrong service token");
     return true;
