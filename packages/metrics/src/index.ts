@@ -5,7 +5,6 @@ import { EVENT_LOOP_GAUGES, sampleEventLoopDelay } from "./event-loop.js";
 
 export { Counter, Gauge, Histogram, Registry };
 export { EVENT_LOOP_SAMPLER_DEFAULTS, sampleEventLoopDelay, type EventLoopSamplerOptions } from "./event-loop.js";
-export { SeriesHistogram, type HistogramSeries } from "./series-histogram.js";
 
 /** Latency buckets in seconds, fine at the low end where a gateway lives. */
 export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "@gateway/logger";
-import { LATENCY_BUCKETS, type Registry, SeriesHistogram } from "@gateway/metrics";
+import { Histogram, LATENCY_BUCKETS, type Registry } from "@gateway/metrics";
 
 /** Path parameters that are bearer secrets (a file's download and share tokens): never logged. */
 const SECRET_PARAMS = new Set(["token"]);
@@ -45,8 +45,7 @@ export function pathRedactor(patterns: string[]): PathRedactor {
 
 /** Request metrics and one access-log line per request (path without query, never bodies or headers, secret path segments redacted). */
 export function observe(registry: Registry, logger: Logger, redact: PathRedactor) {
-  // Observed once per request: a series by its label values, without prom-client's label object and hash (docs/decisions/0321).
-  const duration = new SeriesHistogram({
+  const duration = new Histogram({
     name: "http_request_duration_seconds",
     help: "Time to answer an HTTP request, by method, route and status.",
     labelNames: ["method", "route", "status"],
@@ -61,7 +60,7 @@ export function observe(registry: Registry, logger: Logger, redact: PathRedactor
     res.once("close", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (req.route as { path?: string } | undefined)?.path ?? "unmatched";
-      duration.series(req.method, route, statusText(res.statusCode)).observe(seconds);
+      duration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
       // The line's fields (the redaction walks the path's segments) only when it is written.
       if (!log.isLevelEnabled("info")) return;
       log.info(
@@ -78,15 +77,4 @@ export function observe(registry: Registry, logger: Logger, redact: PathRedactor
     });
     next();
   };
-}
-
-/** Status codes as label values, made once. */
-const STATUS_TEXT = new Map<number, string>();
-function statusText(status: number): string {
-  let text = STATUS_TEXT.get(status);
-  if (text === undefined) {
-    text = String(status);
-    STATUS_TEXT.set(status, text);
-  }
-  return text;
 }

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { InvocationMetrics } from "../domain/ports.js";
 import { HTTP_STATUS, isAppError } from "@gateway/errors";
 import { currentContext, type RequestContext } from "@gateway/logger";
-import { LATENCY_BUCKETS, type Registry, SeriesCounter, SeriesHistogram } from "@gateway/metrics";
+import { Histogram, LATENCY_BUCKETS, type Registry, SeriesCounter } from "@gateway/metrics";
 
 /** What one metered call has learnt by its end: the model it resolved and the time its provider took. */
 type Call = { model: string; providerMs: number };
@@ -32,8 +32,7 @@ export class AiMetrics implements InvocationMetrics {
   private readonly requests: SeriesCounter;
   private readonly spend: SeriesCounter;
   private readonly tokens: SeriesCounter;
-  /** Observed without prom-client's label handling (docs/decisions/0321). */
-  private readonly overhead: SeriesHistogram;
+  private readonly overhead: Histogram;
 
   constructor(
     registry: Registry,
@@ -48,7 +47,7 @@ export class AiMetrics implements InvocationMetrics {
       [...tenant, "model", "kind"],
       [registry],
     );
-    this.overhead = new SeriesHistogram({
+    this.overhead = new Histogram({
       name: "gateway_ai_overhead_seconds",
       help: "A call's time in managed-ai less the time its provider took (reservation, records, settlement).",
       buckets: LATENCY_BUCKETS,
@@ -71,7 +70,7 @@ export class AiMetrics implements InvocationMetrics {
       throw err;
     } finally {
       this.requests.series(call.model, statusText(status)).value += 1;
-      this.overhead.series().observe(Math.max(0, performance.now() - start - call.providerMs) / 1000);
+      this.overhead.observe(Math.max(0, performance.now() - start - call.providerMs) / 1000);
     }
   }
 
