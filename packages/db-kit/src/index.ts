@@ -5,4 +5,3 @@ export { prepareDatabase, type PrepareOptions } from "./prepare.js";
 export { isUniqueViolation } from "./errors.js";
 export { createPool, poolAdapter } from "./pool.js";
 export { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
-export { textArray, type ArrayElement } from "./text-array.js";

@@ -1,4 +1,4 @@
-import { GroupCommit, textArray } from "@gateway/db-kit";
+import { GroupCommit } from "@gateway/db-kit";
 import type { Statements } from "@gateway/events-runtime";
 import type { Logger } from "@gateway/logger";
 import type { InTx, OpenedRecord, RecordMove, RecordToOpen, RecordToSettle, RecordWrites } from "../domain/ports.js";
@@ -7,8 +7,7 @@ export type { RecordToOpen };
 
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
- * for the whole batch), each bound as the array literal node-postgres would make of
- * it (`textArray`, docs/decisions/0320). A row that changed records its statement's transaction id
+ * for the whole batch). A row that changed records its statement's transaction id
  * (a settlement also appends its event to the log usage_record_settlements):
  * the relay reads the events from there.
  * A key claimed in the last 24 hours makes its record's row write nothing; the
@@ -107,22 +106,22 @@ export class UsageRecordWriter implements RecordWrites {
         const written = await sql.query<Row>(
           OPEN,
           [
-            textArray(rows, (r) => r.id),
-            textArray(rows, (r) => r.tenantId),
-            textArray(rows, (r) => r.apiKeyId),
-            textArray(rows, (r) => r.serviceAlias),
-            textArray(rows, (r) => r.modelAlias),
-            textArray(rows, (r) => r.priceId),
-            textArray(rows, (r) => r.upstreamId),
-            textArray(rows, (r) => r.discountBps),
-            textArray(rows, (r) => r.stream),
-            textArray(rows, (r) => r.inputTokensBound),
-            textArray(rows, (r) => r.outputTokensCap),
-            textArray(rows, (r) => r.reservedUnits),
-            textArray(rows, (r) => r.holdExpiresAt.toISOString()),
-            textArray(rows, (r) => r.idempotencyKey),
-            textArray(rows, (r) => r.mode ?? "managed"),
-            textArray(rows, (r) => r.api ?? null),
+            rows.map((r) => r.id),
+            rows.map((r) => r.tenantId),
+            rows.map((r) => r.apiKeyId),
+            rows.map((r) => r.serviceAlias),
+            rows.map((r) => r.modelAlias),
+            rows.map((r) => r.priceId),
+            rows.map((r) => r.upstreamId),
+            rows.map((r) => r.discountBps),
+            rows.map((r) => r.stream),
+            rows.map((r) => r.inputTokensBound),
+            rows.map((r) => r.outputTokensCap),
+            rows.map((r) => r.reservedUnits.toString()),
+            rows.map((r) => r.holdExpiresAt.toISOString()),
+            rows.map((r) => r.idempotencyKey),
+            rows.map((r) => r.mode ?? "managed"),
+            rows.map((r) => r.api ?? null),
           ],
           "usage_records_open",
         );
@@ -144,12 +143,12 @@ export class UsageRecordWriter implements RecordWrites {
           "usage_records_settle",
           SETTLE,
           [
-            textArray(rows, (r) => r.id),
-            textArray(rows, (r) => r.status),
-            textArray(rows, (r) => r.errorCode),
-            textArray(rows, (r) => r.holdId),
-            textArray(rows, (r) => r.finalUnits),
-            textArray(rows, (r) => r.usageJson),
+            rows.map((r) => r.id),
+            rows.map((r) => r.status),
+            rows.map((r) => r.errorCode),
+            rows.map((r) => r.holdId),
+            rows.map((r) => r.finalUnits?.toString() ?? null),
+            rows.map((r) => r.usageJson),
           ],
           rows.map((r) => r.id),
         ),
