@@ -15,14 +15,15 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
 The event pipeline per metered request (default 3000 json 32): JetStream messages by subject,
 audit rows, relay rounds (publishing and all), consumer counts, and CPU per process, over
 one run after a warm-up. On the machine's PostgreSQL, NATS and Redis. Writes nothing.
-Environment: BENCH_ENV, BENCH_APPS_ROOT (as the other benchmarks).`);
+Environment: BENCH_ENV, BENCH_APPS_ROOT (as the other benchmarks), EVENT_COUNTS_JOBS_ENV (jobs alone, JSON).`);
   process.exit(0);
 }
 const requests = Number(process.argv[2] ?? 3000);
 const mode = (process.argv[3] ?? "json") as "json" | "stream";
 const connections = Number(process.argv[4] ?? 32);
 const mock = await startMock("k");
-const gw = await startGateway(mock.url, "k");
+// EVENT_COUNTS_JOBS_ENV: extra environment for jobs alone, as JSON (the audit consumer's experiments).
+const gw = await startGateway(mock.url, "k", {}, { jobs: JSON.parse(process.env.EVENT_COUNTS_JOBS_ENV ?? "{}") as Record<string, string> });
 const url = `${gw.url}/v1/apps/ai/bench/v1/chat/completions`;
 const headers = { "content-type": "application/json", "x-api-key": gw.key };
 const FOLLOWED =
