@@ -175,16 +175,14 @@ export function tailedLog(options: TailedLogOptions): RelaySource {
         const blocked = byTransaction ? rows.length === 0 || rows[0]!.blocked === true : undefined;
         await publish(events);
         open = false;
-        if (events.length === 0) await client.query("COMMIT");
-        else {
-          const last = BigInt(events[events.length - 1]!.seq);
-          // Values inlined (a bigint and a checked identifier) so the update and the commit are one message.
-          await client.query(`UPDATE relay_checkpoints SET position = ${last.toString()}, updated_at = now() WHERE name = '${checkpoint}'; COMMIT`);
-          client.release();
-          checkpointMoves.emit(checkpoint, last);
-          return blocked === undefined ? { published: events.length } : { published: events.length, blocked };
-        }
+        // The checkpoint moves to the last published event; values inlined (a bigint and a
+        // checked identifier) so the update and the commit are one message.
+        const last = events.length > 0 ? BigInt(events[events.length - 1]!.seq) : undefined;
+        await client.query(
+          last === undefined ? "COMMIT" : `UPDATE relay_checkpoints SET position = ${last.toString()}, updated_at = now() WHERE name = '${checkpoint}'; COMMIT`,
+        );
         client.release();
+        if (last !== undefined) checkpointMoves.emit(checkpoint, last);
         return blocked === undefined ? { published: events.length } : { published: events.length, blocked };
       } catch (err) {
         if (open) {
