@@ -311,8 +311,8 @@ const HEALTH_CHECK_MAX_MS = 60_000;
  * Check (a readiness probe) gets an answer no older than 5 s. An idle replica nobody
  * probes asks its database once a minute instead of every 5 s.
  */
-function watchDatabase(
-  infra: { databaseUp(): Promise<boolean>; pool: pg.Pool },
+export function watchDatabase(
+  infra: { databaseUp(): Promise<boolean>; pool: { on(event: "error", listener: () => void): unknown; off(event: "error", listener: () => void): unknown } },
   report: (up: boolean) => void,
 ): { fresh(ms: number): Promise<void>; stop(): void } {
   let wait = HEALTH_CHECK_MS;
@@ -328,7 +328,8 @@ function watchDatabase(
         checkedAt = Date.now();
         wait = up && up === last ? Math.min(HEALTH_CHECK_MAX_MS, wait * 2) : HEALTH_CHECK_MS;
         last = up;
-        report(up);
+        // Stopped (the shutdown has begun and says NOT_SERVING): no answer turns it back.
+        if (!stopped) report(up);
       })
       .finally(() => {
         current = undefined;
@@ -344,7 +345,7 @@ function watchDatabase(
   infra.pool.on("error", cut);
   schedule();
   return {
-    fresh: (ms) => (Date.now() - checkedAt <= ms ? Promise.resolve() : check()),
+    fresh: (ms) => (stopped || Date.now() - checkedAt <= ms ? Promise.resolve() : check()),
     stop() {
       stopped = true;
       clearTimeout(timer);
