@@ -13,7 +13,7 @@ import { closeoutOk, startGateway, type Closeout } from "./gateway.js";
 import { measureKeys } from "./keys.js";
 import { machine } from "./machine.js";
 import { DEFAULT_SEED, seed, type SeedReport } from "./seed.js";
-import { startOwnServers } from "./servers.js";
+import { serverSettings, useOwnServers } from "./servers.js";
 import { startMock, startPortkey } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -36,14 +36,9 @@ const SERVERS = process.env.BENCH_SERVERS ?? "own";
 if (SERVERS !== "own" && SERVERS !== "machine") throw new Error(`BENCH_SERVERS: "own" or "machine", not ${SERVERS}`);
 // The servers as deployed (docker-compose.yml's settings, autovacuum included), not the
 // machine's shared ones, whose settings differ (autovacuum off) and whose other clients count.
-const own = SERVERS === "own" ? await startOwnServers() : undefined;
-if (own) {
-  process.env.DATABASE_URL = own.databaseUrl;
-  process.env.NATS_URL = own.natsUrl;
-  process.env.REDIS_URL = own.redisUrl;
-}
+const own = SERVERS === "own" ? await useOwnServers() : undefined;
 const serversLine = own
-  ? `PostgreSQL, NATS and Redis of the benchmark's own, started with docker-compose.yml's settings: postgres ${own.settings.postgres.map((s) => `-c ${s}`).join(" ") || "(defaults)"}; nats-server ${own.settings.nats.join(" ")}; redis-server ${own.settings.redis.map((a) => (a === "" ? '""' : a)).join(" ")}`
+  ? `PostgreSQL, NATS and Redis of the benchmark's own, started with docker-compose.yml's settings: ${serverSettings(own)}`
   : "the machine's shared PostgreSQL, NATS and Redis (BENCH_SERVERS=machine): their settings and other clients are in the figures";
 const mock = await startMock(MOCK_KEY);
 const portkey = await startPortkey();

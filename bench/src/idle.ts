@@ -10,7 +10,7 @@ import { sampleCpu, type CpuSample, type ProcessGroup } from "./cpu.js";
 import { body } from "./compare.js";
 import { PROCS, startGateway } from "./gateway.js";
 import { perSecond, watchPostgres } from "./idle-why.js";
-import { startOwnServers } from "./servers.js";
+import { serverSettings, useOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -60,16 +60,10 @@ const probes = process.env.IDLE_PROBES ?? "none";
 if (probes !== "none" && probes !== "k8s" && probes !== "k8s-grpc") throw new Error(`IDLE_PROBES: "none", "k8s" or "k8s-grpc", not ${probes}`);
 if (serversMode !== "own" && serversMode !== "machine") throw new Error(`IDLE_SERVERS: "own" or "machine", not ${serversMode}`);
 
-const own = serversMode === "own" ? await startOwnServers() : undefined;
-if (own) {
-  // startStack reads these: every service, the edge's Redis and the test kit's clients use the servers above.
-  process.env.DATABASE_URL = own.databaseUrl;
-  process.env.NATS_URL = own.natsUrl;
-  process.env.REDIS_URL = own.redisUrl;
-  console.log(
-    `own servers (docker-compose.yml's settings): PostgreSQL ${own.settings.postgres.join(" ") || "(defaults)"}; nats-server ${own.settings.nats.join(" ")}; redis-server ${own.settings.redis.map((a) => (a === "" ? '""' : a)).join(" ")}`,
-  );
-} else console.log("the machine's shared PostgreSQL, NATS and Redis: their figures include everyone else's work");
+// Every service, the edge's Redis and the test kit's clients use these servers (useOwnServers).
+const own = serversMode === "own" ? await useOwnServers() : undefined;
+if (own) console.log(`own servers (docker-compose.yml's settings): ${serverSettings(own)}`);
+else console.log("the machine's shared PostgreSQL, NATS and Redis: their figures include everyone else's work");
 const mock = await startMock("k");
 // The plaintext health port of each gRPC service (GRPC_HEALTH_PORT), which the manifests' readiness probes call.
 const healthPorts = new Map<string, number>();

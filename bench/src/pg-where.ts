@@ -4,7 +4,7 @@
 //   pnpm --filter @gateway/bench pg-where [requests] [json|stream] [connections]
 import { measure, targets, type Mode } from "./compare.js";
 import { startGateway } from "./gateway.js";
-import { startOwnServers } from "./servers.js";
+import { useOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -19,10 +19,7 @@ call. Runs on PostgreSQL, NATS and Redis of its own.`);
 const [requests = "10000", modeArg = "json", connections = "32"] = process.argv.slice(2);
 const mode = modeArg as Mode;
 process.env.PRIVATE_PG_SETTINGS = "shared_preload_libraries=pg_stat_statements,pg_stat_statements.track=all";
-const own = await startOwnServers();
-process.env.DATABASE_URL = own.databaseUrl;
-process.env.NATS_URL = own.natsUrl;
-process.env.REDIS_URL = own.redisUrl;
+const own = await useOwnServers();
 const mock = await startMock("k");
 const gw = await startGateway(mock.url, "k", {}, {}, own);
 try {

@@ -168,6 +168,25 @@ export async function startOwnServers(): Promise<OwnServers> {
   }
 }
 
+/**
+ * Starts the servers (startOwnServers) and points this process's environment at them:
+ * DATABASE_URL, NATS_URL and REDIS_URL, which startStack, the test kit's clients and the
+ * benchmarks' child processes read.
+ */
+export async function useOwnServers(): Promise<OwnServers> {
+  const servers = await startOwnServers();
+  process.env.DATABASE_URL = servers.databaseUrl;
+  process.env.NATS_URL = servers.natsUrl;
+  process.env.REDIS_URL = servers.redisUrl;
+  return servers;
+}
+
+/** The settings the servers run with, in one line (`postgres -c …; nats-server …; redis-server …`). */
+export function serverSettings(servers: OwnServers): string {
+  const { postgres, nats, redis } = servers.settings;
+  return `postgres ${postgres.map((s) => `-c ${s}`).join(" ") || "(defaults)"}; nats-server ${nats.join(" ")}; redis-server ${redis.map((a) => (a === "" ? '""' : a)).join(" ")}`;
+}
+
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {

@@ -30,7 +30,7 @@ import { body } from "./compare.js";
 import { pidsOf } from "./cpu.js";
 import { PROCS, startGateway } from "./gateway.js";
 import { load } from "./load.js";
-import { childrenOf as children, startOwnServers } from "./servers.js";
+import { childrenOf as children, useOwnServers } from "./servers.js";
 import { startMock } from "./targets.js";
 
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
@@ -145,12 +145,7 @@ const add = (a: Counts, b: Counts): Counts => ({
   cpuNs: a.cpuNs + b.cpuNs,
 });
 
-const servers = shared ? undefined : await startOwnServers();
-if (servers) {
-  process.env.DATABASE_URL = servers.databaseUrl;
-  process.env.NATS_URL = servers.natsUrl;
-  process.env.REDIS_URL = servers.redisUrl;
-}
+const servers = shared ? undefined : await useOwnServers();
 const dbPort = Number(new URL(process.env.DATABASE_URL ?? "postgresql://127.0.0.1:5432").port || 5432);
 const mock = await startMock("k");
 const gw = await startGateway(mock.url, "k");
