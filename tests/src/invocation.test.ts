@@ -164,6 +164,32 @@ describe("usage records", () => {
     expect(view.body.data).toMatchObject({ request_id: idA, key: { id: a.keyId }, usage: { id: idA, status: "completed" } });
     const managed = view.body.data.audit.filter((e: { type: string }) => e.type.startsWith("managed_ai."));
     expect(managed.map((e: { type: string }) => e.type)).toEqual(["managed_ai.request_reserved", "managed_ai.request_settled"]);
+    expect(managed[1].data).toMatchObject({
+      request_id: idA,
+      tenant_id: a.tenantId,
+      status: "completed",
+      final_units: String(view.body.data.usage.final_units),
+    });
+    // The charge's movement, from the ledger's journal: posted from an allotment, or captured
+    // from a hold of its own (then reserved first, under the request's reserve operation).
+    const charges = [`post:${idA}`, `capture:${idA}`];
+    const charged = await eventually(
+      () => call(stack.edgeUrl, "GET", `/console/requests/${idA}`, { token: a.token }),
+      (r) => r.status === 200 && r.body.data.audit.some((e: { data: { operation_id?: string } }) => charges.includes(e.data.operation_id ?? "")),
+    );
+    const ledgerEvents = charged.body.data.audit.filter((e: { source: string }) => e.source === "ledger");
+    const charge = ledgerEvents.find((e: { data: { operation_id: string } }) => charges.includes(e.data.operation_id));
+    expect(charge).toMatchObject({ data: { tenant_id: a.tenantId, units: String(view.body.data.usage.final_units) } });
+    expect(ledgerEvents.map((e: { type: string }) => e.type)).toEqual(
+      charge.type === "ledger.captured" ? ["ledger.reserved", "ledger.captured"] : ["ledger.posted"],
+    );
+    // The audit trail keeps no copy of what the usage record and the journal keep (docs/decisions/0330).
+    const copies = await stack.sql<{ n: number }>(
+      "jobs",
+      "SELECT count(*)::int AS n FROM audit_events WHERE data->>'request_id' = $1 OR data->>'operation_id' = ANY($2)",
+      [idA, [`post:${idA}`, `capture:${idA}`, `reserve:${idA}`]],
+    );
+    expect(copies[0]!.n).toBe(0);
     expect(JSON.stringify(view.body)).not.toContain("Say hello");
     expect((await call(stack.edgeUrl, "GET", `/console/requests/${idA}`, { token: b.token })).status).toBe(404);
   });

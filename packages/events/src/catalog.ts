@@ -450,6 +450,26 @@ export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENT_CATALOG, value);
 }
 
+/**
+ * The bookkeeping events of metered requests that their producer keeps as rows, each under
+ * its own id and with the payload it was published with, for as long as the request can be
+ * viewed, and answers by request (docs/decisions/0330): a usage record's reservation and
+ * settlement (managed-ai's `ListRequestEvents`, from the record itself) and the ledger's hold
+ * movements (`ListEvents`, from its journal, which keeps every transfer). They are published
+ * like every event; the audit trail stores no copy of them, and the request view reads them
+ * from their source. An operator's or a customer's act (a credit, a key's change, a release)
+ * is stored in the audit trail as before.
+ */
+export const KEPT_AT_SOURCE: ReadonlySet<EventType> = new Set<EventType>([
+  "managed_ai.request_reserved",
+  "managed_ai.request_settled",
+  "ledger.reserved",
+  "ledger.captured",
+  "ledger.voided",
+  "ledger.posted",
+  "ledger.released",
+]);
+
 /** What travels on NATS: the payload plus who, when, and which request caused it. */
 export type EventEnvelope<T extends EventType = EventType> = {
   id: string;

@@ -4,6 +4,6 @@
  * else: no NATS, no PostgreSQL, no loop. The runtime that moves events (outbox, relay,
  * consumers, work queue, `BatchLoop`) is `@gateway/events-runtime` (docs/decisions/0260).
  */
-export { EVENT_CATALOG, EVENT_TYPES, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
+export { EVENT_CATALOG, EVENT_TYPES, KEPT_AT_SOURCE, InvalidEventError, isEventType, parseEnvelope, parseEnvelopeShape, validateData } from "./catalog.js";
 export type { EventData, EventEnvelope, EventType } from "./catalog.js";
 export { subjectsFor, type Subjects } from "./subjects.js";

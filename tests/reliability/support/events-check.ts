@@ -1,6 +1,7 @@
+import { subjectsFor, type EventType } from "@gateway/events";
 import type { Stack } from "@gateway/testkit";
 
-/** The outbox of every service drained; ledger movements and usage reservations audited exactly once each. */
+/** The outbox of every service drained; every ledger movement and usage reservation delivered to JetStream. */
 export async function eventsCheck(stack: Stack, timeoutMs = 60_000): Promise<{ problems: string[] }> {
   const problems: string[] = [];
   const until = Date.now() + timeoutMs;
@@ -15,36 +16,30 @@ export async function eventsCheck(stack: Stack, timeoutMs = 60_000): Promise<{ p
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  // The audit consumer may still be catching up: wait until the counts stop moving.
+  // The events their producer keeps (KEPT_AT_SOURCE: a usage record's, the ledger's) are not
+  // copied into the audit trail (docs/decisions/0330): they are counted where they were
+  // delivered, JetStream's stream, by subject. It drops a copy its duplicate window catches;
+  // a copy sent again after it (an acknowledgement lost for longer) is a second message, which
+  // consumers drop by event id, so more messages than movements is no loss. The audit
+  // consumer may still be catching up: wait until the counts stop moving.
+  const subjects = subjectsFor(stack.namespace);
+  const delivered = async (types: string[]) => {
+    const jsm = await (await stack.nats()).jetstreamManager();
+    const info = await jsm.streams.info(subjects.stream, { subjects_filter: `${stack.namespace}.events.>` });
+    const bySubject = info.state.subjects ?? {};
+    return types.reduce((n, type) => n + (bySubject[subjects.subject(type as EventType)] ?? 0), 0);
+  };
   const counts = async () => {
     const [transfers] = await stack.sql<{ n: string }>("ledger", "SELECT count(*)::text AS n FROM transfers");
-    const [ledgerEvents] = await stack.sql<{ n: string; d: string }>(
-      "jobs",
-      "SELECT count(*)::text AS n, count(DISTINCT data->>'operation_id')::text AS d FROM audit_events WHERE type IN ('ledger.credited','ledger.reserved','ledger.captured','ledger.voided','ledger.posted','ledger.released')",
-    );
+    const ledgerEvents = await delivered(["ledger.credited", "ledger.reserved", "ledger.captured", "ledger.voided", "ledger.posted", "ledger.released"]);
     const [records] = await stack.sql<{ n: string }>("managed-ai", "SELECT count(*)::text AS n FROM usage_records");
-    const [reserved] = await stack.sql<{ n: string; d: string }>(
-      "jobs",
-      "SELECT count(*)::text AS n, count(DISTINCT data->>'request_id')::text AS d FROM audit_events WHERE type = 'managed_ai.request_reserved'",
-    );
+    const reserved = await delivered(["managed_ai.request_reserved"]);
     const [refused] = await stack.sql<{ n: string }>("jobs", "SELECT count(*)::text AS n FROM audit_events WHERE type = 'managed_ai.request_refused'");
-    return {
-      transfers: transfers!.n,
-      ledgerEvents: ledgerEvents!.n,
-      ledgerOps: ledgerEvents!.d,
-      records: records!.n,
-      reserved: reserved!.n,
-      reservedIds: reserved!.d,
-      refused: refused!.n,
-    };
+    return { transfers: transfers!.n, ledgerEvents: String(ledgerEvents), records: records!.n, reserved: String(reserved), refused: refused!.n };
   };
   let last = await counts();
   for (;;) {
-    const ok =
-      last.transfers === last.ledgerEvents &&
-      last.ledgerEvents === last.ledgerOps &&
-      BigInt(last.reserved) === BigInt(last.records) + BigInt(last.refused) &&
-      last.reserved === last.reservedIds;
+    const ok = BigInt(last.ledgerEvents) >= BigInt(last.transfers) && BigInt(last.reserved) >= BigInt(last.records) + BigInt(last.refused);
     if (ok) return { problems };
     if (Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 1_000));

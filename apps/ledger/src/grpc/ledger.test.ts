@@ -169,6 +169,30 @@ describe("LedgerService over gRPC", () => {
     expect(outbox[0]!.n).toBe(0);
   });
 
+  it("lists the events of the tenant's transfers by operation id, exactly as they were published (the audit trail keeps no copy)", async () => {
+    const { client } = ledger;
+    const requestId = "req_ledgergrpcevents01";
+    await client.Credit({ operation_id: "g8:credit", tenant_id: "g8", units: "100", reason: "funds" }, { requestId });
+    const r = await client.Reserve({ operation_id: "g8:r", tenant_id: "g8", units: "40", ttl_seconds: 60 }, { requestId });
+    await client.Capture({ operation_id: "g8:c", hold_id: r.hold_id, units: "15" }, { requestId });
+
+    const nc = await ledger.nats();
+    const consumer = await nc.jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
+    const published: { event_id: string; type: string; source: string; request_id: string; occurred_at: string; data: unknown }[] = [];
+    const until = Date.now() + 20_000;
+    while (published.length < 3 && Date.now() < until) {
+      const msg = await consumer.next({ expires: 1_000 });
+      const e = msg?.json<{ id: string; type: string; source: string; request_id: string; occurred_at: string; data: { tenant_id?: string } }>();
+      if (e?.data.tenant_id === "g8")
+        published.push({ event_id: e.id, type: e.type, source: e.source, request_id: e.request_id, occurred_at: e.occurred_at, data: e.data });
+    }
+    const listed = await client.ListEvents({ tenant_id: "g8", operation_ids: ["g8:c", "g8:credit", "g8:r", "g8:unknown"] });
+    expect(listed.events.map(({ data_json, ...e }) => ({ ...e, data: JSON.parse(data_json) as unknown }))).toEqual(published);
+    expect(published.map((e) => e.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.captured"]);
+    expect((await client.ListEvents({ tenant_id: "g9", operation_ids: ["g8:c"] })).events).toEqual([]);
+    expect((await refusal(client.ListEvents({ tenant_id: "g8", operation_ids: [] }))).code).toBe("invalid_request");
+  });
+
   it("applies a batch: each item decided on its own and answered as its single call would be, with its own request id on its events", async () => {
     const { client } = ledger;
     await client.Credit({ operation_id: "g4:credit", tenant_id: "g4", units: "100", reason: "funds" });

@@ -9,6 +9,7 @@ import { releaseAllotment } from "../domain/allotment/release.js";
 import { MAX_REPORTS, parseReports, reportAllotments } from "../domain/allotment/report.js";
 import { getBalance } from "../domain/balance/get.js";
 import { createCredit } from "../domain/credit/create.js";
+import { listEvents } from "../domain/entry/events.js";
 import { listEntries } from "../domain/entry/list.js";
 import { captureHold } from "../domain/hold/capture.js";
 import { getHold, getHolds, getTransfers } from "../domain/hold/get.js";
@@ -85,6 +86,19 @@ export function ledgerHandlers(ctx: LedgerContext): Implementation<typeof ledger
     },
     async GetTransfers(req) {
       return { transfers: (await getTransfers({ ctx, input: req })).map(toTransferOf) };
+    },
+    async ListEvents(req) {
+      const rows = await listEvents({ ctx, input: req });
+      return {
+        events: rows.map((e) => ({
+          event_id: e.id,
+          type: e.type,
+          source: "ledger",
+          request_id: e.requestId ?? "",
+          occurred_at: e.createdAt.toISOString(),
+          data_json: e.dataJson,
+        })),
+      };
     },
     async GetHolds(req) {
       return { holds: (await getHolds({ ctx, input: req })).map(toHold) };

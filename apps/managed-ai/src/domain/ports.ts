@@ -345,7 +345,12 @@ export type UsageRows = {
   decide(tx: Tx, id: string, status: string, decision: RecordDecision): Promise<boolean>;
   /** The reconciler's check of settled records: how far it got (written by the migration that brought it). */
   capturesCheckpoint(): Promise<{ settledAt: Date; recordId: string } | null>;
+  /** The events of the tenant's request kept with its record, as published (docs/decisions/0330); none for another's. */
+  events(requestId: string, tenantId: string): Promise<RequestEventRow[]>;
 };
+
+/** An event as it was published: its id, type, payload (JSON text) and time. */
+export type RequestEventRow = { id: string; type: string; dataJson: string; createdAt: Date };
 
 /** The statements and reads the domain runs through its adapters (storage/store.ts). */
 export type Store = {

@@ -23,7 +23,7 @@ import { revealConnectedAccount } from "../domain/connected-accounts/reveal.js";
 import { invokeChatStream, type StreamMessage } from "../domain/invocation/invoke-stream.js";
 import { invokeMessages, invokeMessagesStream, type MessagesStreamMessage } from "../domain/invocation/messages/invoke.js";
 import { countMessageTokens } from "../domain/invocation/messages/count-tokens.js";
-import { getUsage, listUsage } from "../domain/usage/list.js";
+import { getUsage, listRequestEvents, listUsage } from "../domain/usage/list.js";
 import { releaseUsage } from "../domain/usage/release.js";
 import { captureUsage } from "../domain/usage/capture.js";
 import { InFlight } from "./in-flight.js";
@@ -179,6 +179,19 @@ export function managedAiHandlers(ctx: ManagedAiContext, inFlight = new InFlight
     },
     async GetUsage(req) {
       return encodeUsage(await getUsage({ ctx, input: req }));
+    },
+    async ListRequestEvents(req) {
+      const rows = await listRequestEvents({ ctx, input: req });
+      return {
+        events: rows.map((e) => ({
+          event_id: e.id,
+          type: e.type,
+          source: "managed-ai",
+          request_id: req.request_id,
+          occurred_at: e.createdAt.toISOString(),
+          data_json: e.dataJson,
+        })),
+      };
     },
     async ReleaseUsage(req, call) {
       const result = await releaseUsage({ ctx, input: { id: req.id, reason: req.reason, actor: call.actor ?? "" } });

@@ -101,6 +101,8 @@ export async function exportAndDeleteMonth(pool: RetentionPool, month: Date, dir
     await client.query("CLOSE retiring");
     if (records === 0) return { month: name, outcome: "empty", tenants: 0, records: 0 };
     await client.query("DELETE FROM usage_records WHERE created_at >= $1 AND created_at < $2", range);
+    // The month's refused requests' reservations go with its records (docs/decisions/0330).
+    await client.query("DELETE FROM usage_record_refusals WHERE created_at >= $1 AND created_at < $2", range);
     await client.query("COMMIT");
     committed = true;
     return { month: name, outcome: "exported", tenants, records };

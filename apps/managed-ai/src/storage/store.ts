@@ -10,6 +10,7 @@ import { connectedAccountRows } from "./connected-accounts.js";
 import { instanceRows } from "./instances.js";
 import { advanceCapturesCheckpoint, candidateIds, capturesAfter, exclusively, recheckAt, workPending } from "./reconciler.js";
 import { exportAndDeleteMonth, monthsBefore } from "./retention.js";
+import { requestEvents } from "./request-events.js";
 import { usageRows } from "./usage.js";
 import { deleteRefused, moveRow, recountIn, toSettlementFailed } from "./usage-records.js";
 
@@ -29,7 +30,7 @@ export function sqlStore(sql: Statements, prisma: PrismaClient): Store {
     offers: offerRows(prisma),
     instances: instanceRows(prisma),
     accounts: connectedAccountRows(prisma),
-    usage: usageRows(prisma),
+    usage: { ...usageRows(prisma), events: (requestId, tenantId) => requestEvents(sql, requestId, tenantId) },
     records: { move: moveRow, toSettlementFailed, deleteRefused, recount: recountIn },
     budgets: {
       reserve: (reservation) => reservations.reserve(reservation),

@@ -212,14 +212,21 @@ export async function toSettlementFailed(tx: InTx, id: string): Promise<boolean>
  * outbox first, copied from the log that tails the records (view usage_record_events:
  * its id, payload and time are the view's, the one place they are derived), because the
  * relay that tails the records may not have read the row before it goes; if it did, the
- * second copy is dropped as a duplicate.
+ * second copy is dropped as a duplicate. The same event is kept in usage_record_refusals,
+ * where the request view finds it once the record is gone (docs/decisions/0330).
  */
 export async function deleteRefused(tx: InTx, r: { id: string; tenantId: string; apiKeyId: string | null; idempotencyKey: string | null }): Promise<boolean> {
   await tx.$executeRawUnsafe(
-    `INSERT INTO outbox_events (id, type, payload, request_id, created_at)
-     SELECT l.id, l.type, l.payload, l.request_id, l.created_at FROM usage_record_events l
-     WHERE l.request_id = $1 AND l.type = 'managed_ai.request_reserved'
-       AND EXISTS (SELECT 1 FROM usage_records u WHERE u.id = $1 AND u.status = 'reserved')`,
+    `WITH ev AS (
+       SELECT l.id, l.type, l.payload, l.request_id, l.created_at FROM usage_record_events l
+       WHERE l.request_id = $1 AND l.type = 'managed_ai.request_reserved'
+         AND EXISTS (SELECT 1 FROM usage_records u WHERE u.id = $1 AND u.status = 'reserved')),
+     kept AS (
+       INSERT INTO usage_record_refusals (request_id, tenant_id, event_id, payload, created_at)
+       SELECT request_id, payload->>'tenant_id', id, payload, created_at FROM ev
+       ON CONFLICT (request_id) DO NOTHING)
+     INSERT INTO outbox_events (id, type, payload, request_id, created_at)
+     SELECT id, type, payload, request_id, created_at FROM ev`,
     r.id,
   );
   const gone = await tx.$executeRawUnsafe(`DELETE FROM usage_records WHERE id = $1 AND status = 'reserved'`, r.id);

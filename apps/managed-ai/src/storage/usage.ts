@@ -7,7 +7,7 @@ import { prismaTx } from "./prisma-tx.js";
  * Prisma's calls on `usage_records`, whose rows are the domain's `UsageRecord`
  * (domain/rows.ts). The hot path's opens and settlements are usage-records.ts's.
  */
-export function usageRows(prisma: PrismaClient): UsageRows {
+export function usageRows(prisma: PrismaClient): Omit<UsageRows, "events"> {
   return {
     get: (id) => prisma.usageRecord.findUnique({ where: { id } }),
     byIds: (ids) => prisma.usageRecord.findMany({ where: { id: { in: ids } } }),

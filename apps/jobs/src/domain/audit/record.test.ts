@@ -110,11 +110,11 @@ async function newStream(): Promise<ReturnType<typeof subjectsFor>> {
 
 const envelope = (subjects: ReturnType<typeof subjectsFor>, i: number): EventEnvelope => ({
   id: `evt_${subjects.namespace}_${i}`,
-  type: "ledger.credited",
+  type: "key.created",
   source: "test",
   occurred_at: new Date().toISOString(),
   request_id: `req_${i}`,
-  data: { tenant_id: "ten_1", entry_id: `ent_${i}`, operation_id: `op_${i}`, units: String(i), available_units: String(i), reason: "test" },
+  data: { key_id: `key_${i}`, tenant_id: "ten_1", name: `key ${i}`, prefix: `gw_${i}`, actor: null },
 });
 
 async function publish(subjects: ReturnType<typeof subjectsFor>, from: number, to: number): Promise<string[]> {
@@ -203,6 +203,51 @@ describe("the audit consumer", () => {
       all.push(...(await publish(subjects, 40, 45)));
       await waitFor(async () => (await checkpoint(name)) === 45);
       expect(await audited(subjects)).toEqual(sorted(all));
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it("stores no copy of the events their producer keeps (a usage record's, the ledger's), and writes nothing for a batch of only those", async () => {
+    const subjects = await newStream();
+    const name = `audit-${n}`;
+    const trace: Trace = { transactions: [], failCommitOnce: false };
+    const kept: EventEnvelope[] = [
+      {
+        id: `evt_${subjects.namespace}_settled`,
+        type: "managed_ai.request_settled",
+        source: "managed-ai",
+        occurred_at: new Date().toISOString(),
+        request_id: "req_kept",
+        data: { request_id: "req_kept", tenant_id: "ten_1", key_id: null, status: "completed", reserved_units: "9", final_units: "4", error_code: null },
+      },
+      {
+        id: `evt_${subjects.namespace}_posted`,
+        type: "ledger.posted",
+        source: "ledger",
+        occurred_at: new Date().toISOString(),
+        request_id: "req_kept",
+        data: {
+          tenant_id: "ten_1",
+          hold_id: "hld_1",
+          entry_id: "trf_1",
+          operation_id: "post:req_kept",
+          units: "4",
+          available_units: "90",
+          reserved_units: "6",
+        },
+      },
+    ];
+    for (const e of kept) await publishEnvelope(publisher, subjects, e);
+    const c = await startAudit(subjects, name, trace, 10);
+    try {
+      await waitFor(async () => (await checkpoint(name)) === 2);
+      expect(await audited(subjects)).toEqual([]);
+      // The checkpoint moved without an insert.
+      expect(trace.transactions.flat().some((m) => m.includes("INSERT INTO audit_events"))).toBe(false);
+      const ids = await publish(subjects, 0, 2);
+      await waitFor(async () => (await checkpoint(name)) === 4);
+      expect(await audited(subjects)).toEqual(sorted(ids));
     } finally {
       await c.stop();
     }

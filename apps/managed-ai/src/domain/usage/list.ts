@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError, parseInput } from "@gateway/errors";
 import { pageInput, pageOf, pageStart, type Page } from "@gateway/contract";
 import type { ManagedAiContext } from "../context.js";
+import type { RequestEventRow } from "../ports.js";
 import type { UsageRecord } from "../rows.js";
 import { ResourceId } from "../schemas.js";
 
@@ -51,4 +52,17 @@ export async function getUsage({ ctx, input }: { ctx: ManagedAiContext; input: z
   const row = await ctx.store.usage.get(q.id);
   if (!row || row.tenantId !== q.tenant_id) throw new AppError("not_found", "No such request.");
   return row;
+}
+
+export const ListRequestEventsInput = z.object({ request_id: ResourceId, tenant_id: ResourceId });
+
+/**
+ * The events of one request kept with its usage record (its reservation and settlement,
+ * docs/decisions/0330), as they were published, oldest first: the tenant's own, none for
+ * another tenant's request or an unknown one. The audit trail stores no copy of these.
+ */
+export async function listRequestEvents({ ctx, input }: { ctx: ManagedAiContext; input: z.input<typeof ListRequestEventsInput> }): Promise<RequestEventRow[]> {
+  const q = parseInput(ListRequestEventsInput, input);
+  const rows = await ctx.store.usage.events(q.request_id, q.tenant_id);
+  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
