@@ -74,7 +74,7 @@ export async function getRequestView({
 
 /**
  * The ledger operations a metered request's money moves under (their ids derive from the
- * request's); those longer than an operation id can be name no movement.
+ * request's); one longer than an operation id may be (128 characters) names no movement.
  */
 function requestOperations(requestId: string): string[] {
   return [reserveOperation(requestId), captureOperation(requestId), voidOperation(requestId), postOperation(requestId)].filter((op) => op.length <= 128);
