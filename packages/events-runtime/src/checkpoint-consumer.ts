@@ -6,6 +6,7 @@ import { InvalidEventError, parseEnvelope, parseEnvelopeShape, type EventEnvelop
 import { consumerSetup, redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
 import { CONSUME_EXPIRES_MS } from "./nats.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
+import { messageEnvelopes } from "./publish.js";
 import { inConsumerSpan } from "./trace.js";
 
 export type CheckpointConsumerOptions<Tx extends SqlExecutor, T extends EventType> = {
@@ -79,7 +80,6 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
     metric: "events_checkpointed_total",
     help: "Events passed by checkpointing consumers, by outcome.",
   });
-  const decoder = new TextDecoder();
   const parseEvent = options.trustPayloads ? parseEnvelopeShape : parseEnvelope;
   // The name is inlined (checked here) so the lock rides with BEGIN and the update with COMMIT.
   if (!NAME.test(name)) throw new Error(`invalid consumer name ${name}`);
@@ -122,7 +122,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
   async function open(after: number): Promise<void> {
     const current = ++generation;
     const consumer = await js.consumers.get(subjects.stream, {
-      filterSubjects: onlyType ? subjects.subject(onlyType) : subjects.all,
+      filterSubjects: onlyType ? subjects.filterFor(onlyType) : subjects.all,
       // (nats.js 2.29: an explicit DeliverPolicy.All makes an ordered consumer deliver nothing; All is its default.)
       ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : {}),
     });
@@ -159,18 +159,32 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
 
   await open(start);
 
-  function parse(item: Item): EventEnvelope | null {
-    try {
-      const event = parseEvent(JSON.parse(decoder.decode(item.msg.data)));
-      return wanted.size === 0 || wanted.has(event.type) ? event : null;
-    } catch (err) {
+  /** The wanted events of a message (a batch carries several, docs/decisions/0331); malformed ones are logged and passed over. */
+  function parse(item: Item): EventEnvelope[] {
+    const malformed = (err: unknown) => {
       log.error(
         { err: err instanceof InvalidEventError ? err.message : String(err), subject: item.msg.subject, stream_seq: item.seq },
         "malformed event passed over",
       );
       outcomes?.inc({ consumer: name, outcome: "malformed" });
-      return null;
+    };
+    let raw: unknown[];
+    try {
+      raw = messageEnvelopes(subjects, item.msg);
+    } catch (err) {
+      malformed(err);
+      return [];
     }
+    const events: EventEnvelope[] = [];
+    for (const r of raw) {
+      try {
+        const event = parseEvent(r);
+        if (wanted.size === 0 || wanted.has(event.type)) events.push(event);
+      } catch (err) {
+        malformed(err);
+      }
+    }
+    return events;
   }
 
   /**
@@ -191,7 +205,7 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
           if (checkpoint < position) return { rewind: checkpoint };
           const fresh = batch.filter((i) => i.seq > checkpoint);
           if (fresh.length === 0) return { events: [], applied: null };
-          const events = fresh.map(parse).filter((e): e is EventEnvelope => e !== null);
+          const events = fresh.flatMap(parse);
           // A handler may answer the ids it applied (the others were duplicates by event id).
           const result: unknown = events.length > 0 ? await handler(events as EventEnvelope<T>[], tx) : undefined;
           const update = `UPDATE consumer_checkpoints SET stream_seq = ${fresh[fresh.length - 1]!.seq}, updated_at = now() WHERE consumer = '${name}'`;

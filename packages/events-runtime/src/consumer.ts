@@ -5,6 +5,7 @@ import { Counter, type Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
 import type { SqlExecutor, TxRunner } from "./sql.js";
 import { CONSUME_EXPIRES_MS } from "./nats.js";
+import { messageEnvelopes } from "./publish.js";
 import { inConsumerSpan } from "./trace.js";
 
 /**
@@ -67,7 +68,9 @@ export function consumerSetup<T extends string>(
   };
 }
 
-type Parsed = { msg: JsMsg; event: EventEnvelope };
+/** A message's acknowledgement waits for all its events (a batch carries several, docs/decisions/0331). */
+type Carrier = { msg: JsMsg; left: number; failed: boolean };
+type Parsed = { msg: JsMsg; event: EventEnvelope; carrier: Carrier };
 
 /**
  * A durable JetStream consumer with exactly-once effects. Events are taken in
@@ -97,7 +100,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(options.ackWaitMs ?? 30_000),
     max_deliver: options.maxDeliver ?? 20,
-    filter_subject: onlyType ? subjects.subject(onlyType) : subjects.all,
+    filter_subject: onlyType ? subjects.filterFor(onlyType) : subjects.all,
   };
   try {
     await jsm.consumers.add(subjects.stream, config);
@@ -112,7 +115,6 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
 
   const consumer = await js.consumers.get(subjects.stream, durable);
   const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.max(64, maxBatch), expires: CONSUME_EXPIRES_MS });
-  const decoder = new TextDecoder();
   const queue: JsMsg[] = [];
   let wake: (() => void) | undefined;
   let full: (() => void) | undefined;
@@ -132,20 +134,47 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
       full?.();
     });
 
-  function parse(msg: JsMsg): Parsed | null {
-    try {
-      const event = parseEnvelope(JSON.parse(decoder.decode(msg.data)));
-      if (wanted.size > 0 && !wanted.has(event.type)) {
-        msg.ack();
-        return null;
-      }
-      return { msg, event };
-    } catch (err) {
+  /** The wanted events of a message; a message with none is acknowledged (or terminated, when it is not JSON) at once. */
+  function parse(msg: JsMsg): Parsed[] {
+    const malformed = (err: unknown) => {
       log.error({ err: err instanceof InvalidEventError ? err.message : String(err), subject: msg.subject }, "malformed event dropped");
       outcomes?.inc({ consumer: durable, outcome: "malformed" });
+    };
+    let raw: unknown[];
+    try {
+      raw = messageEnvelopes(subjects, msg);
+    } catch (err) {
+      malformed(err);
       msg.term();
-      return null;
+      return [];
     }
+    const events: EventEnvelope[] = [];
+    let bad = 0;
+    for (const r of raw) {
+      try {
+        const event = parseEnvelope(r);
+        if (wanted.size === 0 || wanted.has(event.type)) events.push(event);
+      } catch (err) {
+        malformed(err);
+        bad++;
+      }
+    }
+    if (events.length === 0) {
+      if (bad > 0 && bad === raw.length) msg.term();
+      else msg.ack();
+      return [];
+    }
+    const carrier: Carrier = { msg, left: events.length, failed: false };
+    return events.map((event) => ({ msg, event, carrier }));
+  }
+
+  /** One of a message's events is done with (or failed): the message is acknowledged, or nak'ed, after its last. */
+  function finish(p: Parsed, failed: boolean, delayMs = 0): void {
+    const c = p.carrier;
+    c.failed ||= failed;
+    if (--c.left > 0) return;
+    if (c.failed) c.msg.nak(delayMs);
+    else c.msg.ack();
   }
 
   async function commit(batch: Parsed[]): Promise<Set<string>> {
@@ -168,7 +197,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
   }
 
   function settled(batch: Parsed[], fresh: Set<string>): void {
-    for (const p of batch) p.msg.ack();
+    for (const p of batch) finish(p, false);
     const debug = log.isLevelEnabled("debug");
     for (const p of batch) {
       const outcome = fresh.has(p.event.id) ? "processed" : "duplicate";
@@ -195,7 +224,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
       runWithContext({ requestId: p.event.request_id ?? newId("req") }, () =>
         log.warn({ err, event_id: p.event.id, type: p.event.type, attempt }, "event handler failed; will be redelivered"),
       );
-      p.msg.nak(redeliveryDelayMs(attempt));
+      finish(p, true, redeliveryDelayMs(attempt));
     }
   }
 
@@ -217,10 +246,7 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
         });
         full = undefined;
       }
-      const batch = queue
-        .splice(0, maxBatch)
-        .map(parse)
-        .filter((p): p is Parsed => p !== null);
+      const batch = queue.splice(0, maxBatch).flatMap(parse);
       if (batch.length > 0) await handle(batch);
     }
   })().catch((err: unknown) => log.error({ err }, "consumer loop ended"));

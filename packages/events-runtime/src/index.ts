@@ -29,7 +29,8 @@ export { checkpointMoves, CheckpointMoves, LOG_RELAY_SETTINGS, logRelaySelect, t
 export { startWorkQueue, type WorkOutcome, type WorkQueueOptions } from "./work-queue.js";
 export { startCheckpointConsumer, type CheckpointConsumerOptions } from "./checkpoint-consumer.js";
 export { OUTBOX_PRISMA_MODELS, type SqlExecutor, type TxRunner } from "./sql.js";
-export { publishEnvelope } from "./publish.js";
+export { BATCH_MAX_BYTES, BATCH_MAX_EVENTS, messageEnvelopes, publishEnvelope, publishStored, type StoredEvent } from "./publish.js";
+export { readEnvelopes } from "./stream-read.js";
 export { JetStreamPublisher, PublishError, type JsPublish } from "./js-publisher.js";
 export { pgTransactions, type PoolLike } from "./pg.js";
 export { Broadcast } from "./broadcast.js";

@@ -1,9 +1,10 @@
 import { headers as natsHeaders, type PubAck } from "nats";
-import type { EventEnvelope, EventType, Subjects } from "@gateway/events";
+import { PUBLISHED_IN_BATCHES, typePrefix, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
 import type { JsPublish } from "./js-publisher.js";
 import { injectTrace } from "./trace.js";
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /**
  * Publishes one envelope: message id = event id (JetStream dedupe), request id as a
@@ -22,26 +23,71 @@ export function publishEnvelope(js: JsPublish, subjects: Subjects, envelope: Eve
   });
 }
 
+/** At most this many events, and about this many bytes, in one batch message (NATS takes up to 1 MB a message). */
+export const BATCH_MAX_EVENTS = 500;
+export const BATCH_MAX_BYTES = 256 * 1024;
+
+/**
+ * Publishes a batch: the envelopes (JSON texts, in order) as one JSON array on the
+ * prefix's batch subject. Its message id is its first event's id and its length, so the
+ * same batch sent again (a relay's round retried) is dropped by JetStream's dedupe; a
+ * retried round that carries more events is a new message (docs/decisions/0331).
+ */
+function publishBatch(js: JsPublish, subjects: Subjects, prefix: string, texts: string[], firstId: string, timeoutMs: number): Promise<PubAck> {
+  const h = natsHeaders();
+  h.set("Event-Count", String(texts.length));
+  injectTrace(h);
+  return js.publish(subjects.batch(prefix), encoder.encode(`[${texts.join(",")}]`), { msgID: `${firstId}+${texts.length}`, headers: h, timeout: timeoutMs });
+}
+
 /** A stored event as the relays read it (an outbox row, a row of an event log). */
 export type StoredEvent = { id: string; type: EventType; payload: unknown; request_id: string | null; created_at: Date | string };
 
-/** Publishes a relay's batch, concurrently and in the order given (the order the broker receives them). */
+/**
+ * Publishes a relay's batch, concurrently and in the order given (the order the broker
+ * receives them). Consecutive events of `PUBLISHED_IN_BATCHES` with one type prefix go
+ * as one batch message (up to `BATCH_MAX_EVENTS` events, about `BATCH_MAX_BYTES`); every
+ * other event goes alone, under its type's subject.
+ */
 export function publishStored(js: JsPublish, subjects: Subjects, source: string, rows: readonly StoredEvent[], timeoutMs: number): Promise<PubAck[]> {
-  return Promise.all(
-    rows.map((row) =>
-      publishEnvelope(
-        js,
-        subjects,
-        {
-          id: row.id,
-          type: row.type,
-          source,
-          occurred_at: new Date(row.created_at).toISOString(),
-          request_id: row.request_id,
-          data: row.payload as EventEnvelope["data"],
-        },
-        timeoutMs,
-      ),
-    ),
-  );
+  const acks: Promise<PubAck>[] = [];
+  let run: { prefix: string; texts: string[]; firstId: string; bytes: number } | undefined;
+  const flush = () => {
+    if (run) acks.push(publishBatch(js, subjects, run.prefix, run.texts, run.firstId, timeoutMs));
+    run = undefined;
+  };
+  for (const row of rows) {
+    const envelope: EventEnvelope = {
+      id: row.id,
+      type: row.type,
+      source,
+      occurred_at: new Date(row.created_at).toISOString(),
+      request_id: row.request_id,
+      data: row.payload as EventEnvelope["data"],
+    };
+    if (!PUBLISHED_IN_BATCHES.has(row.type)) {
+      flush();
+      acks.push(publishEnvelope(js, subjects, envelope, timeoutMs));
+      continue;
+    }
+    const text = JSON.stringify(envelope);
+    const prefix = typePrefix(row.type);
+    if (run && (run.prefix !== prefix || run.texts.length >= BATCH_MAX_EVENTS || run.bytes + text.length > BATCH_MAX_BYTES)) flush();
+    run ??= { prefix, texts: [], firstId: row.id, bytes: 2 };
+    run.texts.push(text);
+    run.bytes += text.length + 1;
+  }
+  flush();
+  return Promise.all(acks);
+}
+
+/**
+ * What a stream message carries, not yet checked: one envelope, or a batch's envelopes
+ * (a JSON array on a batch subject). Throws when the message is not JSON, or a batch not an array.
+ */
+export function messageEnvelopes(subjects: Subjects, message: { subject: string; data: Uint8Array }): unknown[] {
+  const body: unknown = JSON.parse(decoder.decode(message.data));
+  if (!subjects.isBatch(message.subject)) return [body];
+  if (!Array.isArray(body)) throw new Error(`batch on ${message.subject} is not an array`);
+  return body;
 }

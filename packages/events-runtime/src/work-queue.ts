@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, nanos, type JetStreamClient, type JetStreamMa
 import { newId } from "@gateway/contract/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
 import { Counter, type Registry } from "@gateway/metrics";
-import { parseEnvelope, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
+import { parseEnvelope, PUBLISHED_IN_BATCHES, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
 import { redeliveryDelayMs, type RunningConsumer } from "./consumer.js";
 import { CONSUME_EXPIRES_MS } from "./nats.js";
 
@@ -60,6 +60,8 @@ export async function startWorkQueue<T extends EventType>(options: WorkQueueOpti
       : undefined;
   const ackWait = nanos(options.ackWaitMs ?? 30_000);
   const maxDeliver = options.maxDeliver ?? -1;
+  // A message is one piece of work: events that travel in batches (docs/decisions/0331) are facts, not work.
+  if (PUBLISHED_IN_BATCHES.has(options.type)) throw new Error(`${options.type} is published in batches: not a work queue's type`);
   const filter = subjects.subject(options.type);
   try {
     await jsm.consumers.add(subjects.stream, {

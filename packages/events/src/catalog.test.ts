@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidEventError, parseEnvelope, parseEnvelopeShape } from "./index.js";
+import { EVENT_TYPES, InvalidEventError, PUBLISHED_IN_BATCHES, parseEnvelope, parseEnvelopeShape, subjectsFor, typePrefix } from "./index.js";
 
 const good = {
   id: "evt_1",
@@ -30,5 +30,18 @@ describe("parseEnvelopeShape", () => {
     ["a payload that is not an object", { ...good, data: [1] }],
   ])("refuses %s", (_what, raw) => {
     expect(() => parseEnvelopeShape(raw)).toThrow(InvalidEventError);
+  });
+});
+
+describe("events published in batches (docs/decisions/0331)", () => {
+  const subjects = subjectsFor("ns");
+  it("are the request path's, each under its prefix's batch subject, which no event type's subject can be", () => {
+    for (const type of EVENT_TYPES) {
+      expect(subjects.isBatch(subjects.subject(type))).toBe(false);
+      expect(subjects.filterFor(type)).toBe(PUBLISHED_IN_BATCHES.has(type) ? `ns.events.${typePrefix(type)}.batch` : subjects.subject(type));
+    }
+    expect(subjects.filterFor("ledger.posted")).toBe("ns.events.ledger.batch");
+    expect(subjects.filterFor("managed_ai.request_settled")).toBe("ns.events.managed_ai.batch");
+    expect(subjects.isBatch(subjects.batch("ledger"))).toBe(true);
   });
 });

@@ -470,6 +470,27 @@ export const KEPT_AT_SOURCE: ReadonlySet<EventType> = new Set<EventType>([
   "ledger.released",
 ]);
 
+/**
+ * The events a metered request causes on its way (a usage record's reservation and
+ * settlement, the ledger's hold movements): several a request, at the request rate. Their
+ * relays publish a run of them as one JetStream message, a batch (docs/decisions/0331): a
+ * JSON array of envelopes on `<ns>.events.<prefix>.batch` (`Subjects.batch`), so the
+ * broker stores, acknowledges and delivers one message per run instead of one per event.
+ * Consumers unpack batches (`@gateway/events-runtime`'s `messageEnvelopes`); a consumer
+ * of one of these types alone reads its prefix's batch subject. A batch re-published with
+ * other events than its first copy is not caught by JetStream's duplicate window: these
+ * events reach consumers at least once, and consumers dedupe by event id where it matters.
+ */
+export const PUBLISHED_IN_BATCHES: ReadonlySet<EventType> = new Set<EventType>([
+  "managed_ai.request_reserved",
+  "managed_ai.request_settled",
+  "ledger.reserved",
+  "ledger.captured",
+  "ledger.voided",
+  "ledger.posted",
+  "ledger.released",
+]);
+
 /** What travels on NATS: the payload plus who, when, and which request caused it. */
 export type EventEnvelope<T extends EventType = EventType> = {
   id: string;

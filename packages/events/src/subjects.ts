@@ -1,4 +1,10 @@
-import type { EventType } from "./catalog.js";
+import { PUBLISHED_IN_BATCHES, type EventType } from "./catalog.js";
+
+/** The part of an event type before its first dot (`ledger` of `ledger.posted`). */
+export function typePrefix(type: string): string {
+  const dot = type.indexOf(".");
+  return dot < 0 ? type : type.slice(0, dot);
+}
 
 /**
  * Names on NATS, all under one namespace so several stacks (or test runs) can
@@ -9,6 +15,15 @@ export type Subjects = {
   stream: string;
   all: string;
   subject(type: EventType): string;
+  /**
+   * Where a batch of the events of one type prefix goes (`managed_ai`, `ledger`): events
+   * in `PUBLISHED_IN_BATCHES` travel only in batches (docs/decisions/0331).
+   */
+  batch(prefix: string): string;
+  /** Whether a stream message is a batch (a JSON array of envelopes). */
+  isBatch(subject: string): boolean;
+  /** The subject a consumer of one type alone reads: the type's, or its prefix's batch subject. */
+  filterFor(type: EventType): string;
   /** Core-NATS subject for cache invalidation broadcasts (not persisted). */
   broadcast(topic: string): string;
 };
@@ -20,6 +35,9 @@ export function subjectsFor(namespace: string): Subjects {
     stream: `${namespace}_events`,
     all: `${namespace}.events.>`,
     subject: (type) => `${namespace}.events.${type}`,
+    batch: (prefix) => `${namespace}.events.${prefix}.batch`,
+    isBatch: (subject) => subject.endsWith(".batch"),
+    filterFor: (type) => (PUBLISHED_IN_BATCHES.has(type) ? `${namespace}.events.${typePrefix(type)}.batch` : `${namespace}.events.${type}`),
     broadcast: (topic) => `${namespace}.broadcast.${topic}`,
   };
 }

@@ -1,4 +1,5 @@
-import { subjectsFor, type EventType } from "@gateway/events";
+import { subjectsFor, typePrefix } from "@gateway/events";
+import { readEnvelopes } from "@gateway/events-runtime";
 import type { Stack } from "@gateway/testkit";
 
 /** The outbox of every service drained; every ledger movement and usage reservation delivered to JetStream. */
@@ -18,16 +19,20 @@ export async function eventsCheck(stack: Stack, timeoutMs = 60_000): Promise<{ p
   }
   // The events their producer keeps (KEPT_AT_SOURCE: a usage record's, the ledger's) are not
   // copied into the audit trail (docs/decisions/0330): they are counted where they were
-  // delivered, JetStream's stream, by subject. It drops a copy its duplicate window catches;
-  // a copy sent again after it (an acknowledgement lost for longer) is a second message, which
-  // consumers drop by event id, so more messages than movements is no loss. The audit
+  // delivered, JetStream's stream, by type, their batches unpacked (docs/decisions/0331). It
+  // drops a copy its duplicate window catches; a copy sent again after it, or in a batch
+  // that differs from the first (a relay's round retried with more events), is a second
+  // copy, which consumers drop by event id, so more copies than movements is no loss. The audit
   // consumer may still be catching up: wait until the counts stop moving.
   const subjects = subjectsFor(stack.namespace);
+  const js = (await stack.nats()).jetstream();
   const delivered = async (types: string[]) => {
-    const jsm = await (await stack.nats()).jetstreamManager();
-    const info = await jsm.streams.info(subjects.stream, { subjects_filter: `${stack.namespace}.events.>` });
-    const bySubject = info.state.subjects ?? {};
-    return types.reduce((n, type) => n + (bySubject[subjects.subject(type as EventType)] ?? 0), 0);
+    const wanted = new Set(types);
+    const prefixes = [...new Set(types.map(typePrefix))];
+    let n = 0;
+    for (const prefix of prefixes)
+      for (const e of await readEnvelopes(js, subjects, { filter: `${stack.namespace}.events.${prefix}.>`, timeoutMs: 120_000 })) if (wanted.has(e.type)) n++;
+    return n;
   };
   const counts = async () => {
     const [transfers] = await stack.sql<{ n: string }>("ledger", "SELECT count(*)::text AS n FROM transfers");

@@ -1,29 +1,20 @@
 import { subjectsFor } from "@gateway/events";
+import { readEnvelopes } from "@gateway/events-runtime";
 import type { Stack } from "@gateway/testkit";
 
 export type PublishedEvent = { id: string; type: string; data: Record<string, unknown> };
 
 /**
  * The events on the stack's stream under `<namespace>.events.<filter>` (`ledger.>`: every
- * ledger event), read from the start by an ordered consumer: what was delivered, whoever
- * stores it. The audit trail keeps no copy of a request's bookkeeping (docs/decisions/0330),
- * so the stream is where "published exactly once" is checked. A copy sent again after
- * JetStream's duplicate window would be a second message under the same event id.
+ * ledger event, its batches included), read from the start by an ordered consumer, batches
+ * unpacked (docs/decisions/0331): what was delivered, whoever stores it. The audit trail
+ * keeps no copy of a request's bookkeeping (docs/decisions/0330), so the stream is where
+ * "published exactly once" is checked. A copy sent again after JetStream's duplicate window,
+ * or in a batch other than its first copy's, would be a second envelope under the same event id.
  */
 export async function publishedEvents(stack: Stack, filter: string): Promise<PublishedEvent[]> {
-  const js = (await stack.nats()).jetstream();
-  const consumer = await js.consumers.get(subjectsFor(stack.namespace).stream, { filterSubjects: `${stack.namespace}.events.${filter}` });
-  const events: PublishedEvent[] = [];
-  for (;;) {
-    let got = 0;
-    let pending = 0;
-    for await (const m of await consumer.fetch({ max_messages: 1_000, expires: 1_000 })) {
-      got++;
-      pending = m.info.pending;
-      events.push(m.json<PublishedEvent>());
-    }
-    if (got === 0 || pending === 0) return events;
-  }
+  const subjects = subjectsFor(stack.namespace);
+  return (await readEnvelopes((await stack.nats()).jetstream(), subjects, { filter: `${stack.namespace}.events.${filter}` })) as PublishedEvent[];
 }
 
 /**

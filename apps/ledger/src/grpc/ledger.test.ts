@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@gateway/errors";
-import { subjectsFor } from "@gateway/events";
+import { subjectsFor, type EventEnvelope } from "@gateway/events";
+import { readEnvelopes } from "@gateway/events-runtime";
 import { startLedgerProcess, type LedgerProcess } from "../testing/ledger-process.js";
 
 let ledger: LedgerProcess;
@@ -18,6 +19,14 @@ async function refusal(call: Promise<unknown>): Promise<AppError> {
   );
   expect(err).toBeInstanceOf(AppError);
   return err as AppError;
+}
+
+type Published = EventEnvelope & { data: Record<string, unknown> };
+
+/** The ledger's events that `mine` picks, as published (batches unpacked), once `n` of them are on the stream. */
+async function publishedOf(process: LedgerProcess, mine: (e: Published) => boolean, n: number): Promise<Published[]> {
+  const pick = (seen: EventEnvelope[]) => (seen as Published[]).filter(mine);
+  return pick(await readEnvelopes((await process.nats()).jetstream(), subjectsFor(process.namespace), { enough: (seen) => pick(seen).length >= n }));
 }
 
 describe("LedgerService over gRPC", () => {
@@ -147,23 +156,10 @@ describe("LedgerService over gRPC", () => {
     await client.Reserve({ operation_id: "g3:r", tenant_id: "g3", units: "40", ttl_seconds: 60 }, { requestId });
     await refusal(client.Reserve({ operation_id: "g3:too-much", tenant_id: "g3", units: "1000", ttl_seconds: 60 }, { requestId }));
 
-    const nc = await ledger.nats();
-    const js = nc.jetstream();
-    const consumer = await js.consumers.get(subjectsFor(ledger.namespace).stream);
-    const seen: { type: string; requestId: string | undefined; data: Record<string, unknown> }[] = [];
-    const until = Date.now() + 20_000;
-    while (Date.now() < until) {
-      const msg = await consumer.next({ expires: 1_000 });
-      if (!msg) {
-        if (seen.filter((s) => s.data.tenant_id === "g3").length >= 5) break;
-        continue;
-      }
-      const envelope = msg.json<{ type: string; data: Record<string, unknown> }>();
-      seen.push({ type: envelope.type, requestId: msg.headers?.get("X-Request-ID"), data: envelope.data });
-    }
-    const mine = seen.filter((s) => s.data.tenant_id === "g3");
+    const seen = await publishedOf(ledger, (e) => e.data.tenant_id === "g3", 5);
+    const mine = seen;
     expect(mine.map((s) => s.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.captured", "ledger.reserved", "ledger.voided"]);
-    for (const s of mine) expect(s.requestId).toBe(requestId);
+    for (const s of mine) expect(s.request_id).toBe(requestId);
     expect(mine[2]!.data).toMatchObject({ hold_id: r.hold_id, units: "15", released_units: "25", available_units: "85", reserved_units: "0" });
     const outbox = await ledger.db.prisma.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM outbox_events");
     expect(outbox[0]!.n).toBe(0);
@@ -176,16 +172,14 @@ describe("LedgerService over gRPC", () => {
     const r = await client.Reserve({ operation_id: "g8:r", tenant_id: "g8", units: "40", ttl_seconds: 60 }, { requestId });
     await client.Capture({ operation_id: "g8:c", hold_id: r.hold_id, units: "15" }, { requestId });
 
-    const nc = await ledger.nats();
-    const consumer = await nc.jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
-    const published: { event_id: string; type: string; source: string; request_id: string; occurred_at: string; data: unknown }[] = [];
-    const until = Date.now() + 20_000;
-    while (published.length < 3 && Date.now() < until) {
-      const msg = await consumer.next({ expires: 1_000 });
-      const e = msg?.json<{ id: string; type: string; source: string; request_id: string; occurred_at: string; data: { tenant_id?: string } }>();
-      if (e?.data.tenant_id === "g8")
-        published.push({ event_id: e.id, type: e.type, source: e.source, request_id: e.request_id, occurred_at: e.occurred_at, data: e.data });
-    }
+    const published = (await publishedOf(ledger, (e) => e.data.tenant_id === "g8", 3)).map((e) => ({
+      event_id: e.id,
+      type: e.type,
+      source: e.source,
+      request_id: e.request_id,
+      occurred_at: e.occurred_at,
+      data: e.data,
+    }));
     const listed = await client.ListEvents({ tenant_id: "g8", operation_ids: ["g8:c", "g8:credit", "g8:r", "g8:unknown"] });
     expect(listed.events.map(({ data_json, ...e }) => ({ ...e, data: JSON.parse(data_json) as unknown }))).toEqual(published);
     expect(published.map((e) => e.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.captured"]);
@@ -223,13 +217,8 @@ describe("LedgerService over gRPC", () => {
     expect(again.results[0]!.reserved).toEqual({ ...results[won]!.reserved, replayed: true });
     expect((await client.CheckInvariant({ tenant_id: "g4" })).ok).toBe(true);
 
-    const consumer = await (await ledger.nats()).jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
-    const byOperation = new Map<string, string | undefined>();
-    for (const until = Date.now() + 20_000; Date.now() < until && byOperation.size < 4; ) {
-      const msg = await consumer.next({ expires: 1_000 });
-      const envelope = msg?.json<{ data: Record<string, unknown> }>();
-      if (msg && envelope?.data.tenant_id === "g4") byOperation.set(String(envelope.data.operation_id), msg.headers?.get("X-Request-ID"));
-    }
+    const byOperation = new Map<string, string | null>();
+    for (const e of await publishedOf(ledger, (e) => e.data.tenant_id === "g4", 4)) byOperation.set(String(e.data.operation_id), e.request_id);
     expect(byOperation.get(winner)).toBe(`req_batchitem000000000${won + 1}`);
     expect(byOperation.get("g4:c0")).toBe("req_batchitem0000000003");
     expect(byOperation.has(`g4:r${lost + 1}`)).toBe(false);
@@ -296,16 +285,18 @@ describe("LedgerService over gRPC", () => {
       ["credit", "1000"],
     ]);
 
-    const consumer = await (await ledger.nats()).jetstream().consumers.get(subjectsFor(ledger.namespace).stream);
-    const seen: { type: string; requestId: string | undefined; data: Record<string, unknown> }[] = [];
-    for (const until = Date.now() + 20_000; Date.now() < until && seen.length < 6; ) {
-      const msg = await consumer.next({ expires: 1_000 });
-      const envelope = msg?.json<{ type: string; data: Record<string, unknown> }>();
-      if (msg && envelope?.data.tenant_id === "g5") seen.push({ type: envelope.type, requestId: msg.headers?.get("X-Request-ID"), data: envelope.data });
-    }
+    const seen = await publishedOf(ledger, (e) => e.data.tenant_id === "g5", 6);
     expect(seen.map((s) => s.type)).toEqual(["ledger.credited", "ledger.reserved", "ledger.posted", "ledger.posted", "ledger.released", "ledger.voided"]);
     expect(seen[2]!.data).toMatchObject({ hold_id: a.hold_id, operation_id: "g5:p1", units: "100", available_units: "400", reserved_units: "500" });
     expect(seen[4]!.data).toMatchObject({ hold_id: a.hold_id, operation_id: "g5:l1", units: "200", available_units: "600", reserved_units: "250" });
-    expect(seen[4]!.requestId).toBe(requestId);
+    expect(seen[4]!.request_id).toBe(requestId);
+    // The hold's movements travel in batches on the ledger's batch subject, never one message each; a credit goes alone (docs/decisions/0331).
+    const subjects = subjectsFor(ledger.namespace);
+    const jsm = await (await ledger.nats()).jetstreamManager();
+    const bySubject = (await jsm.streams.info(subjects.stream, { subjects_filter: subjects.all })).state.subjects ?? {};
+    expect(bySubject[subjects.batch("ledger")]).toBeGreaterThan(0);
+    for (const type of ["ledger.reserved", "ledger.posted", "ledger.released", "ledger.voided"] as const)
+      expect(bySubject[subjects.subject(type)]).toBeUndefined();
+    expect(bySubject[subjects.subject("ledger.credited")]).toBeGreaterThan(0);
   });
 });

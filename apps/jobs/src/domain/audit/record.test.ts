@@ -10,7 +10,9 @@ import {
   JetStreamPublisher,
   pgTransactions,
   publishEnvelope,
+  publishStored,
   startCheckpointConsumer,
+  type StoredEvent,
   type PoolLike,
   type RunningConsumer,
 } from "@gateway/events-runtime";
@@ -238,15 +240,19 @@ describe("the audit consumer", () => {
         },
       },
     ];
+    // One alone each (as producers before docs/decisions/0331 sent them), then as relays send them now: a batch per prefix.
     for (const e of kept) await publishEnvelope(publisher, subjects, e);
+    const stored = (e: EventEnvelope): StoredEvent => ({ id: `${e.id}_b`, type: e.type, payload: e.data, request_id: e.request_id, created_at: e.occurred_at });
+    await publishStored(publisher, subjects, "test", kept.map(stored), 5_000);
+    expect((await jsm.streams.info(subjects.stream)).state.messages).toBe(4);
     const c = await startAudit(subjects, name, trace, 10);
     try {
-      await waitFor(async () => (await checkpoint(name)) === 2);
+      await waitFor(async () => (await checkpoint(name)) === 4);
       expect(await audited(subjects)).toEqual([]);
       // The checkpoint moved without an insert.
       expect(trace.transactions.flat().some((m) => m.includes("INSERT INTO audit_events"))).toBe(false);
       const ids = await publish(subjects, 0, 2);
-      await waitFor(async () => (await checkpoint(name)) === 4);
+      await waitFor(async () => (await checkpoint(name)) === 6);
       expect(await audited(subjects)).toEqual(sorted(ids));
     } finally {
       await c.stop();
