@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { headers as natsHeaders, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectionConfig, databaseUrl, dropDatabase, ensureDatabase } from "@gateway/db-kit";
 import { createLogger } from "@gateway/logger";
 import { subjectsFor, type EventEnvelope } from "@gateway/events";
 import {
@@ -12,6 +11,7 @@ import {
   JetStreamPublisher,
   outboxTable,
   pgTransactions,
+  publishStored,
   readEnvelopes,
   Relay,
   startCheckpointConsumer,
@@ -19,32 +19,23 @@ import {
   startWorkQueue,
   type RunningConsumer,
   type SqlExecutor,
+  type StoredEvent,
   type TxRunner,
 } from "./index.js";
-import { publishStored, type StoredEvent } from "./publish.js";
+import { scratchDatabase, TEST_NATS, waitFor } from "./test-support.js";
 
 // The request path's events travel in batches (docs/decisions/0331): what the relay sends,
 // what JetStream keeps, and what each kind of consumer makes of it.
 
-const SERVER = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const NATS = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const run = randomBytes(4).toString("hex");
-const dbName = `gw_test_batches_${run}`;
 const logger = createLogger({ service: "batches-test", level: process.env.BATCHES_TEST_LOG ?? "silent" });
 
+let db: Awaited<ReturnType<typeof scratchDatabase>>;
 let pool: pg.Pool;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let n = 0;
 const runTx: TxRunner<SqlExecutor> = (fn) => pgTransactions(pool)(fn);
-
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function newStream(): Promise<ReturnType<typeof subjectsFor>> {
   const subjects = subjectsFor(`tb${run}${++n}`);
@@ -75,17 +66,19 @@ async function bySubject(subjects: ReturnType<typeof subjectsFor>): Promise<Reco
 }
 
 beforeAll(async () => {
-  await ensureDatabase(SERVER, dbName);
-  pool = new pg.Pool(connectionConfig(databaseUrl(SERVER, dbName)));
-  await pool.query(`
+  db = await scratchDatabase(
+    "gw_test_batches",
+    `
     CREATE TABLE outbox_events (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, payload JSONB NOT NULL,
       request_id TEXT, created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now());
     CREATE TABLE processed_events (consumer TEXT NOT NULL, event_id TEXT NOT NULL, processed_at TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
       PRIMARY KEY (consumer, event_id));
     CREATE TABLE consumer_checkpoints (consumer TEXT PRIMARY KEY, stream_seq BIGINT NOT NULL, updated_at TIMESTAMPTZ(3) NOT NULL DEFAULT now());
     CREATE TABLE applied (consumer TEXT NOT NULL, event_id TEXT NOT NULL, at BIGSERIAL, UNIQUE (consumer, event_id));
-  `);
-  nc = await connectNats(NATS, "batches-test");
+  `,
+  );
+  pool = db.pool;
+  nc = await connectNats(TEST_NATS, "batches-test");
   jsm = await nc.jetstreamManager();
 });
 
@@ -93,8 +86,7 @@ afterAll(async () => {
   const streams = await jsm?.streams.names().next();
   for (const s of streams ?? []) if (s.startsWith(`tb${run}`)) await jsm.streams.delete(s).catch(() => undefined);
   await nc?.drain();
-  await pool?.end();
-  await dropDatabase(SERVER, dbName);
+  await db?.drop();
 });
 
 describe("publishing in batches", () => {
@@ -159,8 +151,9 @@ describe("consuming batches", () => {
         e.created_at,
       ]);
     const relay = new Relay({ from: outboxTable({ runTx }), js: new JetStreamPublisher(nc), subjects, source: "batches-test", logger, pollMs: 50 });
-    // One post's first delivery fails: its batch message goes back, and the other events in it are not applied twice.
-    const failing = { id: events[3]!.id, times: 1 };
+    // One post fails in its batch's transaction and again alone: its batch message goes back
+    // (nak'ed after the message's last event), and the other events in it are not applied twice.
+    const failing = { id: events[3]!.id, times: 2 };
     const consumers: RunningConsumer[] = [
       await startCheckpointConsumer({ js: nc.jetstream(), jsm, subjects, name: `all_${n}`, types: [], runTx, logger, handler: record(`all_${n}`) }),
       await startConsumer({

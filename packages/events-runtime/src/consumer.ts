@@ -79,7 +79,9 @@ type Parsed = { msg: JsMsg; event: EventEnvelope; carrier: Carrier };
  * drop out: a redelivery, a relay re-publish) and runs the handler on the new
  * ones; every message is acknowledged after the commit. A failing batch is
  * retried one event at a time, so one bad event is nak'ed (with backoff) alone.
- * Malformed events are terminated.
+ * Malformed events are terminated. A message that is a batch of events (docs/decisions/0331)
+ * is acknowledged once all its events are applied, and nak'ed whole when one failed: the
+ * others drop out as duplicates when it comes back.
  */
 export async function startConsumer<Tx extends SqlExecutor, T extends EventType>(options: ConsumerOptions<Tx, T>): Promise<RunningConsumer> {
   const { js, jsm, subjects, durable, runTx, handler } = options;

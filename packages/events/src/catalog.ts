@@ -451,6 +451,21 @@ export function isEventType(value: string): value is EventType {
 }
 
 /**
+ * The events a metered request causes on its way, one or two of each a request: a usage
+ * record's reservation and settlement, the ledger's hold movements. Kept at their source
+ * (`KEPT_AT_SOURCE`) and published in batches (`PUBLISHED_IN_BATCHES`), each for its own reason.
+ */
+const REQUEST_BOOKKEEPING: readonly EventType[] = [
+  "managed_ai.request_reserved",
+  "managed_ai.request_settled",
+  "ledger.reserved",
+  "ledger.captured",
+  "ledger.voided",
+  "ledger.posted",
+  "ledger.released",
+];
+
+/**
  * The bookkeeping events of metered requests that their producer keeps as rows, each under
  * its own id and with the payload it was published with, for as long as the request can be
  * viewed, and answers by request (docs/decisions/0330): a usage record's reservation and
@@ -460,15 +475,7 @@ export function isEventType(value: string): value is EventType {
  * from their source. An operator's or a customer's act (a credit, a key's change, a release)
  * is stored in the audit trail as before.
  */
-export const KEPT_AT_SOURCE: ReadonlySet<EventType> = new Set<EventType>([
-  "managed_ai.request_reserved",
-  "managed_ai.request_settled",
-  "ledger.reserved",
-  "ledger.captured",
-  "ledger.voided",
-  "ledger.posted",
-  "ledger.released",
-]);
+export const KEPT_AT_SOURCE: ReadonlySet<EventType> = new Set<EventType>(REQUEST_BOOKKEEPING);
 
 /**
  * The events a metered request causes on its way (a usage record's reservation and
@@ -481,15 +488,7 @@ export const KEPT_AT_SOURCE: ReadonlySet<EventType> = new Set<EventType>([
  * other events than its first copy is not caught by JetStream's duplicate window: these
  * events reach consumers at least once, and consumers dedupe by event id where it matters.
  */
-export const PUBLISHED_IN_BATCHES: ReadonlySet<EventType> = new Set<EventType>([
-  "managed_ai.request_reserved",
-  "managed_ai.request_settled",
-  "ledger.reserved",
-  "ledger.captured",
-  "ledger.voided",
-  "ledger.posted",
-  "ledger.released",
-]);
+export const PUBLISHED_IN_BATCHES: ReadonlySet<EventType> = new Set<EventType>(REQUEST_BOOKKEEPING);
 
 /** What travels on NATS: the payload plus who, when, and which request caused it. */
 export type EventEnvelope<T extends EventType = EventType> = {
