@@ -112,7 +112,7 @@ describe("publishing in batches", () => {
     });
   });
 
-  it("a batch sent again as it was is dropped by JetStream's duplicate window; one with more events is a second copy", async () => {
+  it("a batch sent again as it was is dropped by JetStream's duplicate window; one with any other event is a new message", async () => {
     const subjects = await newStream();
     const js = new JetStreamPublisher(nc);
     const events = Array.from({ length: 5 }, (_, i) => posted(200 + i));
@@ -120,8 +120,13 @@ describe("publishing in batches", () => {
     const again = await publishStored(js, subjects, "batches-test", events, 5_000);
     expect(again.map((a) => a.duplicate)).toEqual([true]);
     expect((await jsm.streams.info(subjects.stream)).state.messages).toBe(1);
+    // A retried round with more events repeats the first ones (at least once).
     await publishStored(js, subjects, "batches-test", [...events, posted(205)], 5_000);
-    expect((await readEnvelopes(nc.jetstream(), subjects)).map((e) => e.id)).toEqual([...events, ...events, posted(205)].map((e) => e.id));
+    // Two replicas' outbox rounds can start at the same event and differ after it: same
+    // first id, same length, other events. Taking it for a copy would lose posted(299).
+    const other = [...events.slice(0, 4), posted(299)];
+    expect((await publishStored(js, subjects, "batches-test", other, 5_000)).map((a) => a.duplicate)).toEqual([false]);
+    expect((await readEnvelopes(nc.jetstream(), subjects)).map((e) => e.id)).toEqual([...events, ...events, posted(205), ...other].map((e) => e.id));
   });
 });
 

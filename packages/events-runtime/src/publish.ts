@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { headers as natsHeaders, type PubAck } from "nats";
 import { PUBLISHED_IN_BATCHES, typePrefix, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
 import type { JsPublish } from "./js-publisher.js";
@@ -28,16 +29,22 @@ export const BATCH_MAX_EVENTS = 500;
 export const BATCH_MAX_BYTES = 256 * 1024;
 
 /**
- * Publishes a batch: the envelopes (JSON texts, in order) as one JSON array on the
- * prefix's batch subject. Its message id is its first event's id and its length, so the
- * same batch sent again (a relay's round retried) is dropped by JetStream's dedupe; a
- * retried round that carries more events is a new message (docs/decisions/0331).
+ * A batch's message id: its first event's id, its length and a digest of all its event
+ * ids. The same batch sent again (a relay's round retried) is dropped by JetStream's dedupe;
+ * a batch with any other event in it is a new message, never taken for a copy of another
+ * (outbox rounds of two replicas can start at the same event and differ after it:
+ * docs/decisions/0331).
  */
-function publishBatch(js: JsPublish, subjects: Subjects, prefix: string, texts: string[], firstId: string, timeoutMs: number): Promise<PubAck> {
+export function batchMessageId(ids: readonly string[]): string {
+  return `${ids[0]}+${ids.length}.${createHash("sha256").update(ids.join("\n")).digest("base64url").slice(0, 22)}`;
+}
+
+/** Publishes a batch: the envelopes (JSON texts, in order) as one JSON array on the prefix's batch subject. */
+function publishBatch(js: JsPublish, subjects: Subjects, prefix: string, texts: string[], ids: string[], timeoutMs: number): Promise<PubAck> {
   const h = natsHeaders();
   h.set("Event-Count", String(texts.length));
   injectTrace(h);
-  return js.publish(subjects.batch(prefix), encoder.encode(`[${texts.join(",")}]`), { msgID: `${firstId}+${texts.length}`, headers: h, timeout: timeoutMs });
+  return js.publish(subjects.batch(prefix), encoder.encode(`[${texts.join(",")}]`), { msgID: batchMessageId(ids), headers: h, timeout: timeoutMs });
 }
 
 /** A stored event as the relays read it (an outbox row, a row of an event log). */
@@ -51,9 +58,9 @@ export type StoredEvent = { id: string; type: EventType; payload: unknown; reque
  */
 export function publishStored(js: JsPublish, subjects: Subjects, source: string, rows: readonly StoredEvent[], timeoutMs: number): Promise<PubAck[]> {
   const acks: Promise<PubAck>[] = [];
-  let run: { prefix: string; texts: string[]; firstId: string; bytes: number } | undefined;
+  let run: { prefix: string; texts: string[]; ids: string[]; bytes: number } | undefined;
   const flush = () => {
-    if (run) acks.push(publishBatch(js, subjects, run.prefix, run.texts, run.firstId, timeoutMs));
+    if (run) acks.push(publishBatch(js, subjects, run.prefix, run.texts, run.ids, timeoutMs));
     run = undefined;
   };
   for (const row of rows) {
@@ -73,8 +80,9 @@ export function publishStored(js: JsPublish, subjects: Subjects, source: string,
     const text = JSON.stringify(envelope);
     const prefix = typePrefix(row.type);
     if (run && (run.prefix !== prefix || run.texts.length >= BATCH_MAX_EVENTS || run.bytes + text.length > BATCH_MAX_BYTES)) flush();
-    run ??= { prefix, texts: [], firstId: row.id, bytes: 2 };
+    run ??= { prefix, texts: [], ids: [], bytes: 2 };
     run.texts.push(text);
+    run.ids.push(row.id);
     run.bytes += text.length + 1;
   }
   flush();
