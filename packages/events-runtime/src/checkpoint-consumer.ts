@@ -3,10 +3,9 @@ import { newId } from "@gateway/contract/ids";
 import { runWithContext, type Logger } from "@gateway/logger";
 import type { Registry } from "@gateway/metrics";
 import { InvalidEventError, parseEnvelope, parseEnvelopeShape, type EventEnvelope, type EventType, type Subjects } from "@gateway/events";
-import { consumerSetup, redeliveryDelayMs, type EventHandler, type RunningConsumer } from "./consumer.js";
+import { consumerSetup, redeliveryDelayMs, wantedEvents, type EventHandler, type RunningConsumer } from "./consumer.js";
 import { CONSUME_EXPIRES_MS } from "./nats.js";
 import type { SqlExecutor, TxRunner } from "./sql.js";
-import { messageEnvelopes } from "./publish.js";
 import { inConsumerSpan } from "./trace.js";
 
 export type CheckpointConsumerOptions<Tx extends SqlExecutor, T extends EventType> = {
@@ -161,30 +160,13 @@ export async function startCheckpointConsumer<Tx extends SqlExecutor, T extends 
 
   /** The wanted events of a message (a batch carries several, docs/decisions/0331); malformed ones are logged and passed over. */
   function parse(item: Item): EventEnvelope[] {
-    const malformed = (err: unknown) => {
+    return wantedEvents(subjects, item.msg, parseEvent, wanted, (err) => {
       log.error(
         { err: err instanceof InvalidEventError ? err.message : String(err), subject: item.msg.subject, stream_seq: item.seq },
         "malformed event passed over",
       );
       outcomes?.inc({ consumer: name, outcome: "malformed" });
-    };
-    let raw: unknown[];
-    try {
-      raw = messageEnvelopes(subjects, item.msg);
-    } catch (err) {
-      malformed(err);
-      return [];
-    }
-    const events: EventEnvelope[] = [];
-    for (const r of raw) {
-      try {
-        const event = parseEvent(r);
-        if (wanted.size === 0 || wanted.has(event.type)) events.push(event);
-      } catch (err) {
-        malformed(err);
-      }
-    }
-    return events;
+    }).events;
   }
 
   /**

@@ -68,6 +68,40 @@ export function consumerSetup<T extends string>(
   };
 }
 
+/**
+ * The events of a stream message that a consumer wants (a batch carries several,
+ * docs/decisions/0331), each checked by `parse`; `malformed` hears of every one that is not
+ * an event, and of a message that is not JSON at all. `allMalformed`: the message held
+ * something and none of it was an event.
+ */
+export function wantedEvents(
+  subjects: Subjects,
+  msg: { subject: string; data: Uint8Array },
+  parse: (raw: unknown) => EventEnvelope,
+  wanted: ReadonlySet<string>,
+  malformed: (err: unknown) => void,
+): { events: EventEnvelope[]; allMalformed: boolean } {
+  let raw: unknown[];
+  try {
+    raw = messageEnvelopes(subjects, msg);
+  } catch (err) {
+    malformed(err);
+    return { events: [], allMalformed: true };
+  }
+  const events: EventEnvelope[] = [];
+  let bad = 0;
+  for (const r of raw) {
+    try {
+      const event = parse(r);
+      if (wanted.size === 0 || wanted.has(event.type)) events.push(event);
+    } catch (err) {
+      malformed(err);
+      bad++;
+    }
+  }
+  return { events, allMalformed: bad > 0 && bad === raw.length };
+}
+
 /** A message's acknowledgement waits for all its events (a batch carries several, docs/decisions/0331). */
 type Carrier = { msg: JsMsg; left: number; failed: boolean };
 type Parsed = { msg: JsMsg; event: EventEnvelope; carrier: Carrier };
@@ -136,33 +170,14 @@ export async function startConsumer<Tx extends SqlExecutor, T extends EventType>
       full?.();
     });
 
-  /** The wanted events of a message; a message with none is acknowledged (or terminated, when it is not JSON) at once. */
+  /** The wanted events of a message; a message with none is acknowledged (or terminated, when nothing in it is an event) at once. */
   function parse(msg: JsMsg): Parsed[] {
-    const malformed = (err: unknown) => {
+    const { events, allMalformed } = wantedEvents(subjects, msg, parseEnvelope, wanted, (err) => {
       log.error({ err: err instanceof InvalidEventError ? err.message : String(err), subject: msg.subject }, "malformed event dropped");
       outcomes?.inc({ consumer: durable, outcome: "malformed" });
-    };
-    let raw: unknown[];
-    try {
-      raw = messageEnvelopes(subjects, msg);
-    } catch (err) {
-      malformed(err);
-      msg.term();
-      return [];
-    }
-    const events: EventEnvelope[] = [];
-    let bad = 0;
-    for (const r of raw) {
-      try {
-        const event = parseEnvelope(r);
-        if (wanted.size === 0 || wanted.has(event.type)) events.push(event);
-      } catch (err) {
-        malformed(err);
-        bad++;
-      }
-    }
+    });
     if (events.length === 0) {
-      if (bad > 0 && bad === raw.length) msg.term();
+      if (allMalformed) msg.term();
       else msg.ack();
       return [];
     }
