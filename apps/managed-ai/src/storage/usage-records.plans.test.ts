@@ -5,7 +5,7 @@ import { LOG_RELAY_SETTINGS, logRelaySelect, poolStatements } from "@gateway/eve
 import { createLogger } from "@gateway/logger";
 import { freshDatabase, type FreshDatabase } from "@gateway/testkit";
 import { recordToOpen } from "../testing/records.js";
-import { OPEN, SETTLE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
+import { OPEN, OPEN_ONE, SETTLE, SETTLE_ONE, UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /**
  * The usage-record statements are named prepared statements (docs/decisions/0167): parsed
@@ -82,14 +82,19 @@ async function plansOf(text: string, values: string, options: { settings?: strin
 const OPEN_VALUES =
   "('{req_probe}','{ten_plan}','{key_plan}','{chat}','{small}','{price_1}','{up_1}','{0}','{f}','{1}','{1}','{1}','{2030-01-01}','{idem_probe}','{managed}','{x}')";
 const SETTLE_VALUES = "('{req_probe}', '{completed}', '{NULL}', '{NULL}', '{1}', '{NULL}')";
+const OPEN_ONE_VALUES = "('req_probe','ten_plan','key_plan','chat','small','price_1','up_1','0','f','1','1','1','2030-01-01','idem_probe','managed','x')";
+const SETTLE_ONE_VALUES = "('req_probe', 'completed', NULL, NULL, '1', NULL)";
 /** Tables the request path's statements must only probe (by key), never scan. */
 const PROBED = /Seq Scan on (usage_records|usage_records_unsettled|usage_record_own_holds|usage_record_settlements|allotments|idempotency_keys)\b/;
 
-/** Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or without statement names. */
-async function run(rounds: number, named: boolean): Promise<{ parses: number; plans: number; used: string[] }> {
+/**
+ * Parses and plans (one notice each) of `rounds` opens and settlements of one record, with or
+ * without statement names, by one record's statements or (`singleRow` false) the batch ones.
+ */
+async function run(rounds: number, named: boolean, singleRow: boolean): Promise<{ parses: number; plans: number; used: string[] }> {
   const statements = poolStatements(pool);
   const sql = named ? statements : { ...statements, query: <R>(text: string, values: unknown[]) => statements.query<R>(text, values) };
-  const writer = new UsageRecordWriter(sql, createLogger({ service: "plans-test", level: "silent" }), undefined, { concurrency: 1 });
+  const writer = new UsageRecordWriter(sql, createLogger({ service: "plans-test", level: "silent" }), undefined, { concurrency: 1, singleRow });
   notices.length = 0;
   for (let i = 0; i < rounds; i++) {
     const r = record();
@@ -125,7 +130,13 @@ describe("the usage-record statements", () => {
           settings: LOG_RELAY_SETTINGS,
           custom,
         });
-        for (const plan of [open, settle, relay]) expect(plan.split("\n").filter((l) => PROBED.test(l))).toEqual([]);
+        const openOne = await plansOf(OPEN_ONE, OPEN_ONE_VALUES, { custom });
+        const settleOne = await plansOf(SETTLE_ONE, SETTLE_ONE_VALUES, { custom });
+        for (const plan of [open, settle, relay, openOne, settleOne]) expect(plan.split("\n").filter((l) => PROBED.test(l))).toEqual([]);
+        // One record's open finds the tenant's open allotment by the live-allotment key (docs/decisions/0332).
+        expect(openOne).toMatch(/allotments_live_key/);
+        expect(openOne).not.toMatch(/allotments_state_next_check_at_idx/);
+        expect(settleOne).toMatch(/Index Scan using usage_records_pkey on usage_records/);
         // The settlement reads usage_records by its key only (each record of the batch), and
         // locks and updates allotments by theirs.
         expect(settle).toMatch(/Index Scan using usage_records_pkey on usage_records/);
@@ -141,35 +152,40 @@ describe("the usage-record statements", () => {
 
   it("are parsed once per connection and planned once, with index lookups also when planned on empty tables", async () => {
     const rounds = 12;
-    const named = await run(rounds, true);
     const statementsRun = 2 * rounds;
-    // Before: every execution parsed and planned.
-    const unnamed = await run(rounds, false);
-    console.log(
-      `usage-record statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans`,
-    );
-    // The settlement is a PL/pgSQL function since decision 0280: its statement (which inlines
-    // allotment_claim) is parsed and planned once per connection, generic, whatever the call.
-    expect(unnamed.parses).toBe(statementsRun);
-    // Five custom plans each of the two calls, then the generic plan is kept (plan_cache_mode =
-    // auto); the settlement's own statement once; the triggers that keep usage_records' side
-    // tables (docs/decisions/0242) their statements' plans once per connection (PL/pgSQL keeps
-    // them): 8 on this one. Nothing parses again after the first round.
-    expect(named.plans).toBeLessThanOrEqual(2 * 6 + 1 + 8);
-    expect(named.parses).toBe(2 + 1);
+    // One record's statements (a batch of one, docs/decisions/0332), then the batch statements.
+    for (const singleRow of [true, false]) {
+      const named = await run(rounds, true, singleRow);
+      const again = await run(rounds, true, singleRow);
+      // Before: every execution parsed and planned.
+      const unnamed = await run(rounds, false, singleRow);
+      console.log(
+        `usage-record ${singleRow ? "one-record" : "batch"} statements, ${statementsRun} executions on one connection: unnamed ${unnamed.parses} parses / ${unnamed.plans} plans; named ${named.parses} parses / ${named.plans} plans, then ${again.parses} / ${again.plans}`,
+      );
+      expect(unnamed.parses).toBe(statementsRun);
+      // Each named statement is parsed once. Five custom plans each, then the generic plan
+      // is kept (plan_cache_mode = auto); the PL/pgSQL functions' statements, and those of the
+      // triggers that keep usage_records' side tables (docs/decisions/0242), are planned once
+      // per connection (PL/pgSQL keeps them). After that nothing parses or plans again.
+      expect(named.parses).toBeLessThanOrEqual(3);
+      expect(named.plans).toBeLessThanOrEqual(2 * 6 + 24);
+      expect(again).toMatchObject({ parses: 0, plans: 0 });
+      // Planned on tables never analyzed, as the first test: nothing read whole (the functions'
+      // nested plans are checked there; here the top-level ones, custom and generic).
+      const scans = named.used.filter((p) => /Seq Scan on (idempotency_keys|allotments|usage_records)\b/.test(p));
+      expect(named.used.length).toBeGreaterThanOrEqual(statementsRun);
+      if (scans.length) console.log(named.used.find((p) => /Seq Scan on allotments/.test(p)));
+      expect(scans).toEqual([]);
+    }
     const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
       "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'usage_records_%' ORDER BY name",
     );
     expect(rows.map((r) => [r.name, Number(r.generic_plans) > 0])).toEqual([
       ["usage_records_open", true],
+      ["usage_records_open_one", true],
       ["usage_records_settle", true],
+      ["usage_records_settle_one", true],
     ]);
-    // Planned on tables never analyzed, as the first test: nothing read whole (the settlement's
-    // nested plans are checked there; here the top-level ones, custom and generic).
-    const scans = named.used.filter((p) => /Seq Scan on (idempotency_keys|allotments|usage_records)\b/.test(p));
-    expect(named.used.length).toBeGreaterThanOrEqual(statementsRun);
-    if (scans.length) console.log(named.used.find((p) => /Seq Scan on allotments/.test(p)));
-    expect(scans).toEqual([]);
   });
 
   it("look the settled records up by their key once usage_records has statistics (docs/decisions/0242)", async () => {

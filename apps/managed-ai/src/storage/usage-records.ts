@@ -7,7 +7,7 @@ export type { RecordToOpen };
 
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
- * for the whole batch). A row that changed records its statement's transaction id
+ * for the whole batch); a batch of one goes to OPEN_ONE and SETTLE_ONE below. A row that changed records its statement's transaction id
  * (a settlement also appends its event to the log usage_record_settlements):
  * the relay reads the events from there.
  * A key claimed in the last 24 hours makes its record's row write nothing; the
@@ -71,6 +71,16 @@ export const OPEN = `WITH input AS (
  */
 export const SETTLE = `SELECT id FROM usage_records_settle($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])`;
 
+/*
+ * A batch of one record goes to PL/pgSQL functions of plain statements that do for one row
+ * what OPEN and the settlement do for many (migration 20261128140000, docs/decisions/0332):
+ * the batch statements' plans cost about as much to start and end as to run for one row.
+ * Same parameters, one value each.
+ */
+export const OPEN_ONE = `SELECT * FROM usage_records_open_one($1, $2, $3, $4, $5, $6, $7, $8::int, $9::boolean, $10::int, $11::int, $12::bigint,
+  $13::timestamptz, $14, $15, $16)`;
+export const SETTLE_ONE = `SELECT id FROM usage_records_settle_one($1, $2, $3, $4, $5::bigint, $6)`;
+
 /**
  * The invocation hot path's writes to usage records, group-committed: opens
  * that arrive while earlier ones are being written go together in one
@@ -85,7 +95,13 @@ export class UsageRecordWriter implements RecordWrites {
     sql: Pick<Statements, "query">,
     logger: Logger,
     log: { kick(): void } | undefined,
-    options: { maxBatch?: number; concurrency?: number; onBatch?: (kind: "open" | "settle", size: number) => void } = {},
+    options: {
+      maxBatch?: number;
+      concurrency?: number;
+      onBatch?: (kind: "open" | "settle", size: number) => void;
+      /** false: a batch of one goes to the batch statements too (tests compare the two). */
+      singleRow?: boolean;
+    } = {},
   ) {
     // Named statements: parsed once per connection, and planned once when PostgreSQL keeps
     // the generic plan (docs/decisions/0167; usage-records.plans.test.ts checks those plans).
@@ -96,35 +112,35 @@ export class UsageRecordWriter implements RecordWrites {
     };
     const onBatchFailure = (what: string) => (err: unknown, size: number) =>
       logger.warn({ err, records: size }, `usage record ${what} batch failed; writing its records one by one`);
-    const { onBatch, ...sizes } = options;
+    const { onBatch, singleRow = true, ...sizes } = options;
     this.opens = new GroupCommit({
       ...sizes,
       onBatch: (size) => onBatch?.("open", size),
       onBatchFailure: onBatchFailure("open"),
       run: async (rows) => {
         type Row = { id: string; allotment_id: string | null; hold_id: string | null; live_id: string | null };
-        const written = await sql.query<Row>(
-          OPEN,
-          [
-            rows.map((r) => r.id),
-            rows.map((r) => r.tenantId),
-            rows.map((r) => r.apiKeyId),
-            rows.map((r) => r.serviceAlias),
-            rows.map((r) => r.modelAlias),
-            rows.map((r) => r.priceId),
-            rows.map((r) => r.upstreamId),
-            rows.map((r) => r.discountBps),
-            rows.map((r) => r.stream),
-            rows.map((r) => r.inputTokensBound),
-            rows.map((r) => r.outputTokensCap),
-            rows.map((r) => r.reservedUnits.toString()),
-            rows.map((r) => r.holdExpiresAt.toISOString()),
-            rows.map((r) => r.idempotencyKey),
-            rows.map((r) => r.mode ?? "managed"),
-            rows.map((r) => r.api ?? null),
-          ],
-          "usage_records_open",
-        );
+        const columns = (r: RecordToOpen) => [
+          r.id,
+          r.tenantId,
+          r.apiKeyId,
+          r.serviceAlias,
+          r.modelAlias,
+          r.priceId,
+          r.upstreamId,
+          r.discountBps,
+          r.stream,
+          r.inputTokensBound,
+          r.outputTokensCap,
+          r.reservedUnits.toString(),
+          r.holdExpiresAt.toISOString(),
+          r.idempotencyKey,
+          r.mode ?? "managed",
+          r.api ?? null,
+        ];
+        const written =
+          rows.length === 1 && singleRow
+            ? await sql.query<Row>(OPEN_ONE, columns(rows[0]!), "usage_records_open_one")
+            : await sql.query<Row>(OPEN, transpose(rows.map(columns)), "usage_records_open");
         if (written.length > 0) log?.kick();
         const byId = new Map(written.map((r) => [r.id, r]));
         return rows.map((r) => {
@@ -138,20 +154,13 @@ export class UsageRecordWriter implements RecordWrites {
       ...sizes,
       onBatch: (size) => onBatch?.("settle", size),
       onBatchFailure: onBatchFailure("settlement"),
-      run: (rows) =>
-        changedIds(
-          "usage_records_settle",
-          SETTLE,
-          [
-            rows.map((r) => r.id),
-            rows.map((r) => r.status),
-            rows.map((r) => r.errorCode),
-            rows.map((r) => r.holdId),
-            rows.map((r) => r.finalUnits?.toString() ?? null),
-            rows.map((r) => r.usageJson),
-          ],
-          rows.map((r) => r.id),
-        ),
+      run: (rows) => {
+        const columns = (r: RecordToSettle) => [r.id, r.status, r.errorCode, r.holdId, r.finalUnits?.toString() ?? null, r.usageJson];
+        const ids = rows.map((r) => r.id);
+        return rows.length === 1 && singleRow
+          ? changedIds("usage_records_settle_one", SETTLE_ONE, columns(rows[0]!), ids)
+          : changedIds("usage_records_settle", SETTLE, transpose(rows.map(columns)), ids);
+      },
     });
   }
 
@@ -245,4 +254,9 @@ export async function deleteRefused(tx: InTx, r: { id: string; tenantId: string;
 /** Counts an allotment's claims again from its records (the row locked first). */
 export async function recountIn(tx: InTx, allotmentId: string): Promise<void> {
   await tx.$executeRawUnsafe("SELECT allotment_recount($1)", allotmentId);
+}
+
+/** Rows of values to one array per column (the batch statements' parameters). */
+function transpose(rows: unknown[][]): unknown[][] {
+  return rows[0]!.map((_, i) => rows.map((row) => row[i]));
 }
