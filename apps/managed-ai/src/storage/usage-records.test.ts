@@ -133,8 +133,17 @@ describe("UsageRecordWriter (group commit)", () => {
  * they leave in every table they write must be the same.
  */
 describe("one record's statements and the batch statements", () => {
-  type Step = (w: { open(r: Partial<RecordToOpen> & { id: string }): Promise<unknown>; settle(id: string, s: Partial<Settle>): Promise<unknown> }) => Promise<unknown[]>;
-  type Settle = { status: "completed" | "failed" | "review"; errorCode: string | null; holdId: string | null; finalUnits: bigint | null; usageJson: string | null };
+  type Step = (w: {
+    open(r: Partial<RecordToOpen> & { id: string }): Promise<unknown>;
+    settle(id: string, s: Partial<Settle>): Promise<unknown>;
+  }) => Promise<unknown[]>;
+  type Settle = {
+    status: "completed" | "failed" | "review";
+    errorCode: string | null;
+    holdId: string | null;
+    finalUnits: bigint | null;
+    usageJson: string | null;
+  };
 
   let tenants = 0;
   async function outcome(singleRow: boolean, allotment: { units: bigint; claimed?: bigint; state?: string } | null, steps: Step) {
