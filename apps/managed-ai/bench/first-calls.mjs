@@ -107,6 +107,9 @@ try {
       "%FROM usage_records_open(%",
     ],
     ["settle", "%usage_record_settlements (seq, record_id%", "%FROM usage_records_settle(%"],
+    // A batch of one record, since decision 0332.
+    ["open (one record)", "%FROM usage_records_open_one(%"],
+    ["settle (one record)", "%FROM usage_records_settle_one(%"],
     ["log relay", "%log_relay_usage_record_events%"],
   ];
   console.log("phase (requests) | statement | calls | ms/call | buffer hits/call | reads/call");

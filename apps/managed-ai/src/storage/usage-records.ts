@@ -7,9 +7,9 @@ export type { RecordToOpen };
 
 /*
  * Both statements take their rows as parallel arrays (one round trip, one commit
- * for the whole batch); a batch of one goes to OPEN_ONE and SETTLE_ONE below. A row that changed records its statement's transaction id
- * (a settlement also appends its event to the log usage_record_settlements):
- * the relay reads the events from there.
+ * for the whole batch); a batch of one goes to OPEN_ONE and SETTLE_ONE below. A row
+ * that changed records its statement's transaction id (a settlement also appends its
+ * event to the log usage_record_settlements): the relay reads the events from there.
  * A key claimed in the last 24 hours makes its record's row write nothing; the
  * same key twice in one batch makes PostgreSQL refuse the statement, and the
  * batch is then written row by row (GroupCommit), where the second finds the
