@@ -4,6 +4,7 @@ import { validateData, type EventType } from "@gateway/events";
 import type { Statements } from "@gateway/events-runtime";
 import { createTestContext, type TestContext } from "../testing/context.js";
 import { recordToOpen } from "../testing/records.js";
+import type { RecordToSettle } from "../domain/ports.js";
 import { UsageRecordWriter, type RecordToOpen } from "./usage-records.js";
 
 /** The id the view usage_record_events derives for a record's event (migration 20261126010000), written out here. */
@@ -135,15 +136,8 @@ describe("UsageRecordWriter (group commit)", () => {
 describe("one record's statements and the batch statements", () => {
   type Step = (w: {
     open(r: Partial<RecordToOpen> & { id: string }): Promise<unknown>;
-    settle(id: string, s: Partial<Settle>): Promise<unknown>;
+    settle(id: string, s: Partial<Omit<RecordToSettle, "id">>): Promise<unknown>;
   }) => Promise<unknown[]>;
-  type Settle = {
-    status: "completed" | "failed" | "review";
-    errorCode: string | null;
-    holdId: string | null;
-    finalUnits: bigint | null;
-    usageJson: string | null;
-  };
 
   let tenants = 0;
   async function outcome(singleRow: boolean, allotment: { units: bigint; claimed?: bigint; state?: string } | null, steps: Step) {
