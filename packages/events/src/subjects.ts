@@ -30,15 +30,16 @@ export type Subjects = {
 
 export function subjectsFor(namespace: string): Subjects {
   if (!/^[A-Za-z0-9_]{1,32}$/.test(namespace)) throw new Error(`invalid NATS namespace ${namespace}`);
+  const subject = (type: string) => `${namespace}.events.${type}`;
   const batch = (prefix: string) => `${namespace}.events.${prefix}.batch`;
   return {
     namespace,
     stream: `${namespace}_events`,
     all: `${namespace}.events.>`,
-    subject: (type) => `${namespace}.events.${type}`,
+    subject,
     batch,
     isBatch: (subject) => subject.endsWith(".batch"),
-    filterFor: (type) => (PUBLISHED_IN_BATCHES.has(type) ? batch(typePrefix(type)) : `${namespace}.events.${type}`),
+    filterFor: (type) => (PUBLISHED_IN_BATCHES.has(type) ? batch(typePrefix(type)) : subject(type)),
     broadcast: (topic) => `${namespace}.broadcast.${topic}`,
   };
 }
